@@ -1,0 +1,44 @@
+# The two commands of the README. Each creates .venv and installs what it needs.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+# nbgrader shells out to `alembic` by name: keep the venv's bin/ first on PATH.
+export PATH := $(abspath $(BIN)):$(PATH)
+
+.PHONY: lab test lint release clean
+
+lab: $(VENV)/.installed
+	$(BIN)/jupyter lab --notebook-dir=exercises $(if $(filter 0,$(shell id -u)),--allow-root,) $(LAB_ARGS)
+
+test: $(VENV)/.installed-dev
+	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+lint: $(VENV)/.installed-dev
+	$(BIN)/ruff check autograder tiny_model tests benchmarks
+	$(BIN)/ruff format --check autograder tiny_model tests benchmarks
+
+release: $(VENV)/.installed
+	$(BIN)/drills release
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+
+# On Linux, install the CPU build of torch first when none is present: a bare
+# `pip install torch` would pull a CUDA build of several GB.
+$(VENV)/.torch: | $(BIN)/python
+	@if [ "$$(uname -s)" = "Linux" ] && ! $(BIN)/python -c "import torch" 2>/dev/null; then \
+		$(BIN)/python -m pip install --quiet "torch==2.13.0"; \
+	fi
+	touch $@
+
+$(VENV)/.installed: pyproject.toml $(VENV)/.torch
+	$(BIN)/python -m pip install --quiet -e .
+	touch $@
+
+$(VENV)/.installed-dev: pyproject.toml $(VENV)/.torch
+	$(BIN)/python -m pip install --quiet -e ".[dev]"
+	touch $@ $(VENV)/.installed
+
+clean:
+	rm -rf $(VENV) build *.egg-info gradebook.db

@@ -1,0 +1,201 @@
+"""Values <-> plain JSON.
+
+Both grading engines turn every input and every outcome into this form and
+compare only encoded values, so they give the same verdicts by construction.
+In ``drills grade`` the untrusted child encodes its outputs and the parent
+decodes nothing it did not validate.
+
+Encoded forms::
+
+    None, bool, int, str                 themselves
+    float                                a JSON number, or {"$float": "nan"|"inf"|"-inf"}
+    list, tuple                          a JSON list
+    numpy array                          {"$array": [flat values], "shape": [...], "dtype": "float64"}
+    torch tensor                         {"$tensor": [flat values], "shape": [...], "dtype": "float32"}
+    dataclass instance / spec.Obj        {"$obj": "Turn", "fields": {name: value}}
+    dict with str keys                   {"$dict": {key: value}}
+    spec.Fn (an input function)          {"$fn": "k3", "source": "lambda logp, ref_logp: ..."}
+
+An outcome is ``{"value": <encoded>}`` or ``{"raised": "ValueError", "message": "..."}``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import Any
+
+from autograder.spec import Fn, Obj
+
+MAX_DEPTH = 32
+MAX_ITEMS = 1_000_000
+
+
+class EncodeError(TypeError):
+    """A value that has no plain-JSON form (the learner returned something odd)."""
+
+
+def _float(x: float) -> Any:
+    # float.hex reads the C double itself: a float subclass cannot lie through __float__.
+    v = float.fromhex(float.hex(x))
+    if math.isnan(v):
+        return {"$float": "nan"}
+    if math.isinf(v):
+        return {"$float": "inf" if v > 0 else "-inf"}
+    return v
+
+
+def encode(x: Any, _depth: int = 0) -> Any:
+    if _depth > MAX_DEPTH:
+        raise EncodeError("value nested too deeply")
+    t = type(x)
+    if x is None or t is bool or t is str:
+        return x
+    if t is int:
+        return int(x)
+    if isinstance(x, float):
+        return _float(x)
+    if isinstance(x, bool):  # a bool subclass cannot exist, kept for clarity
+        return bool(x)
+    if isinstance(x, int):
+        return int.__index__(x)
+    mod = t.__module__ or ""
+    if mod == "numpy" or mod.startswith("numpy."):
+        return _encode_numpy(x)
+    if mod == "torch" or mod.startswith("torch."):
+        return _encode_torch(x)
+    if t is list or t is tuple:
+        if len(x) > MAX_ITEMS:
+            raise EncodeError("sequence too long")
+        return [encode(v, _depth + 1) for v in x]
+    if t is dict:
+        if not all(type(k) is str for k in x):
+            raise EncodeError("dict keys must be str")
+        return {"$dict": {k: encode(v, _depth + 1) for k, v in x.items()}}
+    if t is Fn:
+        return {"$fn": x.name, "source": x.source}
+    if t is Obj:
+        return {"$obj": x.type_name, "fields": {k: encode(v, _depth + 1) for k, v in x.fields.items()}}
+    if dataclasses.is_dataclass(x) and not isinstance(x, type):
+        fields = {f.name: encode(getattr(x, f.name), _depth + 1) for f in dataclasses.fields(x)}
+        return {"$obj": t.__name__, "fields": fields}
+    raise EncodeError(f"cannot encode a value of type {t.__name__}")
+
+
+def _encode_numpy(x: Any) -> Any:
+    import numpy as np
+
+    if isinstance(x, np.ndarray):
+        if x.size > MAX_ITEMS:
+            raise EncodeError("array too large")
+        if x.dtype.kind not in "biuf":
+            raise EncodeError(f"array of dtype {x.dtype} is not numeric")
+        flat = [_scalar(v) for v in x.ravel().tolist()]
+        return {"$array": flat, "shape": list(x.shape), "dtype": str(x.dtype)}
+    if isinstance(x, np.bool_):
+        return bool(x)
+    if isinstance(x, np.integer):
+        return int(x)
+    if isinstance(x, np.floating):
+        return _float(float(x))
+    raise EncodeError(f"cannot encode a value of type numpy.{type(x).__name__}")
+
+
+def _encode_torch(x: Any) -> Any:
+    import torch
+
+    if type(x) is not torch.Tensor and not isinstance(x, torch.nn.Parameter):
+        raise EncodeError(f"cannot encode a value of type {type(x).__name__}")
+    t = x.detach().to("cpu")
+    if t.numel() > MAX_ITEMS:
+        raise EncodeError("tensor too large")
+    if t.is_complex():
+        raise EncodeError("complex tensors are not supported")
+    flat = [_scalar(v) for v in t.reshape(-1).tolist()]
+    return {"$tensor": flat, "shape": list(t.shape), "dtype": str(t.dtype).replace("torch.", "")}
+
+
+def _scalar(v: Any) -> Any:
+    if type(v) is bool:
+        return v
+    if type(v) is int:
+        return v
+    return _float(v)
+
+
+def decode(j: Any, namespace: dict | None = None) -> Any:
+    """Build fresh Python values from an encoded form; ``$obj`` types come from ``namespace``."""
+    if j is None or isinstance(j, (bool, int, str)):
+        return j
+    if isinstance(j, float):
+        return j
+    if isinstance(j, list):
+        return [decode(v, namespace) for v in j]
+    if isinstance(j, dict):
+        if "$float" in j:
+            return float(j["$float"])
+        if "$array" in j:
+            import numpy as np
+
+            flat = [decode(v) for v in j["$array"]]
+            return np.array(flat, dtype=j["dtype"]).reshape(j["shape"])
+        if "$tensor" in j:
+            import torch
+
+            flat = [decode(v) for v in j["$tensor"]]
+            dtype = getattr(torch, j["dtype"])
+            return torch.tensor(flat, dtype=dtype).reshape(j["shape"])
+        if "$dict" in j:
+            return {k: decode(v, namespace) for k, v in j["$dict"].items()}
+        if "$fn" in j:
+            return _input_function(j["$fn"], j["source"])
+        if "$obj" in j:
+            fields = {k: decode(v, namespace) for k, v in j["fields"].items()}
+            if namespace is None or j["$obj"] not in namespace:
+                raise KeyError(f"type {j['$obj']} is not defined in this notebook")
+            return namespace[j["$obj"]](**fields)
+    raise ValueError(f"not an encoded value: {j!r:.80}")
+
+
+def _input_function(name: str, source: str):
+    import math
+
+    import numpy as np
+
+    env: dict = {"math": math, "np": np, "__builtins__": __builtins__}
+    try:
+        import torch
+
+        env["torch"] = torch
+    except ImportError:  # pragma: no cover
+        pass
+    fn = eval(source, env)  # noqa: S307 (source comes from the trusted case module)
+    fn.__name__ = name
+    return fn
+
+
+def outcome_of(fn, args_json: Any, kwargs_json: Any, namespace: dict) -> dict:
+    """Call ``fn`` on freshly decoded inputs and encode what happened."""
+    args = decode(args_json, namespace)
+    kwargs = decode(kwargs_json, namespace)
+    try:
+        value = fn(*args, **kwargs)
+    except NotImplementedError as e:
+        return {"raised": "NotImplementedError", "message": _msg(e)}
+    except ValueError as e:
+        return {"raised": "ValueError", "message": _msg(e)}
+    except Exception as e:  # noqa: BLE001 (the learner's error is the outcome)
+        return {"raised": type(e).__name__, "message": _msg(e)}
+    try:
+        return {"value": encode(value)}
+    except EncodeError as e:
+        return {"raised": "UnsupportedReturn", "message": str(e)}
+    except Exception as e:  # noqa: BLE001 (e.g. a __getattr__ that raises)
+        return {"raised": "UnsupportedReturn", "message": f"{type(e).__name__}: {_msg(e)}"}
+
+
+def _msg(e: BaseException) -> str:
+    try:
+        return str(e)[:500]
+    except Exception:  # noqa: BLE001
+        return "<unprintable message>"

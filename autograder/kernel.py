@@ -1,0 +1,34 @@
+"""The call inside each nbgrader hidden-test cell.
+
+    ### BEGIN HIDDEN TESTS
+    import autograder; autograder.grade_cell("01_exact_kl", "log_ratios", log_ratios)
+    ### END HIDDEN TESTS
+
+It runs the cases against the learner's function, prints what failed and the
+mistake it recognises to stdout (never stderr: nbgrader scores a cell with any
+stderr output 0), and returns the points earned as a float in [0, points],
+which nbgrader reads from the cell's execute_result as partial credit.
+
+This shares the learner's kernel (nbgrader's trust model): code in the
+notebook can patch it. `drills grade` runs the same cases in a sandbox.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+
+from autograder.evaluate import feedback_text, grade_function
+
+
+def grade_cell(assignment: str, function: str, fn, points: float | None = None) -> float:
+    """Grade ``fn`` against the cases of ``assignment``/``function``; return the points earned."""
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        try:
+            result = grade_function(assignment, function, fn, points=points)
+        except Exception as e:  # noqa: BLE001 (never a traceback in a graded cell)
+            print(f"{function}: could not be graded ({type(e).__name__}: {e})")
+            return 0.0
+    print(feedback_text(result))
+    return float(result.score)

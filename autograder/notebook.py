@@ -1,0 +1,101 @@
+"""Reading source notebooks: where they are, what each cell is, how many points.
+
+Cell roles come from nbgrader metadata:
+
+    setup     locked, not graded, grade_id starting with "setup" (imports, provided types)
+    solution  nbgrader "solution": true (the graded function; nbgrader stubs it)
+    test      nbgrader "grade": true, not a solution (the hidden-test call)
+    other     story, self-checks, exploration
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import nbformat
+
+ASSIGNMENTS = (
+    "01_exact_kl",
+    "02_clipped_estimators",
+    "03_sum_vs_mean",
+    "04_rlef_turn_rewards",
+    "05_grpo_lld",
+    "06_nthr",
+)
+
+
+def course_root() -> Path:
+    """The repository (course directory): $DRILLS_COURSE_ROOT or the folder above this package."""
+    env = os.environ.get("DRILLS_COURSE_ROOT")
+    root = Path(env) if env else Path(__file__).resolve().parent.parent
+    if not (root / "solutions").is_dir():
+        raise FileNotFoundError(
+            f"no solutions/ folder under {root}: install reward-drills from a clone "
+            "(pip install -e .) or set DRILLS_COURSE_ROOT to the repository"
+        )
+    return root
+
+
+def source_path(assignment: str, root: Path | None = None) -> Path:
+    root = root or course_root()
+    return root / "solutions" / assignment / f"{assignment}.ipynb"
+
+
+def release_path(assignment: str, root: Path | None = None) -> Path:
+    root = root or course_root()
+    return root / "exercises" / assignment / f"{assignment}.ipynb"
+
+
+def available_assignments(root: Path | None = None) -> list[str]:
+    root = root or course_root()
+    return [a for a in ASSIGNMENTS if source_path(a, root).is_file()]
+
+
+def nbgrader_meta(cell) -> dict:
+    return dict(cell.get("metadata", {}).get("nbgrader", {}) or {})
+
+
+def cell_role(cell) -> str:
+    if cell.get("cell_type") != "code":
+        return "other"
+    m = nbgrader_meta(cell)
+    if m.get("solution"):
+        return "solution"
+    if m.get("grade"):
+        return "test"
+    if m.get("locked") and str(m.get("grade_id", "")).startswith("setup"):
+        return "setup"
+    return "other"
+
+
+def read(path: Path):
+    return nbformat.read(str(path), as_version=4)
+
+
+_POINTS_CACHE: dict[tuple[str, str], float] = {}
+
+
+def points(assignment: str, function: str, root: Path | None = None) -> float:
+    """Points of the test cell ``test_<function>`` in the source notebook."""
+    key = (str(root), assignment + "/" + function)
+    if key not in _POINTS_CACHE:
+        nb = read(source_path(assignment, root))
+        for cell in nb.cells:
+            m = nbgrader_meta(cell)
+            if cell_role(cell) == "test" and m.get("grade_id") == f"test_{function}":
+                _POINTS_CACHE[key] = float(m["points"])
+                break
+        else:
+            raise KeyError(f"{assignment}: no test cell with grade_id test_{function}")
+    return _POINTS_CACHE[key]
+
+
+def code_cells(nb, roles: set[str]) -> list[tuple[str, str, str]]:
+    """(role, grade_id, source) of the code cells with the given roles, in order."""
+    out = []
+    for cell in nb.cells:
+        role = cell_role(cell)
+        if role in roles:
+            out.append((role, str(nbgrader_meta(cell).get("grade_id", "")), cell.source))
+    return out
