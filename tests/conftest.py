@@ -1,0 +1,38 @@
+"""Shared fixtures. Tests are fast by default; slow ones are marked and still run by `make test`."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+VENV_BIN = Path(sys.executable).parent
+
+# nbgrader shells out to `alembic` by name; notebooks run `drills`: keep this venv first on PATH.
+os.environ["PATH"] = str(VENV_BIN) + os.pathsep + os.environ.get("PATH", "")
+# Grading must not depend on a secret left in the caller's environment.
+os.environ.pop("DRILLS_SECRET", None)
+os.environ.pop("DRILLS_SECRET_FILE", None)
+os.environ.setdefault("MPLBACKEND", "Agg")
+
+# Deterministic torch on CPU: one thread count for every test.
+try:
+    import torch
+
+    torch.set_num_threads(1)
+except ImportError:  # pragma: no cover
+    pass
+
+
+@pytest.fixture(scope="session")
+def root() -> Path:
+    return ROOT
+
+
+def available_assignments() -> list[str]:
+    from autograder import notebook
+
+    return notebook.available_assignments(ROOT)

@@ -1,0 +1,112 @@
+"""Encoded values: the only thing either engine compares."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from autograder.codec import EncodeError, decode, encode, outcome_of
+from autograder.compare import close, same_outcome
+from autograder.spec import Fn, Obj
+
+
+def test_float_subclass_cannot_lie_through_dunder_float():
+    """Does a float subclass with a lying __float__ / __eq__ encode as its real value?"""
+
+    class Liar(float):
+        def __float__(self):
+            return 0.368064
+
+        def __eq__(self, other):
+            return True
+
+        __hash__ = float.__hash__
+
+    assert encode(Liar(5.0)) == 5.0
+    assert not close(0.368064, encode(Liar(5.0)), 1e-9, 1e-12)
+
+
+def test_objects_without_a_plain_form_are_rejected():
+    """Does a learner's custom object (e.g. with a lying __eq__) fail to encode instead of passing?"""
+
+    class AlwaysEqual:
+        def __eq__(self, other):
+            return True
+
+    with pytest.raises(EncodeError):
+        encode(AlwaysEqual())
+    out = outcome_of(lambda: AlwaysEqual(), [], {"$dict": {}}, {})
+    assert out["raised"] == "UnsupportedReturn"
+
+
+def test_nan_and_inf_round_trip_and_compare():
+    """Are NaN and ±inf encoded as JSON-safe tags and compared exactly?"""
+    assert encode(float("nan")) == {"$float": "nan"}
+    assert encode([math.inf, -math.inf]) == [{"$float": "inf"}, {"$float": "-inf"}]
+    assert close({"$float": "inf"}, {"$float": "inf"}, 1e-9, 1e-12)
+    assert not close(1.0, {"$float": "nan"}, 1e-9, 1e-12)
+    assert not close({"$float": "inf"}, 1e308, 1e-9, 1e-12)
+
+
+def test_numpy_and_torch_scalars_count_as_numbers():
+    """Is np.float64(0.5) or a 0-d tensor accepted where a float is expected?"""
+    assert close(0.5, encode(np.float64(0.5)), 1e-9, 1e-12)
+    assert close(0.5, encode(torch.tensor(0.5, dtype=torch.float64)), 1e-9, 1e-12)
+
+
+def test_shapes_must_match():
+    """Is a (2, 1) array rejected where a (2,) array is expected, and a list of one where a number is?"""
+    e = encode(np.array([1.0, 2.0]))
+    assert close(e, encode([1.0, 2.0]), 1e-9, 1e-12)
+    assert not close(e, encode(np.array([[1.0], [2.0]])), 1e-9, 1e-12)
+    assert not close(1.0, encode([1.0]), 1e-9, 1e-12)
+
+
+def test_tensors_round_trip_with_dtype():
+    t = torch.arange(6, dtype=torch.float32).reshape(2, 3)
+    back = decode(encode(t))
+    assert back.dtype == torch.float32 and torch.equal(back, t)
+
+
+def test_inputs_are_decoded_afresh_for_every_call():
+    """Can a function that mutates its input change what the next call (or the reference) sees?"""
+    args = encode([[1.0, 2.0]])
+
+    def mutate(xs):
+        xs.append(99.0)
+        return len(xs)
+
+    assert outcome_of(mutate, args, {"$dict": {}}, {}) == outcome_of(mutate, args, {"$dict": {}}, {})
+
+
+def test_obj_and_fn_inputs():
+    """Are notebook types (Obj) built in the caller's namespace and input functions (Fn) rebuilt from source?"""
+    from dataclasses import dataclass
+
+    @dataclass(frozen=True)
+    class Turn:
+        response: str
+
+    t = decode(encode(Obj.of("Turn", response="x")), {"Turn": Turn})
+    assert t == Turn("x")
+    assert encode(Turn("x")) == {"$obj": "Turn", "fields": {"response": "x"}}
+    f = decode(encode(Fn("k1", "lambda a, b: a - b")))
+    assert f(3, 1) == 2 and f.__name__ == "k1"
+
+
+def test_raising_the_right_error_is_the_outcome():
+    """Does a case that expects ValueError accept ValueError subclasses and nothing else?"""
+
+    class MyError(ValueError):
+        pass
+
+    def bad(x):
+        raise MyError("no")
+
+    got = outcome_of(bad, [1], {"$dict": {}}, {})
+    assert same_outcome({"raised": "ValueError"}, got, 0, 0)
+    got = outcome_of(lambda x: 1 / 0, [1], {"$dict": {}}, {})
+    assert not same_outcome({"raised": "ValueError"}, got, 0, 0)

@@ -1,0 +1,50 @@
+"""Is exercises/ exactly what nbgrader generates from solutions/, and does --check notice when not?"""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+
+from autograder import release
+from conftest import ROOT, available_assignments
+
+
+@pytest.mark.slow
+def test_committed_exercises_match_generated(tmp_path):
+    """Would `drills release --check` pass on this tree (no hand edits, nothing stale)?"""
+    diff = release.release(available_assignments(), root=ROOT, check=True)
+    assert not diff, diff.summary()
+
+
+@pytest.mark.slow
+def test_release_check_reports_a_stale_exercise(tmp_path):
+    """After a solution changes, does --check fail and name the notebook, and release fix it?"""
+    a = available_assignments()[0]
+    for folder in ("solutions", "exercises"):
+        shutil.copytree(ROOT / folder / a, tmp_path / folder / a)
+    src = tmp_path / "solutions" / a / f"{a}.ipynb"
+    nb = json.loads(src.read_text())
+    nb["cells"][0]["source"] = ["# A changed title\n"]
+    src.write_text(json.dumps(nb, indent=1))
+
+    diff = release.release([a], root=tmp_path, check=True)
+    assert diff and f"{a}/{a}.ipynb" in diff.changed
+    assert "A changed title" in "".join(diff.changed[f"{a}/{a}.ipynb"])
+
+    release.release([a], root=tmp_path)
+    assert not release.release([a], root=tmp_path, check=True)
+    assert not list((tmp_path / "exercises").glob(".*.new")), "staging folder left behind"
+
+
+@pytest.mark.slow
+def test_release_check_cli_exit_status(tmp_path):
+    """Does `drills release --check` exit 0 on a fresh tree (the CI gate)?"""
+    import subprocess
+    import sys
+
+    proc = subprocess.run([sys.executable, "-m", "autograder.cli", "release", "--check"],
+                          cwd=ROOT, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "up to date" in proc.stdout
