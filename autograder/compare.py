@@ -92,7 +92,7 @@ def same_outcome(expected: dict, got: dict, rtol: float, atol: float) -> bool:
     return close(expected["value"], got["value"], rtol, atol)
 
 
-def render(j: Any, limit: int = 160) -> str:
+def render(j: Any, limit: int = 400) -> str:
     """A short human-readable form of an encoded value for feedback."""
     n = numeric(j)
     if n is not None:
@@ -100,7 +100,7 @@ def render(j: Any, limit: int = 160) -> str:
         txt = ", ".join(f"{v:.6g}" for v in vals[:8]) + (", …" if len(vals) > 8 else "")
         out = txt if shape == () else f"[{txt}] (shape {tuple(shape)})"
     elif isinstance(j, dict) and "$obj" in j:
-        out = j["$obj"] + "(" + ", ".join(f"{k}={render(v, 40)}" for k, v in j["fields"].items()) + ")"
+        out = j["$obj"] + "(" + ", ".join(f"{k}={render(v, 80)}" for k, v in j["fields"].items()) + ")"
     elif isinstance(j, list):
         out = "[" + ", ".join(render(v, 60) for v in j) + "]"
     else:
