@@ -6,9 +6,9 @@ import math
 
 import numpy as np
 import pytest
+from conftest import ROOT
 
 from autograder import evaluate, reference
-from conftest import ROOT
 
 A = "01_exact_kl"
 

@@ -9,17 +9,17 @@ inputs without changing the reference's full marks?
 
 from __future__ import annotations
 
-import io
 import contextlib
+import io
 import json
 import re
 import types
 
 import pytest
+from conftest import ROOT, available_assignments
 
 from autograder import assignments, evaluate, notebook, reference, seeds
 from autograder.kernel import grade_cell
-from conftest import ROOT, available_assignments
 
 ASSIGNMENTS = [a for a in available_assignments() if __import__("os").environ.get("ONLY", a) == a]  # TODO drop ONLY
 FUNCTIONS = [(a, f.name) for a in ASSIGNMENTS for f in assignments.get(a).functions]

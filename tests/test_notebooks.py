@@ -8,9 +8,8 @@ import time
 
 import nbformat
 import pytest
-from nbclient import NotebookClient
-
 from conftest import ROOT, available_assignments
+from nbclient import NotebookClient
 
 ASSIGNMENTS = available_assignments()
 

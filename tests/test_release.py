@@ -6,9 +6,9 @@ import json
 import shutil
 
 import pytest
+from conftest import ROOT, available_assignments
 
 from autograder import release
-from conftest import ROOT, available_assignments
 
 
 @pytest.mark.slow

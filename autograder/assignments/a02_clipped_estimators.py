@@ -1,0 +1,426 @@
+"""02_clipped_estimators: cases and known mistakes for the KL estimators k1, k2, k3, clipped_k1
+and for clipped_expectation, estimator_moments, monte_carlo_kl.
+
+Mutants call the reference first (so that they raise where it raises) and then
+compute the wrong value: each differs from the reference in exactly the way its
+diagnosis names. Estimators passed as inputs are ``Fn`` source texts, elementwise
+on numpy values like the notebook's own.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from autograder.spec import AssignmentSpec, Case, Fn, FunctionSpec, Mistake
+
+STORY = ([0.1, 0.9], [0.5, 0.5])  # policy, reference of notebook 01
+STORY_LOGPS = (np.log(np.array(STORY[0])), np.log(np.array(STORY[1])))
+NAN, INF = float("nan"), float("inf")
+
+K1 = Fn("k1", "lambda logp, ref_logp: logp - ref_logp")
+K2 = Fn("k2", "lambda logp, ref_logp: 0.5 * (logp - ref_logp) ** 2")
+K3 = Fn("k3", "lambda logp, ref_logp: np.exp(ref_logp - logp) - 1 - (ref_logp - logp)")
+CLIPPED = Fn("clipped_k1", "lambda logp, ref_logp: np.maximum(0.0, logp - ref_logp)")
+ABS = Fn("abs_k1", "lambda logp, ref_logp: np.abs(logp - ref_logp)")
+ESTIMATORS = (K1, K2, K3, CLIPPED)
+
+
+# -- inputs ------------------------------------------------------------------------------------
+
+
+def _logps(rng: np.random.Generator, shape) -> np.ndarray:
+    """Log probabilities (<= 0) of the given shape; a few exact zeros (probability 1)."""
+    a = -rng.exponential(1.5, size=shape)
+    if a.size > 3:
+        a.flat[rng.integers(a.size)] = 0.0
+    return a
+
+
+def _logp_pair(shape_a, shape_b, close: bool = False):
+    def make(rng):
+        a = _logps(rng, shape_a)
+        if close:  # the reference near the policy: small log ratios, where k3 needs care
+            b = np.minimum(0.0, a + rng.normal(0.0, 0.05, size=shape_b))
+        else:
+            b = _logps(rng, shape_b)
+        return a, b
+
+    return make
+
+
+def _dist(rng: np.random.Generator, n: int, zeros: int = 0) -> list[float]:
+    p = rng.dirichlet(np.ones(n))
+    if zeros:
+        p[rng.choice(n, size=zeros, replace=False)] = 0.0
+        p = p / p.sum()
+    return [float(x) for x in p]
+
+
+def _pair(n: int, zeros_p: int = 0):
+    def make(rng):
+        return _dist(rng, n, zeros_p), _dist(rng, n)
+
+    return make
+
+
+def _moments_make(n: int, estimator: Fn, zeros_p: int = 0):
+    def make(rng):
+        return (*_pair(n, zeros_p)(rng), estimator)
+
+    return make
+
+
+def _mc_make(n: int, m: int, estimator: Fn):
+    def make(rng):
+        policy, reference = _dist(rng, n), _dist(rng, n)
+        samples = rng.choice(n, size=m, p=np.array(policy) / sum(policy))
+        return samples.astype(np.int64), policy, reference, estimator
+
+    return make
+
+
+def _invalid_distribution_cases(before: tuple = (), after: tuple = (), id_prefix: str = "") -> list[Case]:
+    """The distribution checks shared with notebook 01, the pair placed between ``before`` and ``after``."""
+    bad = [
+        ("empty", ([], []), "empty distributions raise ValueError"),
+        ("unequal-lengths", ([0.5, 0.5], [0.2, 0.3, 0.5]), "unequal lengths raise ValueError"),
+        ("negative-entry", ([1.2, -0.2], [0.5, 0.5]), "a negative probability raises ValueError"),
+        ("nan-entry", ([NAN, 0.5], [0.5, 0.5]), "NaN raises ValueError"),
+        ("not-normalized", ([0.3, 0.3], [0.5, 0.5]), "a policy not summing to 1 raises ValueError"),
+        ("reference-not-normalized", ([0.5, 0.5], [0.6, 0.6]), "a reference not summing to 1 raises ValueError"),
+    ]
+    return [Case(id_prefix + cid, (*before, *args, *after), raises=ValueError, note=note) for cid, args, note in bad]
+
+
+# -- the per-sample estimators ---------------------------------------------------------------
+
+
+def _per_sample_cases() -> tuple[Case, ...]:
+    return (
+        Case("story", STORY_LOGPS, note="the story's two samples: log(0.1) and log(0.9) against log(0.5)"),
+        Case("scalars", (-1.2, -0.3), note="plain floats give a 0-d result"),
+        Case("nested-lists", ([[-0.5, -1.0], [-2.0, -0.1]], [[-1.0, -1.0], [-0.5, -3.0]]), note="nested lists are converted by numpy"),
+        Case("equal", (np.array([-0.7, -2.5, -0.01]), np.array([-0.7, -2.5, -0.01])), note="equal log probabilities give 0"),
+        Case("zero-logp", (0.0, -2.0), note="log probability 0 (probability 1) is allowed"),
+        Case("broadcast-row", (np.array([[-1.0, -2.0, -0.5], [-0.1, -3.0, -1.5]]), np.array([-0.5, -0.5, -2.0])), note="a (2, 3) array broadcasts with a (3,) array"),
+        Case("random-vector", make=_logp_pair((7,), (7,)), note="random log probabilities, shape (7,)"),
+        Case("random-matrix", make=_logp_pair((3, 5), (3, 5)), note="random log probabilities, shape (3, 5)"),
+        Case("random-outer", make=_logp_pair((4, 1), (1, 6)), note="shapes (4, 1) and (1, 6) broadcast to (4, 6)"),
+        Case("random-3d", make=_logp_pair((2, 3, 4), (4,)), note="shapes (2, 3, 4) and (4,) broadcast"),
+        Case("random-scalar-vs-array", make=_logp_pair((), (5,)), note="a scalar against a (5,) array"),
+        Case("random-close", make=_logp_pair((6, 4), (6, 4), close=True), note="reference close to the policy (small log ratios)"),
+        Case("nan-logp", (np.array([-1.0, NAN]), np.array([-1.0, -1.0])), raises=ValueError, note="NaN raises ValueError"),
+        Case("inf-ref", (np.array([-1.0, -2.0]), np.array([-1.0, -INF])), raises=ValueError, note="-inf (probability 0) raises ValueError"),
+        Case("positive-logp", (np.array([0.3, -1.0]), np.array([-1.0, -1.0])), raises=ValueError, note="a log probability above 0 raises ValueError"),
+        Case("positive-ref", (-1.0, 0.5), raises=ValueError, note="a reference log probability above 0 raises ValueError"),
+        Case("no-broadcast", (np.array([-1.0, -2.0, -3.0]), np.array([-1.0, -2.0])), raises=ValueError, note="shapes (3,) and (2,) don't broadcast: ValueError"),
+    )
+
+
+def _elementwise(own: str, formula):
+    """A mutant of the estimator ``own``: validate like the reference, then ``formula(lp, lq)``."""
+
+    def build(ns):
+        def mutant(logp, ref_logp):
+            ns[own](logp, ref_logp)
+            lp, lq = np.asarray(logp, dtype=np.float64), np.asarray(ref_logp, dtype=np.float64)
+            return np.asarray(formula(lp, lq), dtype=np.float64)
+
+        return mutant
+
+    return build
+
+
+def _unchecked(formula):
+    """The estimator without any validation (numpy still refuses shapes that don't broadcast)."""
+
+    def build(ns):
+        def mutant(logp, ref_logp):
+            lp, lq = np.asarray(logp, dtype=np.float64), np.asarray(ref_logp, dtype=np.float64)
+            return np.asarray(formula(lp, lq), dtype=np.float64)
+
+        return mutant
+
+    return build
+
+
+def _k1(lp, lq):
+    return lp - lq
+
+
+def _k2(lp, lq):
+    return 0.5 * (lp - lq) ** 2
+
+
+def _k3(lp, lq):
+    return np.exp(lq - lp) - 1.0 - (lq - lp)
+
+
+def _clipped(lp, lq):
+    return np.maximum(0.0, lp - lq)
+
+
+NO_VALIDATION = "invalid log probabilities (NaN, ±inf, entries above 0) must raise ValueError"
+
+K1_SPEC = FunctionSpec(
+    "k1",
+    cases=_per_sample_cases(),
+    mistakes=(
+        Mistake("clipped-inside", "you clipped inside k1 (max(0, logp − ref_logp)): that is clipped_k1, a different estimator with a larger mean; k1 is the plain log ratio and may be negative", _elementwise("k1", _clipped)),
+        Mistake("swapped", "you computed ref_logp − logp: the arguments are swapped (k1 = logp − ref_logp)", _elementwise("k1", lambda lp, lq: lq - lp)),
+        Mistake("no-validation", NO_VALIDATION, _unchecked(_k1)),
+    ),
+)
+
+K2_SPEC = FunctionSpec(
+    "k2",
+    cases=_per_sample_cases(),
+    mistakes=(
+        Mistake("no-half", "you left out the ½: k2 = 0.5 · (logp − ref_logp)², the quadratic approximation of the KL", _elementwise("k2", lambda lp, lq: (lp - lq) ** 2)),
+        Mistake("no-validation", NO_VALIDATION, _unchecked(_k2)),
+    ),
+)
+
+K3_SPEC = FunctionSpec(
+    "k3",
+    cases=_per_sample_cases(),
+    mistakes=(
+        Mistake("inverted-ratio", "you inverted the ratio: exp(logp − ref_logp) − 1 − (logp − ref_logp) is the form for samples from the reference; with x ~ π, k3 = exp(ref_logp − logp) − 1 − (ref_logp − logp)", _elementwise("k3", lambda lp, lq: np.exp(lp - lq) - 1.0 - (lp - lq))),
+        Mistake("no-minus-one", "you left out the − 1: k3 = r − 1 − log r with r = π_ref / π; without it every value is off by 1", _elementwise("k3", lambda lp, lq: np.exp(lq - lp) - (lq - lp))),
+        Mistake("no-validation", NO_VALIDATION, _unchecked(_k3)),
+    ),
+)
+
+CLIPPED_K1_SPEC = FunctionSpec(
+    "clipped_k1",
+    cases=_per_sample_cases(),
+    mistakes=(
+        Mistake("not-clipped", "you returned the log ratio without clipping: clipped_k1 = max(0, logp − ref_logp)", _elementwise("clipped_k1", _k1)),
+        Mistake("clipped-wrong-side", "you kept the negative part (min instead of max): clipped_k1 = max(0, logp − ref_logp)", _elementwise("clipped_k1", lambda lp, lq: np.minimum(0.0, lp - lq))),
+        Mistake("no-validation", NO_VALIDATION, _unchecked(_clipped)),
+    ),
+)
+
+
+# -- clipped_expectation ---------------------------------------------------------------------
+
+
+def _ce_mutant(formula):
+    def build(ns):
+        def mutant(policy, reference):
+            ns["clipped_expectation"](policy, reference)
+            return formula(list(policy), list(reference))
+
+        return mutant
+
+    return build
+
+
+def _ce_unclipped(p, q):
+    total = []
+    for a, b in zip(p, q):
+        if a == 0:
+            continue
+        if b == 0:
+            return math.inf
+        total.append(a * math.log(a / b))
+    return max(0.0, math.fsum(total))
+
+
+def _ce_unweighted(p, q):
+    terms = []
+    for a, b in zip(p, q):
+        if a == 0:
+            continue
+        if b == 0:
+            return math.inf
+        terms.append(max(0.0, math.log(a / b)))
+    return math.fsum(terms) / len(p)
+
+
+def _ce_unchecked(policy, reference):
+    with np.errstate(all="ignore"):
+        p, q = np.asarray(policy, dtype=float), np.asarray(reference, dtype=float)
+        terms = np.where(p > 0, p * np.maximum(0.0, np.log(np.where(p > 0, p, 1.0) / q)), 0.0)
+        return float(np.sum(terms))
+
+
+CLIPPED_EXPECTATION = FunctionSpec(
+    "clipped_expectation",
+    cases=(
+        Case("story", STORY, note="the story's pair: 0.529008 (the exact KL is 0.368064)"),
+        Case("three-outcomes", ([0.2, 0.3, 0.5], [0.4, 0.4, 0.2]), note="three outcomes"),
+        Case("skewed", ([0.7, 0.2, 0.1], [0.1, 0.3, 0.6]), note="both distributions skewed"),
+        Case("equal", ([0.25, 0.25, 0.5], [0.25, 0.25, 0.5]), note="equal distributions give 0"),
+        Case("tuples", ((0.25, 0.75), (0.75, 0.25)), note="tuples are sequences too"),
+        Case("policy-zero", ([0.0, 0.4, 0.6], [0.2, 0.3, 0.5]), note="a term with p_i = 0 contributes 0"),
+        Case("reference-zero", ([0.5, 0.5], [1.0, 0.0]), note="q_i = 0 < p_i: infinite (math.inf)"),
+        *[Case(f"random-{n}", make=_pair(n), note=f"random distributions over {n} outcomes") for n in (2, 3, 5, 8)],
+        Case("random-policy-zeros", make=_pair(6, zeros_p=2), note="random pair where the policy has zeros"),
+        *_invalid_distribution_cases(),
+    ),
+    mistakes=(
+        Mistake("clipped-after-sum", "you clipped the sum (or not at all): max(0, KL) is just the KL (0.368064 for the story); clip each log ratio before weighting (0.529008)", _ce_mutant(_ce_unclipped)),
+        Mistake("unweighted", "you took the unweighted average of the clipped log ratios; weight each by the policy's p_i", _ce_mutant(_ce_unweighted)),
+        Mistake("no-validation", "invalid inputs (empty, unequal lengths, entries outside [0, 1], not summing to 1) must raise ValueError", lambda ns: _ce_unchecked),
+    ),
+)
+
+
+# -- estimator_moments -----------------------------------------------------------------------
+
+
+def _enumerate(policy, reference, estimator, swap=False):
+    """(weights, values) over the outcomes with p > 0, as the reference enumerates them."""
+    weights, values = [], []
+    for p, q in zip(policy, reference):
+        if p == 0:
+            continue
+        a, b = math.log(p), math.log(q)
+        weights.append(p)
+        values.append(float(np.asarray(estimator(b, a) if swap else estimator(a, b))))
+    return weights, values
+
+
+def _moments_mutant(formula, swap=False):
+    def build(ns):
+        def mutant(policy, reference, estimator):
+            ns["estimator_moments"](policy, reference, estimator)
+            return formula(*_enumerate(policy, reference, estimator, swap))
+
+        return mutant
+
+    return build
+
+
+def _population(w, v):
+    mean = math.fsum(a * b for a, b in zip(w, v))
+    return mean, math.fsum(a * (b - mean) ** 2 for a, b in zip(w, v))
+
+
+def _ddof1(w, v):
+    mean, var = _population(w, v)
+    n = len(v)
+    return mean, (var * n / (n - 1) if n > 1 else math.nan)
+
+
+def _unweighted_moments(w, v):
+    arr = np.asarray(v, dtype=float)
+    return float(arr.mean()), float(arr.var())
+
+
+def _std(w, v):
+    mean, var = _population(w, v)
+    return mean, math.sqrt(var)
+
+
+def _moments_unchecked(policy, reference, estimator):
+    with np.errstate(all="ignore"):
+        weights, values = [], []
+        for p, q in zip(policy, reference):
+            if p == 0:
+                continue
+            weights.append(p)
+            values.append(float(np.asarray(estimator(np.log(np.float64(p)), np.log(np.float64(q))))))
+        return _population(weights, values)
+
+
+ESTIMATOR_MOMENTS = FunctionSpec(
+    "estimator_moments",
+    cases=(
+        Case("story-k1", (*STORY, K1), note="k1 on the story's pair: mean 0.368064 (the KL), variance 0.434502"),
+        Case("story-k2", (*STORY, K2), note="k2 on the story's pair: mean 0.284986 (biased)"),
+        Case("story-k3", (*STORY, K3), note="k3 on the story's pair: mean 0.368064 (the KL), variance 0.4545"),
+        Case("story-clipped", (*STORY, CLIPPED), note="the clipped estimator on the story's pair: mean 0.529008"),
+        Case("three-outcomes-k3", ([0.2, 0.3, 0.5], [0.4, 0.4, 0.2], K3), note="k3 over three outcomes"),
+        Case("abs-estimator", ([0.7, 0.2, 0.1], [0.1, 0.3, 0.6], ABS), note="any function of (logp, ref_logp) works, e.g. |logp − ref_logp|"),
+        Case("deterministic-policy", ([1.0, 0.0], [0.5, 0.5], K1), note="one outcome with p = 1: mean log 2, variance 0"),
+        Case("policy-zero-k3", ([0.0, 0.5, 0.5], [0.2, 0.4, 0.4], K3), note="outcomes with p_x = 0 are skipped (k3 then misses the reference's mass there)"),
+        *[Case(f"random-{n}-{e.name}", make=_moments_make(n, e), note=f"random distributions over {n} outcomes, estimator {e.name}") for n, e in ((2, K1), (3, K3), (4, K2), (5, CLIPPED), (8, K3), (6, K1))],
+        Case("random-policy-zeros", make=_moments_make(6, K3, zeros_p=2), note="random pair where the policy has zeros"),
+        Case("reference-zero", ([0.5, 0.5], [1.0, 0.0], K1), raises=ValueError, note="q_x = 0 < p_x: log q_x = −inf, ValueError"),
+        *_invalid_distribution_cases(after=(K1,)),
+    ),
+    mistakes=(
+        Mistake("ddof1", "you used the sample variance (dividing by n − 1, ddof=1); enumerating every outcome gives the population variance Σ p_x (f(x) − mean)²", _moments_mutant(_ddof1)),
+        Mistake("unweighted", "you averaged over the outcomes without weights; x ~ policy, so weight each outcome by p_x (mean and variance)", _moments_mutant(_unweighted_moments)),
+        Mistake("std-not-variance", "you returned the standard deviation; the second value is the variance Σ p_x (f(x) − mean)²", _moments_mutant(_std)),
+        Mistake("swapped", "you called estimator(log q_x, log p_x): the arguments are swapped (the policy's log probability comes first)", _moments_mutant(_population, swap=True)),
+        Mistake("no-validation", "invalid distributions (empty, unequal lengths, entries outside [0, 1], not summing to 1, q_x = 0 < p_x) must raise ValueError", lambda ns: _moments_unchecked),
+    ),
+)
+
+
+# -- monte_carlo_kl --------------------------------------------------------------------------
+
+
+def _mc_mutant(formula):
+    def build(ns):
+        def mutant(samples, policy, reference, estimator):
+            ns["monte_carlo_kl"](samples, policy, reference, estimator)
+            return formula([int(x) for x in samples], list(policy), list(reference), estimator)
+
+        return mutant
+
+    return build
+
+
+def _value(estimator, policy, reference, x, swap=False):
+    a, b = math.log(policy[x]), math.log(reference[x])
+    return float(np.asarray(estimator(b, a) if swap else estimator(a, b)))
+
+
+def _mc_distinct(samples, policy, reference, estimator):
+    xs = sorted(set(samples))
+    return math.fsum(_value(estimator, policy, reference, x) for x in xs) / len(xs)
+
+
+def _mc_weighted(samples, policy, reference, estimator):
+    return math.fsum(policy[x] * _value(estimator, policy, reference, x) for x in samples) / len(samples)
+
+
+def _mc_swapped(samples, policy, reference, estimator):
+    return math.fsum(_value(estimator, policy, reference, x, swap=True) for x in samples) / len(samples)
+
+
+def _mc_unchecked(samples, policy, reference, estimator):
+    with np.errstate(all="ignore"):
+        vals = [
+            float(np.asarray(estimator(np.log(np.float64(policy[x])), np.log(np.float64(reference[x])))))
+            for x in samples
+        ]
+        return math.fsum(vals) / len(vals) if vals else math.nan
+
+
+STORY_SAMPLE = [0] + [1] * 9  # the policy's frequencies exactly
+
+MONTE_CARLO_KL = FunctionSpec(
+    "monte_carlo_kl",
+    cases=(
+        Case("story-frequencies-k1", (STORY_SAMPLE, *STORY, K1), note="a sample with the policy's frequencies: k1 gives 0.368064"),
+        Case("story-frequencies-k3", (STORY_SAMPLE, *STORY, K3), note="the same sample with k3: 0.368064"),
+        Case("one-unlucky-sample", ([0], *STORY, K1), note="one sample of the first outcome: k1 = −1.609438"),
+        Case("one-sample-k3", ([0], *STORY, K3), note="one sample of the first outcome: k3 = 2.390562"),
+        Case("tuple-sample", ((1, 2, 2, 0, 2), [0.2, 0.3, 0.5], [0.4, 0.4, 0.2], K2), note="a tuple of indices, k2"),
+        Case("numpy-sample", (np.array([2, 2, 1, 2], dtype=np.int64), [0.1, 0.2, 0.7], [0.3, 0.3, 0.4], CLIPPED), note="a numpy integer array, clipped_k1"),
+        *[Case(f"random-{n}-{m}-{e.name}", make=_mc_make(n, m, e), note=f"{m} samples from a random policy over {n} outcomes, estimator {e.name}") for n, m, e in ((2, 16, K1), (3, 50, K3), (5, 200, K2), (4, 7, CLIPPED), (8, 500, K3), (6, 1, K1))],
+        Case("empty", ([], *STORY, K1), raises=ValueError, note="an empty sample raises ValueError"),
+        Case("index-too-large", ([0, 2], *STORY, K1), raises=ValueError, note="index 2 with 2 outcomes raises ValueError"),
+        Case("negative-index", ([1, -1], *STORY, K1), raises=ValueError, note="index −1 is not an outcome: ValueError"),
+        Case("sampled-zero-probability", ([0, 1], [0.0, 1.0], [0.5, 0.5], K1), raises=ValueError, note="a sampled outcome with p_x = 0 raises ValueError"),
+        *_invalid_distribution_cases(before=([0],), after=(K1,), id_prefix="distribution-"),
+    ),
+    mistakes=(
+        Mistake("distinct-outcomes", "you averaged over the distinct sampled outcomes; every sample counts, repeats included: that is how sampling weights the outcomes", _mc_mutant(_mc_distinct)),
+        Mistake("weighted-twice", "you multiplied each sample's value by p_x; the samples are already drawn from the policy, so the plain mean is the estimate", _mc_mutant(_mc_weighted)),
+        Mistake("swapped", "you called estimator(log q_x, log p_x): the arguments are swapped (the policy's log probability comes first)", _mc_mutant(_mc_swapped)),
+        Mistake("no-validation", "an empty sample, indices outside [0, n) (negative ones too) and invalid distributions must raise ValueError", lambda ns: _mc_unchecked),
+    ),
+)
+
+SPEC = AssignmentSpec(
+    "02_clipped_estimators",
+    (K1_SPEC, CLIPPED_K1_SPEC, CLIPPED_EXPECTATION, K2_SPEC, K3_SPEC, ESTIMATOR_MOMENTS, MONTE_CARLO_KL),
+)
