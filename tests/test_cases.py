@@ -142,7 +142,7 @@ def test_grade_cell_prints_to_stdout_only_and_returns_points(assignment):
             import warnings
 
             print("learner says hi", file=sys.stderr)
-            warnings.warn("a learner warning")
+            warnings.warn("a learner warning", stacklevel=2)
             return _f(*args, **kwargs)
 
         # the learner's function lives in the notebook's namespace (Turn and friends are there)
