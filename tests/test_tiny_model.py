@@ -1,0 +1,285 @@
+"""tiny_model: the model, the task, the GRPO/NTHR weights, the LLD probe, determinism, the CLI."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+import torch
+
+from tiny_model import experiment, grpo, task
+from tiny_model.__main__ import main
+from tiny_model.model import TinyConfig, TinyModel
+from tiny_model.probe import ProbeConfig, run_probe, show_group
+from tiny_model.seam import Functions
+
+
+@pytest.fixture(autouse=True)
+def one_thread():
+    """Fixed thread count: bit-for-bit results do not depend on the machine's cores."""
+    old = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(old)
+
+
+@pytest.fixture(scope="module")
+def fns() -> Functions:
+    return Functions.from_solutions()
+
+
+@pytest.fixture(scope="module")
+def default_probe(fns):
+    with experiment.deterministic(threads=1):
+        return run_probe(experiment.load_warm(), fns, ProbeConfig(groups=60, seed=0))
+
+
+# ----------------------------------------------------------------------------- model
+
+
+def test_logits_are_lm_head_of_the_returned_hidden_states():
+    """Are the hidden states NTHR scores exactly the ones the logits are computed from?"""
+    torch.manual_seed(0)
+    model = TinyModel(TinyConfig()).eval()
+    idx = torch.randint(0, task.VOCAB_SIZE, (3, 11))
+    logits, hidden = model(idx)
+    assert logits.shape == (3, 11, task.VOCAB_SIZE) and hidden.shape == (3, 11, 64)
+    assert torch.equal(logits, model.lm_head(hidden))
+    # hidden is after the final norm: recompute it from the blocks
+    x = model.wte(idx) + model.wpe(torch.arange(11))
+    for block in model.blocks:
+        x = block(x)
+    assert torch.equal(hidden, model.ln_f(x))
+
+
+def test_model_is_causal_so_later_tokens_do_not_leak():
+    """Does a change at position 5 leave the outputs at positions < 5 untouched?"""
+    torch.manual_seed(0)
+    model = TinyModel(TinyConfig()).eval()
+    idx = torch.randint(0, task.VOCAB_SIZE, (1, 10))
+    idx2 = idx.clone()
+    idx2[0, 5] = (idx[0, 5] + 1) % task.VOCAB_SIZE
+    a, _ = model(idx)
+    b, _ = model(idx2)
+    assert torch.allclose(a[0, :5], b[0, :5]) and not torch.allclose(a[0, 5:], b[0, 5:])
+
+
+def test_response_forward_aligns_positions_with_the_tokens_they_predict(fns):
+    """Is entry t of response_forward the distribution of response token t (not t+1)?"""
+    model = experiment.load_warm()
+    problems = torch.tensor([[3, 4, 8], [9, 9, 9]])
+    target = task.correct_responses(problems).unsqueeze(1)  # (2, 1, 5)
+    logits, _ = grpo.response_forward(model, problems, target)
+    # the warm model predicts the correct scratchpad token at each position greedily
+    assert torch.equal(logits.argmax(-1), target)
+
+
+# ------------------------------------------------------------------------------ task
+
+
+def test_verifier_rejects_a_wrong_partial_sum_even_with_the_right_total():
+    """Is a response right only when both scratchpad steps and the EOS are right?"""
+    problems = torch.tensor([[3, 4, 8], [0, 0, 0], [9, 9, 9]])
+    good = task.correct_responses(problems)
+    assert [task.format_response(r) for r in good] == ["07 15.", "00 00.", "18 27."]
+    assert task.rewards(problems, good).tolist() == [1.0, 1.0, 1.0]
+    for pos in range(task.RESPONSE_LEN):
+        bad = good.clone()
+        bad[:, pos] = (bad[:, pos] + 1) % 10
+        assert task.rewards(problems, bad).tolist() == [0.0, 0.0, 0.0], pos
+    all_p = task.all_problems()
+    assert all_p.shape == (1000, 3)
+    totals = all_p.sum(1)
+    resp = task.correct_responses(all_p)
+    assert torch.equal(resp[:, 2] * 10 + resp[:, 3], totals)
+
+
+def test_response_mask_stops_after_the_first_eos():
+    """Do tokens after an early EOS count as padding?"""
+    r = torch.tensor([[0, task.EOS, 3, task.EOS, 5], [1, 2, 3, 4, task.EOS]])
+    assert task.response_mask(r).tolist() == [
+        [True, True, False, False, False],
+        [True, True, True, True, True],
+    ]
+
+
+# --------------------------------------------------------------------------- methods
+
+
+def _one_group(fns, seed=3):
+    model = experiment.load_warm()
+    gen = torch.Generator().manual_seed(seed)
+    from tiny_model.probe import collect_mixed_groups
+
+    groups, _ = collect_mixed_groups(model, 4, 8, gen, torch.Generator().manual_seed(seed))
+    adv = fns.group_advantages(groups.rewards)
+    with torch.no_grad():
+        logits, hidden = grpo.response_forward(model, groups.problems, groups.responses)
+    return groups, adv, logits, hidden
+
+
+def test_pos_only_zeroes_every_negative_token_and_nothing_else(fns):
+    """Does pos_only keep all positive tokens and drop every token of a negative response?"""
+    groups, adv, logits, hidden = _one_group(fns)
+    tw = grpo.token_weights("pos_only", fns, groups, adv)
+    neg = groups.mask & (adv < 0).unsqueeze(-1)
+    assert torch.all(tw.weights[neg] == 0) and torch.all(tw.weights[~neg] == 1)
+    assert tw.modified_fraction == 1.0
+
+
+def test_random_baseline_drops_as_many_negative_tokens_as_nthr_selects(fns):
+    """Is the random control matched to NTHR's count in every group, and only on negative tokens?"""
+    groups, adv, logits, hidden = _one_group(fns)
+    nthr = grpo.token_weights("nthr", fns, groups, adv, logits, hidden)
+    rnd = grpo.token_weights(
+        "random", fns, groups, adv, logits, hidden, generator=torch.Generator().manual_seed(0)
+    )
+    assert torch.equal(nthr.modified.flatten(1).sum(1), rnd.modified.flatten(1).sum(1))
+    assert int(nthr.modified.sum()) > 0
+    assert not torch.any(rnd.modified & ~rnd.negative) and not torch.any(
+        nthr.modified & ~nthr.negative
+    )
+    # NTHR selects exactly the negative tokens whose score exceeds tau
+    sel = nthr.scores > nthr.tau.view(-1, 1, 1)
+    assert torch.equal(sel & nthr.negative, nthr.modified)
+
+
+def test_nthr_needs_the_06_functions():
+    """Does an NTHR run without notebook-06 functions fail with a message naming them?"""
+    ref = Functions.from_solutions(include_06=False)
+    with pytest.raises(ValueError, match="prediction_errors"):
+        run_probe(experiment.load_warm(), ref, methods=("grpo", "nthr"), groups=2)
+
+
+def test_probe_uses_the_functions_passed_through_the_seam(fns):
+    """Do the learner's functions, not a hidden copy, produce the reported numbers?"""
+    calls = []
+
+    def my_lld_rate(changes, eps=0.0):
+        calls.append(len(changes))
+        return 0.125
+
+    res = run_probe(
+        experiment.load_warm(), fns.replace(lld_rate=my_lld_rate), methods=("grpo",), groups=3
+    )
+    assert calls == [3] and res.summary()["grpo"]["lld_rate"] == 0.125
+
+
+def test_aggregate_loss_modes_differ_when_valid_length_is_not_T():
+    """Are sum-over-T, mean over valid tokens and Dr. GRPO's constant kept apart?"""
+    per_tok = torch.tensor([[1.0, 2.0, 3.0, 4.0, 5.0], [2.0, 2.0, 9.0, 9.0, 9.0]])
+    mask = torch.tensor([[1, 1, 1, 1, 1], [1, 1, 0, 0, 0]], dtype=torch.bool)
+    got = {m: float(grpo.aggregate_loss(per_tok, mask, m)) for m in grpo.LOSS_AGG_MODES}
+    assert got == pytest.approx(
+        {
+            "seq-mean-token-mean": (3.0 + 2.0) / 2,
+            "token-mean": 19.0 / 7,
+            "seq-mean-token-sum": (15.0 + 4.0) / 2,
+            "seq-mean-token-sum-norm": 19.0 / (2 * 5),
+        },
+        rel=1e-6,
+    )
+    with pytest.raises(ValueError):
+        grpo.aggregate_loss(per_tok, mask, "token-sum")
+
+
+def test_clipping_stops_the_gradient_of_tokens_outside_the_trust_region():
+    """Does a positive-advantage token whose ratio is already above 1 + eps get no gradient?"""
+    logp = torch.tensor([[0.0, 0.0]], requires_grad=True)
+    logp_old = torch.tensor(
+        [[-0.5, 0.0]]
+    )  # ratio e^0.5 > 1.2 for the first token, 1 for the second
+    adv = torch.ones(1, 2)
+    mask = torch.ones(1, 2, dtype=torch.bool)
+    loss, stats = grpo.grpo_loss(logp, logp_old, adv, mask, clip_eps=0.2)
+    loss.backward()
+    assert logp.grad[0, 0] == 0 and logp.grad[0, 1] != 0 and stats["clip_frac"] == 0.5
+    # the k3 KL term is zero at the reference and positive away from it
+    assert float(grpo.k3(torch.zeros(3), torch.zeros(3)).sum()) == 0.0
+    assert torch.all(grpo.k3(torch.tensor([-1.0, 1.0]), torch.zeros(2)) > 0)
+
+
+# ----------------------------------------------------------------------- warm-up / probe
+
+
+@pytest.mark.slow
+def test_warmup_from_scratch_reaches_mid_competence_and_matches_the_shipped_checkpoint():
+    """Is the warm model about half right when sampled, and is the shipped file what warmup builds?"""
+    with experiment.deterministic(threads=1):
+        model, history = experiment.warmup(experiment.WarmupConfig())
+        acc = experiment.sampled_accuracy(model)
+    assert 0.3 < acc < 0.7, acc
+    assert history["loss"][-1] < history["loss"][0]
+    shipped = experiment.load_checkpoint(experiment.CHECKPOINT)
+    assert experiment.CHECKPOINT.stat().st_size < 1_000_000
+    for (k, a), b in zip(model.state_dict().items(), shipped.state_dict().values()):
+        # bitwise on the machine that built it; a tolerance for other CPUs' kernels
+        torch.testing.assert_close(a, b, rtol=1e-3, atol=1e-4, msg=k)
+
+
+def test_grpo_shows_lld_on_some_groups_and_positive_only_on_none(default_probe):
+    """Does the default probe over 60 mixed groups show LLD for GRPO and none for positive-only?"""
+    s = default_probe.summary()
+    assert len(default_probe.changes["grpo"]) == 60
+    assert s["grpo"]["lld_rate"] > 0
+    assert s["pos_only"]["lld_rate"] == 0
+    lld = default_probe.changes["grpo"] <= 0
+    # on the groups where GRPO displaces the correct responses, positive-only raises them
+    assert np.all(default_probe.changes["pos_only"][lld] > default_probe.changes["grpo"][lld])
+    assert np.mean(default_probe.changes["pos_only"][lld]) > np.mean(
+        default_probe.changes["grpo"][lld]
+    )
+
+
+def test_nthr_beats_grpo_and_random_by_a_paired_interval_above_zero(default_probe):
+    """Is NTHR's paired gain over GRPO and over the matched random control significant?"""
+    for pair in ("nthr-grpo", "nthr-random"):
+        p = default_probe.paired[pair]
+        assert p["ci_low"] > 0, (pair, p)
+    s = default_probe.summary()
+    assert 0 < s["nthr"]["selected_fraction"] < 0.5
+    assert s["random"]["selected_fraction"] == pytest.approx(s["nthr"]["selected_fraction"])
+    text = show_group(default_probe, int(np.argmax(default_probe.selected["nthr"])))
+    assert "^" in text and "correct:" in text
+
+
+def test_probe_is_bit_for_bit_repeatable_and_seed_dependent(fns):
+    """Same seed, same numbers exactly; another seed, other groups?"""
+    model = experiment.load_warm()
+    with experiment.deterministic(threads=1):
+        a = run_probe(model, fns, groups=8, seed=5).to_dict()
+        b = run_probe(model, fns, groups=8, seed=5).to_dict()
+        c = run_probe(model, fns, groups=8, seed=6).to_dict()
+    assert json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)
+    assert a["per_group"]["problems"] != c["per_group"]["problems"]
+
+
+def test_train_cli_writes_identical_metrics_and_figures_for_the_same_seed(tmp_path):
+    """Does `python -m tiny_model train` write metrics.json and a PNG, byte-identical on rerun?"""
+    outs = []
+    for name in ("a", "b"):
+        out = tmp_path / name
+        argv = ["train", "--device", "cpu", "--seed", "1", "--steps", "3", "--methods", "grpo,nthr"]
+        assert main([*argv, "--out", str(out)]) == 0
+        outs.append(out)
+    metrics = json.loads((outs[0] / "metrics.json").read_text())
+    for m in ("grpo", "nthr"):
+        h = metrics[m]["history"]
+        for key in grpo.LOGGED:
+            assert len(h[key]) == 3, key
+        assert all(0 <= r <= 1 for r in h["reward_mean"])
+    assert metrics["nthr"]["history"]["selected_frac"] != [0.0] * 3
+    for f in ("metrics.json", "train.png"):
+        assert (outs[0] / f).read_bytes() == (outs[1] / f).read_bytes(), f
+
+
+def test_probe_cli_reports_every_method_and_the_paired_intervals(tmp_path, capsys):
+    """Does `python -m tiny_model probe` print the table and write metrics.json and probe.png?"""
+    assert main(["probe", "--device", "cpu", "--groups", "6", "--out", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    for word in ("grpo", "pos_only", "nthr", "random", "nthr-grpo", "nthr-random", "95% CI"):
+        assert word in out
+    metrics = json.loads((tmp_path / "metrics.json").read_text())
+    assert set(metrics["summary"]) == set(grpo.METHODS)
+    assert (tmp_path / "probe.png").stat().st_size > 1000

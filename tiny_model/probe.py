@@ -1,0 +1,365 @@
+"""The one-step LLD probe (Deng et al., arXiv 2505.18830, Eq. 2).
+
+For each prompt x, from the same parameters θ: sample G responses, skip the
+group if they are all right or all wrong, take one update θ -> θ' on that
+group's loss alone, and record the mean over the group's correct responses of
+``ln pi_θ'(y+|x) - ln pi_θ(y+|x)`` (sequence log likelihood). Every method sees
+the same groups, so the changes are paired by group.
+
+The update is one plain SGD step θ' = θ - lr * grad, small enough to stay near
+gradient flow, where the change is ~ lr times a sum of gradient inner products
+(the regime the paper's analysis speaks about). Large steps swamp the effect:
+even positive-only then lowers correct likelihoods on some groups.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+import torch
+from torch.func import functional_call
+
+from tiny_model import grpo, task
+from tiny_model.grpo import Groups, TokenWeights
+from tiny_model.model import TinyModel
+from tiny_model.seam import Functions
+
+PAIRS = (("nthr", "grpo"), ("nthr", "random"), ("pos_only", "grpo"))
+
+
+@dataclass
+class ProbeConfig:
+    """Settings of the one-step probe (paper settings where the paper has one)."""
+
+    methods: tuple[str, ...] = grpo.METHODS
+    """Methods to probe, each on the same groups."""
+    groups: int = 60
+    """Mixed groups to probe (all-correct / all-wrong groups are skipped, not counted)."""
+    group_size: int = 8
+    """G: responses per prompt."""
+    lr: float = 1e-5
+    """Plain SGD step of the one update θ -> θ' (near gradient flow: change/lr ~ its lr -> 0 limit)."""
+    loss_agg: str = "seq-mean-token-mean"
+    """Loss aggregation of the update (GRPO's original)."""
+    beta: float = 1.0
+    """NTHR threshold factor (paper: 1)."""
+    eta: float = 0.0
+    """Weight on selected negative tokens in the probe (paper: 0)."""
+    random_draws: int = 8
+    """Draws of the random baseline per group; its change is their mean (less noise, same mean)."""
+    temperature: float = 1.0
+    """Sampling temperature of the responses."""
+    seed: int = 0
+    """Seeds the problem order, the sampling, the random baseline and the bootstrap."""
+    bootstrap: int = 2000
+    """Bootstrap resamples for the paired intervals."""
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+@dataclass
+class ProbeResult:
+    """Per-group changes of every method on the same groups, and their summary."""
+
+    config: ProbeConfig
+    groups: Groups  # the probed (mixed) groups, on the CPU
+    advantages: torch.Tensor  # (n, G)
+    changes: dict[str, np.ndarray]  # method -> (n,) Eq. 2 change per group
+    selected: dict[str, np.ndarray]  # method -> (n,) modified negative tokens / negative tokens
+    weights: dict[str, torch.Tensor]  # method -> (n, G, 5) per-token weights
+    nthr_scores: torch.Tensor | None  # (n, G, 5) s- on negative tokens, nan elsewhere
+    nthr_tau: torch.Tensor | None  # (n,) threshold per group
+    lld: dict[str, float]  # method -> LLD rate (fns.lld_rate, eps 0)
+    paired: dict[str, dict[str, float]] = field(default_factory=dict)
+    problems_drawn: int = 0  # problems sampled to find the mixed groups
+
+    def summary(self) -> dict[str, dict[str, float]]:
+        """method -> mean_change, median_change, lld_rate, selected_fraction."""
+        out = {}
+        for m, c in self.changes.items():
+            out[m] = {
+                "mean_change": float(np.mean(c)),
+                "median_change": float(np.median(c)),
+                "lld_rate": self.lld[m],
+                "selected_fraction": float(np.mean(self.selected[m])),
+            }
+        return out
+
+    def table(self) -> str:
+        """The summary and the paired differences as aligned text."""
+        n = len(next(iter(self.changes.values())))
+        lines = [
+            f"one-step probe: {n} mixed groups of {self.config.group_size}, "
+            f"SGD lr={self.config.lr:g}, seed={self.config.seed}",
+            f"{'method':<10}{'mean Δ':>12}{'median Δ':>12}{'LLD rate':>10}{'selected':>10}",
+        ]
+        for m, s in self.summary().items():
+            lines.append(
+                f"{m:<10}{s['mean_change']:>12.3e}{s['median_change']:>12.3e}"
+                f"{s['lld_rate']:>10.3f}{s['selected_fraction']:>10.3f}"
+            )
+        for name, p in self.paired.items():
+            lines.append(
+                f"paired {name:<16} mean {p['mean']:.3e}  95% CI [{p['ci_low']:.3e}, {p['ci_high']:.3e}]"
+            )
+        return "\n".join(lines)
+
+    def __str__(self) -> str:
+        return self.table()
+
+    def to_dict(self) -> dict:
+        """Plain JSON-able metrics (per-group changes included)."""
+        return {
+            "config": {**self.config.to_dict(), "methods": list(self.config.methods)},
+            "n_groups": len(next(iter(self.changes.values()))),
+            "problems_drawn": self.problems_drawn,
+            "summary": self.summary(),
+            "paired": self.paired,
+            "per_group": {
+                "problems": self.groups.problems.tolist(),
+                "n_correct": self.groups.correct.sum(dim=1).tolist(),
+                "changes": {m: c.tolist() for m, c in self.changes.items()},
+                "selected": {m: s.tolist() for m, s in self.selected.items()},
+            },
+        }
+
+
+def bootstrap_mean_ci(
+    values: np.ndarray, seed: int = 0, resamples: int = 2000, level: float = 0.95
+) -> dict[str, float]:
+    """Mean of ``values`` and its percentile bootstrap interval (seeded, deterministic)."""
+    values = np.asarray(values, dtype=np.float64)
+    rng = np.random.default_rng(seed)
+    idx = rng.integers(0, len(values), size=(resamples, len(values)))  # (R, n)
+    means = values[idx].mean(axis=1)  # (R,)
+    lo, hi = np.quantile(means, [(1 - level) / 2, (1 + level) / 2])
+    return {"mean": float(values.mean()), "ci_low": float(lo), "ci_high": float(hi)}
+
+
+def collect_mixed_groups(
+    model: TinyModel,
+    n_groups: int,
+    group_size: int,
+    generator: torch.Generator,
+    order_generator: torch.Generator,
+    temperature: float = 1.0,
+    chunk: int = 32,
+) -> tuple[Groups, int]:
+    """Sample groups for problems in a seeded random order until ``n_groups`` are mixed.
+
+    Returns the mixed groups (at most ``n_groups``; fewer only if all 1000
+    problems were used) and how many problems were drawn.
+    """
+    device = next(model.parameters()).device
+    order = torch.randperm(task.N_PROBLEMS, generator=order_generator)  # (1000,)
+    problems = task.all_problems()[order]  # (1000, 3)
+    kept: list[Groups] = []
+    found, drawn = 0, 0
+    while found < n_groups and drawn < task.N_PROBLEMS:
+        batch = problems[drawn : drawn + chunk].to(device)  # (chunk, 3)
+        drawn += batch.shape[0]
+        g = grpo.sample_groups(model, batch, group_size, generator, temperature)
+        g = g.select(g.mixed.nonzero().flatten()[: n_groups - found])
+        kept.append(g)
+        found += g.problems.shape[0]
+    groups = Groups(
+        *(
+            torch.cat(parts)
+            for parts in zip(*((g.problems, g.responses, g.mask, g.rewards) for g in kept))
+        )
+    )
+    return groups, drawn
+
+
+def one_step_changes(
+    model: TinyModel,
+    fns: Functions,
+    group: Groups,
+    methods: Sequence[str],
+    config: ProbeConfig,
+    generator: torch.Generator,
+) -> tuple[dict[str, float], dict[str, TokenWeights], torch.Tensor]:
+    """Eq. 2 for one group (N = 1) and each method, all from the same θ."""
+    params = {k: p for k, p in model.named_parameters()}
+    logits, hidden = grpo.response_forward(model, group.problems, group.responses)  # (1, G, 5, .)
+    logp_tok = grpo.token_logprobs(logits, group.responses).flatten(0, 1)  # (G, 5)
+    before = grpo.sequence_logprobs(fns, logits.detach(), group.responses, group.mask)[0]  # (G,)
+    adv = torch.as_tensor(fns.group_advantages(group.rewards)).to(logits.device)  # (1, G)
+    mask = group.mask.flatten(0, 1)  # (G, 5)
+    changes: dict[str, float] = {}
+    weights: dict[str, TokenWeights] = {}
+    for m in methods:
+        draws = []
+        for _ in range(config.random_draws if m == "random" else 1):
+            tw = grpo.token_weights(
+                m,
+                fns,
+                group,
+                adv,
+                logits.detach(),
+                hidden.detach(),
+                beta=config.beta,
+                eta=config.eta,
+                generator=generator,
+            )
+            tok_adv = (adv.unsqueeze(-1) * tw.weights).flatten(0, 1)  # (G, 5)
+            loss, _ = grpo.grpo_loss(
+                logp_tok, logp_tok.detach(), tok_adv, mask, clip_eps=None, loss_agg=config.loss_agg
+            )
+            grads = torch.autograd.grad(loss, list(params.values()), retain_graph=True)
+            stepped = {k: p.detach() - config.lr * g for (k, p), g in zip(params.items(), grads)}
+
+            def moved(
+                idx: torch.Tensor, stepped: dict = stepped
+            ) -> tuple[torch.Tensor, torch.Tensor]:
+                return functional_call(model, stepped, (idx,))
+
+            with torch.no_grad():
+                logits_after, _ = grpo.response_forward(moved, group.problems, group.responses)
+                after = grpo.sequence_logprobs(fns, logits_after, group.responses, group.mask)[0]
+            draws.append(float(fns.likelihood_change(before, after, group.correct[0])))
+        changes[m] = sum(draws) / len(draws)
+        weights[m] = tw  # the last draw
+    return changes, weights, adv[0].detach()
+
+
+def run_probe(
+    model: TinyModel,
+    fns: Functions,
+    config: ProbeConfig | None = None,
+    *,
+    progress: Callable[[int], object] | None = None,
+    **overrides: object,
+) -> ProbeResult:
+    """Run the one-step probe of every method in ``config.methods`` on the same mixed groups.
+
+    ``overrides`` set ProbeConfig fields (``run_probe(model, fns, groups=40, lr=0.01)``).
+    The model is not changed. Runs on one CPU thread (see grpo.single_thread).
+    """
+    with grpo.single_thread():
+        return _run_probe(model, fns, config, progress, overrides)
+
+
+def _run_probe(
+    model: TinyModel,
+    fns: Functions,
+    config: ProbeConfig | None,
+    progress: Callable[[int], object] | None,
+    overrides: dict,
+) -> ProbeResult:
+    config = config or ProbeConfig()
+    if overrides:
+        config = ProbeConfig(**{**config.to_dict(), **overrides})
+    methods = tuple(config.methods)
+    for m in methods:
+        if m not in grpo.METHODS:
+            raise ValueError(f"unknown method {m!r}; expected one of {grpo.METHODS}")
+    if any(m in ("nthr", "random") for m in methods):
+        fns.require("prediction_errors", "token_scores", "nthr_weights")
+    device = next(model.parameters()).device
+    gen = torch.Generator(device=device).manual_seed(config.seed)
+    cpu_gen = torch.Generator().manual_seed(config.seed)
+    was_training = model.training
+    model.eval()
+    groups, drawn = collect_mixed_groups(
+        model, config.groups, config.group_size, gen, cpu_gen, config.temperature
+    )
+    n = groups.problems.shape[0]
+    changes = {m: np.zeros(n) for m in methods}
+    selected = {m: np.zeros(n) for m in methods}
+    weights = {m: [] for m in methods}
+    advs, scores, taus = [], [], []
+    for i in range(n):
+        group = groups.select(slice(i, i + 1))
+        ch, tws, adv = one_step_changes(model, fns, group, methods, config, cpu_gen)
+        advs.append(adv.cpu())
+        for m in methods:
+            changes[m][i] = ch[m]
+            selected[m][i] = tws[m].modified_fraction
+            weights[m].append(tws[m].weights[0].cpu())
+        if "nthr" in tws:
+            scores.append(tws["nthr"].scores[0].cpu())
+            taus.append(tws["nthr"].tau.cpu())
+        if progress is not None:
+            progress(1)
+    model.train(was_training)
+    lld = {
+        m: float(fns.lld_rate(torch.tensor(changes[m], dtype=torch.float64), eps=0.0))
+        for m in methods
+    }
+    paired = {}
+    for a, b in PAIRS:
+        if a in methods and b in methods:
+            paired[f"{a}-{b}"] = bootstrap_mean_ci(
+                changes[a] - changes[b], seed=config.seed, resamples=config.bootstrap
+            )
+    return ProbeResult(
+        config=config,
+        groups=groups.to("cpu"),
+        advantages=torch.stack(advs) if advs else torch.zeros(0, config.group_size),
+        changes=changes,
+        selected=selected,
+        weights={m: torch.stack(w) for m, w in weights.items() if w},
+        nthr_scores=torch.stack(scores) if scores else None,
+        nthr_tau=torch.cat(taus) if taus else None,
+        lld=lld,
+        paired=paired,
+        problems_drawn=drawn,
+    )
+
+
+def linearity_check(
+    model: TinyModel, fns: Functions, lrs: Sequence[float], **overrides: object
+) -> dict[float, dict[str, float]]:
+    """Mean change / lr per method for several step sizes: flat near gradient flow."""
+    out = {}
+    for lr in lrs:
+        res = run_probe(model, fns, lr=lr, bootstrap=10, **overrides)
+        out[lr] = {m: float(np.mean(c)) / lr for m, c in res.changes.items()}
+    return out
+
+
+# ------------------------------------------------------------------------- display
+
+
+def shared_with_correct(groups: Groups) -> torch.Tensor:
+    """(N, G, 5) bool: valid tokens equal to the correct scratchpad's token at that position."""
+    target = task.correct_responses(groups.problems).unsqueeze(1)  # (N, 1, 5)
+    return (groups.responses == target) & groups.mask  # (N, G, 5)
+
+
+def _marks(row: torch.Tensor, mask: torch.Tensor, yes: str) -> str:
+    chars = [(yes if bool(v) else "·") if bool(m) else " " for v, m in zip(row, mask)]
+    return "".join(chars[:2]) + " " + "".join(chars[2:])
+
+
+def show_group(result: ProbeResult, i: int, method: str = "nthr") -> str:
+    """Group ``i`` of a probe as text: each response, its reward and advantage, and per token
+    ``=`` where it equals the correct scratchpad's token and ``^`` where ``method`` changed
+    its weight (for nthr: the tokens NTHR selects), with the NTHR scores when available."""
+    g = result.groups.select(slice(i, i + 1))
+    shared = shared_with_correct(g)[0]  # (G, 5)
+    adv = result.advantages[i]  # (G,)
+    w = result.weights.get(method)
+    correct = task.format_response(task.correct_responses(g.problems)[0])
+    lines = [f"{task.format_prompt(g.problems[0])}  correct: {correct}"]
+    for m in result.changes:
+        lines[0] += f"  Δ[{m}]={result.changes[m][i]:+.2e}"
+    lines.append(f"  {'response':<8} ok {'A':>6}  {'same':<6} {method:<8} NTHR scores s-")
+    for j in range(g.group_size):
+        resp, mask = g.responses[0, j], g.mask[0, j]
+        changed = (w[i, j] != 1) & mask if w is not None else torch.zeros_like(mask)
+        scores = ""
+        if result.nthr_scores is not None and adv[j] < 0:
+            s = result.nthr_scores[i, j]
+            scores = " ".join(f"{float(v):+.2f}" for v, m in zip(s, mask) if bool(m))
+        lines.append(
+            f"  {task.format_response(resp):<8} {'✓' if g.correct[0, j] else '✗'} {float(adv[j]):+6.2f}"
+            f"  {_marks(shared[j], mask, '='):<6} {_marks(changed, mask, '^'):<8} {scores}"
+        )
+    if result.nthr_tau is not None:
+        lines.append(f"  NTHR threshold τ = {float(result.nthr_tau[i]):+.3f} (selected: s- > τ)")
+    return "\n".join(lines)

@@ -1,0 +1,94 @@
+"""The seam: the graded functions of notebooks 05 and 06, passed into tiny_model.
+
+tiny_model never implements ``group_advantages``, ``sequence_logprobs``,
+``likelihood_change``, ``lld_rate`` (05) or ``prediction_errors``,
+``token_scores``, ``nthr_weights``, ``eta_schedule`` (06). Every probe and
+training entry point takes a :class:`Functions` and calls them through it, so
+a learner's own functions drive the experiments, and the reference comes from
+the one source of truth, the solution notebooks:
+
+    >>> fns = Functions.from_solutions()                 # the reference (source notebooks)
+    >>> fns = Functions.from_namespace(globals(), fallback=Functions.from_solutions())
+    >>> fns = fns.replace(nthr_weights=my_nthr_weights)   # swap one function
+
+Signatures (the contract of CURRICULUM.md; torch tensors in and out):
+
+    group_advantages(rewards (n_groups, G), eps=1e-6) -> (n_groups, G)
+    sequence_logprobs(logits (B, T, V), tokens (B, T), mask (B, T)) -> (B,)
+    likelihood_change(logp_before (G,), logp_after (G,), correct (G,) bool) -> float
+    lld_rate(changes (N,), eps=0.0) -> float
+    prediction_errors(logits (T, V), tokens (T,)) -> (T, V)
+    token_scores(h_a (Na, D), err_a (Na, V), h_b (Nb, D), err_b (Nb, V)) -> (Na,)
+    nthr_weights(neg_scores (N,), pos_mean_scores (P,), beta=1.0, eta=0.0) -> (N,)
+    eta_schedule(success_rate) -> 2 * |0.5 - success_rate|
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+FUNCTIONS_05 = ("group_advantages", "sequence_logprobs", "likelihood_change", "lld_rate")
+FUNCTIONS_06 = ("prediction_errors", "token_scores", "nthr_weights", "eta_schedule")
+
+
+@dataclass(frozen=True)
+class Functions:
+    """The learner-facing functions tiny_model calls (05 required, 06 optional)."""
+
+    group_advantages: Callable
+    sequence_logprobs: Callable
+    likelihood_change: Callable
+    lld_rate: Callable
+    prediction_errors: Callable | None = None
+    token_scores: Callable | None = None
+    nthr_weights: Callable | None = None
+    eta_schedule: Callable | None = None
+
+    @classmethod
+    def from_solutions(cls, root: Path | None = None, include_06: bool = True) -> Functions:
+        """The reference implementations, executed from the source notebooks 05 (and 06)."""
+        from autograder import reference  # trusted: the course's own source notebooks
+
+        ns05 = reference.namespace("05_grpo_lld", root)
+        picked = {name: ns05[name] for name in FUNCTIONS_05}
+        if include_06:
+            ns06 = reference.namespace("06_nthr", root)
+            picked.update({name: ns06[name] for name in FUNCTIONS_06})
+        return cls(**picked)
+
+    @classmethod
+    def from_namespace(
+        cls, namespace: Mapping[str, object], fallback: Functions | None = None
+    ) -> Functions:
+        """Pick the functions defined in ``namespace`` (e.g. a notebook's ``globals()``).
+
+        Names missing from ``namespace`` come from ``fallback``; a required (05)
+        name missing from both is an error.
+        """
+        picked: dict[str, Callable | None] = {}
+        for name in FUNCTIONS_05 + FUNCTIONS_06:
+            fn = namespace.get(name)
+            if fn is None and fallback is not None:
+                fn = getattr(fallback, name)
+            if fn is not None and not callable(fn):
+                raise TypeError(f"{name} in the namespace is not callable")
+            picked[name] = fn
+        missing = [name for name in FUNCTIONS_05 if picked[name] is None]
+        if missing:
+            raise ValueError(f"missing required functions: {', '.join(missing)}")
+        return cls(**picked)
+
+    def replace(self, **changes: Callable | None) -> Functions:
+        """A copy with some functions swapped (``fns.replace(token_scores=mine)``)."""
+        return dataclasses.replace(self, **changes)
+
+    def require(self, *names: str) -> None:
+        """Raise a ValueError naming the functions a method needs but this object lacks."""
+        missing = [name for name in names if getattr(self, name) is None]
+        if missing:
+            raise ValueError(
+                f"this needs {', '.join(missing)} (notebook 06): pass them in Functions(...)"
+            )
