@@ -1,0 +1,570 @@
+"""06_nthr: cases and known mistakes for prediction_errors, token_scores,
+nthr_weights and eta_schedule.
+
+Inputs are float32 torch tensors built from the case generator; tolerances
+are float32 ones. Every mutant first calls the reference (which raises on
+invalid input), except the ``no-validation`` ones.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from autograder.spec import AssignmentSpec, Case, FunctionSpec, Mistake
+
+F32 = {"rtol": 1e-5, "atol": 1e-6}
+SCORES = {"rtol": 1e-4, "atol": 1e-4}  # sums of Na x Nb float32 products: summation order matters
+EXACT = {"rtol": 1e-6, "atol": 1e-7}  # weights are eta or 1
+
+
+def _t(x, dtype=torch.float32) -> torch.Tensor:
+    return torch.tensor(np.asarray(x), dtype=dtype)
+
+
+def _errors(rng, n: int, v: int) -> torch.Tensor:
+    """Realistic prediction errors: one-hot(sampled token) − softmax(random logits)."""
+    logits = 1.5 * rng.standard_normal((n, v))
+    p = np.exp(logits - logits.max(axis=1, keepdims=True))
+    p /= p.sum(axis=1, keepdims=True)
+    tokens = np.array([rng.choice(v, p=row) for row in p])
+    return _t(np.eye(v)[tokens] - p)
+
+
+# -- prediction_errors -----------------------------------------------------------------------
+
+
+def _pe_case(t: int, v: int, scale: float):
+    def make(rng):
+        return _t(scale * rng.standard_normal((t, v))), torch.tensor(
+            rng.integers(0, v, size=t), dtype=torch.int64
+        )
+
+    return make
+
+
+def _pe_mutant(formula):
+    def build(ns):
+        def mutant(logits, tokens):
+            ns["prediction_errors"](logits, tokens)
+            onehot = torch.nn.functional.one_hot(tokens.long(), logits.shape[-1]).to(logits.dtype)
+            return formula(onehot, logits)
+
+        return mutant
+
+    return build
+
+
+def _pe_unchecked(ns):
+    def mutant(logits, tokens):
+        logits = torch.as_tensor(logits).float()
+        v = logits.shape[-1]
+        idx = torch.as_tensor(tokens).long().clamp(0, v - 1)
+        try:
+            return torch.nn.functional.one_hot(idx, v).float() - torch.softmax(logits, dim=-1)
+        except RuntimeError:
+            return torch.zeros_like(logits)
+
+    return mutant
+
+
+PREDICTION_ERRORS = FunctionSpec(
+    "prediction_errors",
+    cases=(
+        Case(
+            "uniform",
+            (torch.zeros(1, 4), torch.tensor([2])),
+            note="uniform logits: [-0.25, -0.25, 0.75, -0.25]",
+            **F32,
+        ),
+        Case(
+            "two-positions",
+            (_t([[2.0, 0.0, -1.0], [0.0, 3.0, 0.0]]), torch.tensor([0, 2])),
+            note="a likely and an unlikely token",
+            **F32,
+        ),
+        Case(
+            "random", make=_pe_case(6, 7, 2.0), note="random logits, 6 positions, 7 tokens", **F32
+        ),
+        Case("random-peaked", make=_pe_case(4, 5, 8.0), note="peaked random logits", **F32),
+        Case("random-one", make=_pe_case(1, 3, 1.0), note="one position", **F32),
+        Case(
+            "one-dim-logits",
+            (torch.zeros(4), torch.tensor([1])),
+            raises=ValueError,
+            note="logits that are not (T, V) raise ValueError",
+        ),
+        Case(
+            "length-mismatch",
+            (torch.zeros(2, 4), torch.tensor([1, 2, 3])),
+            raises=ValueError,
+            note="T rows of logits but a different number of tokens raises ValueError",
+        ),
+        Case(
+            "token-too-large",
+            (torch.zeros(2, 4), torch.tensor([1, 4])),
+            raises=ValueError,
+            note="a token id >= V raises ValueError",
+        ),
+        Case(
+            "negative-token",
+            (torch.zeros(2, 4), torch.tensor([-1, 0])),
+            raises=ValueError,
+            note="a negative token id raises ValueError",
+        ),
+        Case(
+            "float-tokens",
+            (torch.zeros(2, 4), _t([1, 2])),
+            raises=ValueError,
+            note="float tokens raise ValueError",
+        ),
+        Case(
+            "nan-logits",
+            (_t([[0.0, float("nan")]]), torch.tensor([0])),
+            raises=ValueError,
+            note="NaN logits raise ValueError",
+        ),
+    ),
+    mistakes=(
+        Mistake(
+            "sign-flipped",
+            "you computed softmax − one-hot; the prediction error is one-hot − softmax (the gradient of ln π(y_t) with respect to the logits)",
+            _pe_mutant(lambda e, z: torch.softmax(z, -1) - e),
+        ),
+        Mistake(
+            "no-one-hot",
+            "you returned −softmax without the one-hot vector of the token: the error is e_y − π(·)",
+            _pe_mutant(lambda e, z: -torch.softmax(z, -1)),
+        ),
+        Mistake(
+            "log-softmax",
+            "you subtracted log_softmax; the error subtracts the probabilities (softmax)",
+            _pe_mutant(lambda e, z: e - torch.log_softmax(z, -1)),
+        ),
+        Mistake(
+            "one-hot-only",
+            "you returned the one-hot vectors only; subtract the softmax probabilities",
+            _pe_mutant(lambda e, z: e.clone()),
+        ),
+        Mistake(
+            "no-validation",
+            "invalid inputs (wrong dimensions or lengths, float tokens, token ids outside [0, V), NaN logits) must raise ValueError",
+            _pe_unchecked,
+        ),
+    ),
+)
+
+
+# -- token_scores ----------------------------------------------------------------------------
+
+
+def _ts_case(na: int, nb: int, d: int, v: int):
+    def make(rng):
+        return (
+            _t(rng.standard_normal((na, d))),
+            _errors(rng, na, v),
+            _t(rng.standard_normal((nb, d))),
+            _errors(rng, nb, v),
+        )
+
+    return make
+
+
+def _ts_mutant(formula):
+    def build(ns):
+        def mutant(h_a, err_a, h_b, err_b):
+            ns["token_scores"](h_a, err_a, h_b, err_b)
+            return formula(err_a @ err_b.T, h_a @ h_b.T)  # alpha (Na, Nb), sim (Na, Nb)
+
+        return mutant
+
+    return build
+
+
+def _ts_unchecked(ns):
+    def mutant(h_a, err_a, h_b, err_b):
+        try:
+            return ((err_a.float() @ err_b.float().T) * (h_a.float() @ h_b.float().T)).sum(dim=1)
+        except (RuntimeError, AttributeError):
+            return torch.zeros(1)
+
+    return mutant
+
+
+_H = _t([[1.0, 0.0], [0.0, 2.0]])
+_E = _t([[0.5, -0.5], [-0.5, 0.5]])
+_HA = _t([[1.0, 2.0], [-1.0, 0.5]])
+_EA = _t([[0.6, -0.4, -0.2], [-0.1, -0.3, 0.4]])
+_HB = _t([[0.5, 1.0], [2.0, -1.0], [0.0, 1.5]])
+_EB = _t([[0.7, -0.5, -0.2], [-0.2, 0.9, -0.7], [0.3, 0.3, -0.6]])
+
+TOKEN_SCORES = FunctionSpec(
+    "token_scores",
+    cases=(
+        Case("example", (_H, _E, _H, _E), note="the docstring's example: [0.5, 2.0]", **SCORES),
+        Case("two-by-three", (_HA, _EA, _HB, _EB), note="2 tokens scored against 3", **SCORES),
+        Case(
+            "random", make=_ts_case(5, 7, 8, 6), note="5 tokens against 7, D = 8, V = 6", **SCORES
+        ),
+        Case("random-square", make=_ts_case(6, 6, 4, 5), note="6 tokens against 6", **SCORES),
+        Case("random-single", make=_ts_case(1, 9, 16, 12), note="one token against 9", **SCORES),
+        Case(
+            "random-large",
+            make=_ts_case(40, 60, 32, 20),
+            note="40 tokens against 60, D = 32",
+            **SCORES,
+        ),
+        Case(
+            "one-dim",
+            (_t([1.0, 0.0]), _E, _H, _E),
+            raises=ValueError,
+            note="a 1-D h_a raises ValueError",
+        ),
+        Case(
+            "rows-a",
+            (_H, _EA[:1], _H, _E),
+            raises=ValueError,
+            note="h_a and err_a with different row counts raise ValueError",
+        ),
+        Case(
+            "rows-b",
+            (_HA, _EA, _HB, _EB[:2]),
+            raises=ValueError,
+            note="h_b and err_b with different row counts raise ValueError",
+        ),
+        Case(
+            "hidden-size",
+            (_HA, _EA, torch.ones(3, 3), _EB),
+            raises=ValueError,
+            note="different hidden sizes raise ValueError",
+        ),
+        Case(
+            "vocab-size",
+            (_HA, _EA, _HB, torch.zeros(3, 4)),
+            raises=ValueError,
+            note="different vocabulary sizes raise ValueError",
+        ),
+        Case(
+            "empty-b",
+            (_HA, _EA, torch.zeros(0, 2), torch.zeros(0, 3)),
+            raises=ValueError,
+            note="an empty set b raises ValueError",
+        ),
+        Case(
+            "int-tensor",
+            (torch.tensor([[1, 0]]), _EA[:1], _HB, _EB),
+            raises=ValueError,
+            note="an integer tensor raises ValueError",
+        ),
+        Case(
+            "nan-entry",
+            (_HA, _t([[float("nan"), 0.0, 0.0], [0.0, 0.0, 0.0]]), _HB, _EB),
+            raises=ValueError,
+            note="NaN entries raise ValueError",
+        ),
+    ),
+    mistakes=(
+        Mistake(
+            "alpha-dropped",
+            "you summed the hidden-state similarities ⟨h_a, h_b⟩ only; each one is weighted by α = ⟨err_a, err_b⟩",
+            _ts_mutant(lambda al, s: s.sum(dim=1)),
+        ),
+        Mistake(
+            "hidden-dropped",
+            "you summed α = ⟨err_a, err_b⟩ only; each α multiplies the hidden-state similarity ⟨h_a, h_b⟩",
+            _ts_mutant(lambda al, s: al.sum(dim=1)),
+        ),
+        Mistake(
+            "wrong-axis",
+            "you summed over set a's tokens (dim 0); each token of a is summed against all tokens of b (dim 1), giving Na scores",
+            _ts_mutant(lambda al, s: (al * s).sum(dim=0)),
+        ),
+        Mistake(
+            "product-of-sums",
+            "you multiplied Σ α by Σ ⟨h_a, h_b⟩; the score sums the products α · ⟨h_a, h_b⟩ pair by pair",
+            _ts_mutant(lambda al, s: al.sum(dim=1) * s.sum(dim=1)),
+        ),
+        Mistake(
+            "mean-over-b",
+            "you averaged over set b's tokens; Eq. 7 sums over them",
+            _ts_mutant(lambda al, s: (al * s).mean(dim=1)),
+        ),
+        Mistake(
+            "no-validation",
+            "invalid inputs (not 2-D, mismatched rows, hidden or vocabulary sizes, an empty set, integer tensors, NaN) must raise ValueError",
+            _ts_unchecked,
+        ),
+    ),
+)
+
+
+# -- nthr_weights ----------------------------------------------------------------------------
+
+
+def _nw_case(shape, n_pos: int):
+    def make(rng):
+        neg = _t(np.round(rng.standard_normal(shape) + 0.5, 3))
+        pos = _t(np.round(rng.standard_normal(n_pos) * 0.5 + 0.8, 3))
+        return (
+            neg,
+            pos,
+            float(rng.choice([0.5, 1.5, 2.0])),
+            float(rng.choice([0.0, 0.125, 0.25, 0.5])),
+        )
+
+    return make
+
+
+def _nw_mutant(tau_fn, pick):
+    def build(ns):
+        def mutant(neg_scores, pos_mean_scores, beta=1.0, eta=0.0):
+            ns["nthr_weights"](neg_scores, pos_mean_scores, beta, eta)
+            tau = tau_fn(pos_mean_scores, beta)
+            sel, keep = pick(neg_scores, tau)
+            return torch.where(
+                sel, torch.full_like(neg_scores, eta), torch.full_like(neg_scores, keep)
+            )
+
+        return mutant
+
+    return build
+
+
+def _above(s, tau):
+    return s > tau, 1.0
+
+
+def _nw_eta_on_unselected(ns):
+    def mutant(neg_scores, pos_mean_scores, beta=1.0, eta=0.0):
+        ns["nthr_weights"](neg_scores, pos_mean_scores, beta, eta)
+        tau = beta * pos_mean_scores.min()
+        return torch.where(
+            neg_scores > tau, torch.ones_like(neg_scores), torch.full_like(neg_scores, eta)
+        )
+
+    return mutant
+
+
+def _nw_unchecked(ns):
+    def mutant(neg_scores, pos_mean_scores, beta=1.0, eta=0.0):
+        s = torch.as_tensor(neg_scores).float()
+        p = torch.as_tensor(pos_mean_scores).float().reshape(-1)
+        tau = beta * (p.min() if p.numel() else 0.0)
+        return torch.where(s > tau, torch.full_like(s, eta), torch.ones_like(s))
+
+    return mutant
+
+
+NTHR_WEIGHTS = FunctionSpec(
+    "nthr_weights",
+    cases=(
+        Case(
+            "example",
+            (_t([0.5, 3.0, 1.0]), _t([2.0, 1.0])),
+            {"eta": 0.25},
+            note="τ = min(2, 1) = 1: only 3.0 is selected",
+            **EXACT,
+        ),
+        Case(
+            "probe-default",
+            (_t([-0.5, 1.5, 0.75, 2.5]), _t([1.0, 0.5, 2.0])),
+            note="defaults β = 1, η = 0 (the LLD probe): selected tokens get 0",
+            **EXACT,
+        ),
+        Case(
+            "tie",
+            (_t([0.5, 0.75, 1.0]), _t([0.75, 1.25])),
+            {"eta": 0.5},
+            note="a score equal to τ is not selected (s > τ, strictly)",
+            **EXACT,
+        ),
+        Case(
+            "beta-half",
+            (_t([0.25, 0.75, 1.5, 3.0]), _t([2.0, 1.0, 4.0])),
+            {"beta": 0.5, "eta": 0.0},
+            note="β = 0.5 halves the threshold: τ = 0.5",
+            **EXACT,
+        ),
+        Case(
+            "two-dim",
+            (_t([[0.1, 2.0, -1.0], [1.5, 0.3, 0.9]]), _t([0.2, 0.8])),
+            {"beta": 2.0, "eta": 0.5},
+            note="neg_scores of shape (2, 3); β = 2",
+            **EXACT,
+        ),
+        Case(
+            "negative-threshold",
+            (_t([-2.0, -0.5, 0.25]), _t([-1.0, 0.5])),
+            {"beta": 1.5, "eta": 0.125},
+            note="a negative min: τ = 1.5 · (-1) = -1.5",
+            **EXACT,
+        ),
+        Case("random", make=_nw_case((12,), 3), note="random scores, β and η", **EXACT),
+        Case("random-2d", make=_nw_case((4, 5), 4), note="random (4, 5) scores, β and η", **EXACT),
+        Case(
+            "empty-pos",
+            (_t([0.5]), torch.zeros(0)),
+            raises=ValueError,
+            note="no correct response (empty pos_mean_scores) raises ValueError",
+        ),
+        Case(
+            "pos-2d",
+            (_t([0.5]), torch.ones(2, 2)),
+            raises=ValueError,
+            note="pos_mean_scores that are not 1-D raise ValueError",
+        ),
+        Case(
+            "nan-score",
+            (_t([float("nan"), 0.5]), _t([1.0])),
+            raises=ValueError,
+            note="a NaN score raises ValueError",
+        ),
+        Case(
+            "eta-above-one",
+            (_t([0.5]), _t([1.0])),
+            {"eta": 1.5},
+            raises=ValueError,
+            note="η = 1.5 raises ValueError",
+        ),
+        Case(
+            "eta-negative",
+            (_t([0.5]), _t([1.0])),
+            {"eta": -0.1},
+            raises=ValueError,
+            note="η = -0.1 raises ValueError",
+        ),
+        Case(
+            "beta-negative",
+            (_t([0.5]), _t([1.0])),
+            {"beta": -1.0},
+            raises=ValueError,
+            note="β = -1 raises ValueError",
+        ),
+        Case(
+            "list-input",
+            ([0.5, 2.0], _t([1.0])),
+            raises=ValueError,
+            note="a list instead of a tensor raises ValueError",
+        ),
+    ),
+    mistakes=(
+        Mistake(
+            "max-threshold",
+            "you set τ from the max of the correct responses' mean scores; Algorithm 1 uses the min",
+            _nw_mutant(lambda p, b: b * p.max(), _above),
+        ),
+        Mistake(
+            "mean-threshold",
+            "you set τ from the mean of the correct responses' mean scores; Algorithm 1 uses the min",
+            _nw_mutant(lambda p, b: b * p.mean(), _above),
+        ),
+        Mistake(
+            "beta-ignored",
+            "you left out β: τ = β · min(pos_mean_scores)",
+            _nw_mutant(lambda p, b: p.min(), _above),
+        ),
+        Mistake(
+            "ge",
+            "you selected scores ≥ τ; a token is selected only when s > τ (strictly)",
+            _nw_mutant(lambda p, b: b * p.min(), lambda s, t: (s >= t, 1.0)),
+        ),
+        Mistake(
+            "below",
+            "you selected the tokens below τ; NTHR softens the tokens ABOVE τ, those most aligned with correct responses",
+            _nw_mutant(lambda p, b: b * p.min(), lambda s, t: (s < t, 1.0)),
+        ),
+        Mistake(
+            "eta-on-unselected",
+            "you gave η to the unselected tokens and 1 to the selected ones; it is the other way round",
+            _nw_eta_on_unselected,
+        ),
+        Mistake(
+            "no-validation",
+            "invalid inputs (empty or non-1-D pos_mean_scores, NaN scores, η outside [0, 1], negative β, lists) must raise ValueError",
+            _nw_unchecked,
+        ),
+    ),
+)
+
+
+# -- eta_schedule ----------------------------------------------------------------------------
+
+
+def _rates(rng):
+    return (_t(rng.integers(0, 9, size=10) / 8),)  # success rates of groups of 8
+
+
+def _eta_mutant(formula):
+    def build(ns):
+        def mutant(success_rate):
+            ns["eta_schedule"](success_rate)
+            if isinstance(success_rate, torch.Tensor):
+                return formula(success_rate, torch.abs)
+            return float(formula(float(success_rate), abs))
+
+        return mutant
+
+    return build
+
+
+def _eta_unchecked(ns):
+    def mutant(success_rate):
+        if isinstance(success_rate, torch.Tensor):
+            return 2 * (0.5 - success_rate.float()).abs()
+        return 2 * abs(0.5 - float(success_rate))
+
+    return mutant
+
+
+ETA_SCHEDULE = FunctionSpec(
+    "eta_schedule",
+    cases=(
+        Case("quarter", (0.25,), note="p = 0.25: η = 0.5", **F32),
+        Case("three-quarters", (0.75,), note="p = 0.75: η = 0.5", **F32),
+        Case("all-correct", (1.0,), note="p = 1: η = 1", **F32),
+        Case(
+            "tensor", (_t([0.0, 0.25, 0.5, 0.625, 1.0]),), note="a tensor of success rates", **F32
+        ),
+        Case("tensor-2d", (_t([[0.125, 0.875], [0.5, 0.375]]),), note="a (2, 2) tensor", **F32),
+        Case("random", make=_rates, note="random success rates of groups of 8", **F32),
+        Case("above-one", (1.5,), raises=ValueError, note="p = 1.5 raises ValueError"),
+        Case("negative", (-0.1,), raises=ValueError, note="p = -0.1 raises ValueError"),
+        Case("nan", (float("nan"),), raises=ValueError, note="p = NaN raises ValueError"),
+        Case(
+            "tensor-out-of-range",
+            (_t([0.5, 1.25]),),
+            raises=ValueError,
+            note="a tensor with a rate above 1 raises ValueError",
+        ),
+        Case(
+            "int-tensor",
+            (torch.tensor([0, 1]),),
+            raises=ValueError,
+            note="an integer tensor raises ValueError",
+        ),
+    ),
+    mistakes=(
+        Mistake(
+            "no-abs",
+            "you left out the absolute value: 2·(0.5 − p) is negative when most of the group is right; η = 2·|0.5 − p|",
+            _eta_mutant(lambda p, ab: 2 * (0.5 - p)),
+        ),
+        Mistake(
+            "no-factor-2",
+            "you left out the factor 2: |0.5 − p| only reaches 0.5; η = 2·|0.5 − p| reaches 1 for all-right or all-wrong groups",
+            _eta_mutant(lambda p, ab: ab(0.5 - p)),
+        ),
+        Mistake(
+            "inverted",
+            "you computed 1 − 2·|0.5 − p|: η must be small for balanced groups (p near 0.5), where LLD is strongest, and 1 for lopsided ones",
+            _eta_mutant(lambda p, ab: 1 - 2 * ab(0.5 - p)),
+        ),
+        Mistake(
+            "no-validation",
+            "success rates outside [0, 1], NaN, or integer tensors must raise ValueError",
+            _eta_unchecked,
+        ),
+    ),
+)
+
+SPEC = AssignmentSpec("06_nthr", (PREDICTION_ERRORS, TOKEN_SCORES, NTHR_WEIGHTS, ETA_SCHEDULE))
