@@ -1,0 +1,248 @@
+"""The "Check my work" button at the end of every notebook.
+
+    from autograder.widgets import check_my_work
+    check_my_work("01_exact_kl")
+
+The button saves nothing and changes nothing. On a click it finds the notebook
+file this kernel belongs to, runs ``drills check FILE --json`` on the *saved*
+file in a separate process (the same cases and the same sandboxed engine as
+``drills grade``), and shows the score and the feedback under the button.
+
+Which file: JupyterLab starts each kernel with ``JPY_SESSION_NAME`` set to the
+notebook's path and its working directory set to the notebook's folder; when
+that variable does not name an existing ``.ipynb`` (classic runners, nbclient)
+the button falls back to ``./<assignment>.ipynb``.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+CHECK_TIMEOUT_S = 300.0
+
+
+@dataclass
+class CheckOutcome:
+    """What one run of ``drills check`` gave: a report, or a message saying why there is none."""
+
+    report: dict | None
+    error: str | None = None
+    detail: str = ""  # the command's stderr/stdout tail, shown under an error
+
+
+def notebook_path(assignment: str, cwd: Path | None = None) -> Path | None:
+    """The notebook file of this kernel, or None when it cannot be found."""
+    cwd = Path.cwd() if cwd is None else cwd
+    session = os.environ.get("JPY_SESSION_NAME", "")
+    if session.endswith(".ipynb"):
+        p = Path(session)
+        for candidate in (p, cwd / p, cwd / p.name):
+            if candidate.is_file():
+                return candidate.resolve()
+    fallback = cwd / f"{assignment}.ipynb"
+    return fallback.resolve() if fallback.is_file() else None
+
+
+def check_command(path: Path) -> list[str]:
+    return [sys.executable, "-m", "autograder.cli", "check", str(path), "--json"]
+
+
+def run_check(path: Path, timeout: float = CHECK_TIMEOUT_S) -> CheckOutcome:
+    """Run ``drills check PATH --json`` in a child process and parse its report."""
+    try:
+        proc = subprocess.run(
+            check_command(path),
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            cwd=str(path.parent),
+            stdin=subprocess.DEVNULL,
+        )
+    except subprocess.TimeoutExpired:
+        return CheckOutcome(None, f"The check did not finish within {timeout:g} seconds.")
+    except OSError as e:
+        return CheckOutcome(None, f"The check could not be started ({e}).")
+    tail = _tail(proc.stderr or proc.stdout)
+    if "invalid choice: 'check'" in proc.stderr:
+        return CheckOutcome(
+            None,
+            "`drills check` is not available in this installation of reward-drills "
+            "(the sandboxed grader is missing). Update the repository and reinstall it "
+            "with `pip install -e .`.",
+            tail,
+        )
+    report = _parse_report(proc.stdout)
+    if report is None:
+        return CheckOutcome(
+            None, f"`drills check` failed (exit status {proc.returncode}) and gave no report.", tail
+        )
+    if proc.returncode != 0:
+        report.setdefault("warnings", []).append(
+            f"drills check exited with status {proc.returncode}"
+        )
+    return CheckOutcome(report)
+
+
+def _parse_report(stdout: str) -> dict | None:
+    """The JSON object on stdout (the whole of it, or else its last line that parses)."""
+    text = stdout.strip()
+    candidates = [text] + [line for line in reversed(text.splitlines()) if line.startswith("{")]
+    for c in candidates:
+        try:
+            obj = json.loads(c)
+        except ValueError:
+            continue
+        if isinstance(obj, dict) and "score" in obj and "functions" in obj:
+            return obj
+    return None
+
+
+def _tail(text: str, lines: int = 15) -> str:
+    return "\n".join((text or "").strip().splitlines()[-lines:])
+
+
+# -- rendering ---------------------------------------------------------------------------------
+
+_STYLE = (
+    "<style>"
+    ".drills-report table{border-collapse:collapse;margin:0.4em 0}"
+    ".drills-report td,.drills-report th{border:1px solid #ccc;padding:2px 8px;"
+    "text-align:left !important;vertical-align:top}"
+    ".drills-report .ok{color:#1a7f37}.drills-report .bad{color:#b3261e}.drills-report .todo{color:#8a6d00}"
+    "</style>"
+)
+
+
+def _fmt(x) -> str:
+    try:
+        return f"{float(x):g}"
+    except (TypeError, ValueError):
+        return html.escape(str(x))
+
+
+def render_report(report: dict, path: Path | None = None) -> str:
+    """HTML for a ``drills check --json`` report: a score line, then one table row per function."""
+    e = html.escape
+    score, max_score = report.get("score", 0), report.get("max_score", 0)
+    full = _is_full(score, max_score)
+    parts = [_STYLE, '<div class="drills-report">']
+    parts.append(
+        f'<p class="drills-score {"ok" if full else "bad"}"><b>Score: {_fmt(score)} / {_fmt(max_score)} points</b>'
+        + (" (full marks)" if full else "")
+        + "</p>"
+    )
+    if path is not None:
+        parts.append(f"<p><small>checked the saved file {e(str(path))}</small></p>")
+    parts.append(
+        "<table><tr><th>function</th><th>points</th><th>checks passed</th><th>feedback</th></tr>"
+    )
+    for f in report.get("functions", []):
+        cases = f.get("cases") or []
+        passed = sum(1 for c in cases if c.get("passed"))
+        if not f.get("attempted", True):
+            cls, feedback = (
+                "todo",
+                "not attempted yet: it still raises <code>NotImplementedError</code>",
+            )
+        elif cases and passed == len(cases) and not f.get("error"):
+            cls, feedback = "ok", "all checks passed"
+        else:
+            cls = "bad"
+            items = []
+            if f.get("error"):
+                items.append(e(str(f["error"])))
+            if f.get("diagnosis"):
+                items.append("<b>Recognised mistake:</b> " + e(str(f["diagnosis"])))
+            failed = [c for c in cases if not c.get("passed")]
+            for c in failed[:5]:
+                items.append("✗ " + e(str(c.get("note") or c.get("id", ""))))
+            if len(failed) > 5:
+                items.append(f"… and {len(failed) - 5} more failed checks")
+            feedback = "<br>".join(items) or "some checks failed"
+        parts.append(
+            f'<tr class="{cls}"><td><code>{e(str(f.get("function", "?")))}</code></td>'
+            f"<td>{_fmt(f.get('score', 0))} / {_fmt(f.get('points', 0))}</td>"
+            f"<td>{passed} / {len(cases)}</td><td>{feedback}</td></tr>"
+        )
+    parts.append("</table>")
+    warnings = report.get("warnings") or []
+    if warnings:
+        parts.append(
+            "<p><b>Warnings</b></p><ul>"
+            + "".join(f"<li>{e(str(w))}</li>" for w in warnings)
+            + "</ul>"
+        )
+    parts.append("</div>")
+    return "".join(parts)
+
+
+def render_error(message: str, detail: str = "") -> str:
+    out = f'{_STYLE}<div class="drills-report"><p class="drills-error bad"><b>Could not check your work.</b> {html.escape(message)}</p>'
+    if detail:
+        out += f"<pre>{html.escape(detail)}</pre>"
+    return out + "</div>"
+
+
+def _is_full(score, max_score) -> bool:
+    try:
+        return float(max_score) > 0 and abs(float(score) - float(max_score)) < 1e-9
+    except (TypeError, ValueError):
+        return False
+
+
+# -- the widget --------------------------------------------------------------------------------
+
+
+def check_my_work(assignment: str, timeout: float = CHECK_TIMEOUT_S) -> None:
+    """Show the "Check my work" button and the area where its result appears.
+
+    Returns None, so the notebook does not display the box a second time as the cell's result.
+    """
+    import ipywidgets as widgets
+    from IPython.display import HTML, display
+
+    button = widgets.Button(
+        description="Check my work",
+        button_style="primary",
+        icon="check",
+        tooltip="Grade the saved notebook with the hidden cases (saves nothing)",
+        layout=widgets.Layout(width="auto"),
+    )
+    button.add_class("drills-check-button")
+    hint = widgets.HTML("<small>Save first (Ctrl+S / ⌘S): the check reads the saved file.</small>")
+    out = widgets.Output()
+    out.add_class("drills-check-output")
+
+    def on_click(_=None):
+        button.disabled = True
+        out.clear_output()
+        try:
+            path = notebook_path(assignment)
+            if path is None:
+                html_text = render_error(
+                    f"Could not find this notebook's file ({assignment}.ipynb in {Path.cwd()}). "
+                    f"Run `drills check PATH/TO/{assignment}.ipynb` in a terminal instead."
+                )
+            else:
+                with out:
+                    display(HTML(f"<p>Checking the saved file {html.escape(path.name)} …</p>"))
+                outcome = run_check(path, timeout)
+                out.clear_output()
+                if outcome.report is not None:
+                    html_text = render_report(outcome.report, path)
+                else:
+                    html_text = render_error(outcome.error or "unknown error", outcome.detail)
+            with out:
+                display(HTML(html_text))
+        finally:
+            button.disabled = False
+
+    button.on_click(on_click)
+    box = widgets.VBox([widgets.HBox([button, hint]), out])
+    display(box)

@@ -1,0 +1,510 @@
+"""Do the notebooks work for a learner in a real JupyterLab, in a real browser?
+
+One JupyterLab server (free local port, a token, a scratch copy of exercises/
+and solutions/ so nothing in the repository is written) and one headless
+Chromium driven by Playwright. For each notebook:
+
+- exercises/<id>/<id>.ipynb: run every code cell one at a time, as a learner
+  would (Run All stops at the first error, and an unsolved notebook has
+  many); the only errors allowed are the NotImplementedError of unsolved
+  functions; every widget cell shows its widget, every plotting cell that did
+  not raise shows an image; "Check my work" reports 0 points.
+- solutions/<id>/<id>.ipynb: Run > Run All Cells; no error anywhere; the
+  widgets and figures render; "Check my work" reports full marks.
+
+Each notebook gets a full-height screenshot in test-artifacts/screenshots/ and
+its timings go to test-artifacts/browser-timings.json.
+
+Needs Debian's Chromium at /usr/bin/chromium (or $DRILLS_CHROMIUM) and the
+playwright package; without them the tests skip and say why (.ci/run installs
+Chromium, so CI runs them).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+ARTIFACTS = ROOT / "test-artifacts"
+SCREENSHOTS = ARTIFACTS / "screenshots"
+CHROMIUM = Path(os.environ.get("DRILLS_CHROMIUM", "/usr/bin/chromium"))
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--no-first-run",
+]
+NOTEBOOK_TIMEOUT_S = 180  # one notebook, all cells (05/06 take ~40 s on 2 cores)
+CHECK_TIMEOUT_S = 120  # "Check my work" on one notebook
+
+pytestmark = pytest.mark.slow
+
+
+def _skip_reason() -> str | None:
+    if not CHROMIUM.exists():
+        return (
+            f"browser test skipped: no Chromium at {CHROMIUM} "
+            "(install Debian's `chromium` package, as .ci/run does, or set DRILLS_CHROMIUM)"
+        )
+    try:
+        import playwright.sync_api  # noqa: F401
+    except ImportError:
+        return "browser test skipped: the `playwright` package is missing (pip install -e '.[dev]')"
+    return None
+
+
+SKIP = _skip_reason()
+if SKIP:
+    pytestmark = [pytest.mark.slow, pytest.mark.skip(reason=SKIP)]
+
+
+def _notebooks(kind: str) -> list[str]:
+    return sorted(p.parent.name for p in (ROOT / kind).glob("*/*.ipynb") if p.stem == p.parent.name)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _write_settings(settings: Path) -> None:
+    """JupyterLab user settings for a test: every cell in the DOM, no news pop-up, no autosave."""
+    files = {
+        # Windowed notebooks detach off-screen cells from the DOM; the checks read every cell.
+        "@jupyterlab/notebook-extension/tracker.jupyterlab-settings": {
+            "windowingMode": "none",
+            "scrollPastEnd": False,
+        },
+        "@jupyterlab/apputils-extension/notification.jupyterlab-settings": {
+            "fetchNews": "false",
+            "checkForUpdates": False,
+        },
+        "@jupyterlab/docmanager-extension/plugin.jupyterlab-settings": {"autosave": False},
+    }
+    for rel, value in files.items():
+        p = settings / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(json.dumps(value))
+
+
+class Lab:
+    def __init__(self, base: str, token: str, root: Path, proc: subprocess.Popen, log: Path):
+        self.base, self.token, self.root, self.proc, self.log = base, token, root, proc, log
+
+    def api(self, method: str, path: str):
+        req = urllib.request.Request(
+            f"{self.base}{path}", method=method, headers={"Authorization": f"token {self.token}"}
+        )
+        with urllib.request.urlopen(req, timeout=10) as r:
+            body = r.read()
+        return json.loads(body) if body else None
+
+    def shutdown_sessions(self) -> None:
+        """Stop every kernel, so the next notebook has the CPU to itself."""
+        for s in self.api("GET", "/api/sessions"):
+            self.api("DELETE", f"/api/sessions/{s['id']}")
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("lab")
+    root = tmp / "course"
+    for kind in ("exercises", "solutions"):
+        shutil.copytree(
+            ROOT / kind,
+            root / kind,
+            ignore=shutil.ignore_patterns(".ipynb_checkpoints", "__pycache__"),
+        )
+    _write_settings(tmp / "settings")
+    env = dict(os.environ)
+    env.pop("MPLBACKEND", None)  # conftest sets Agg for tests; kernels need the inline backend
+    env.pop("JPY_SESSION_NAME", None)
+    env.update(
+        JUPYTERLAB_SETTINGS_DIR=str(tmp / "settings"),
+        JUPYTERLAB_WORKSPACES_DIR=str(tmp / "workspaces"),
+        JUPYTER_CONFIG_DIR=str(tmp / "config"),
+        JUPYTER_RUNTIME_DIR=str(tmp / "runtime"),
+        PATH=str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", ""),
+    )
+    port, token = _free_port(), "browser-test-" + os.urandom(8).hex()
+    log = tmp / "jupyter-lab.log"
+    cmd = [
+        str(Path(sys.executable).parent / "jupyter"),
+        "lab",
+        "--no-browser",
+        "--ip=127.0.0.1",
+        f"--port={port}",
+        f"--IdentityProvider.token={token}",
+        f"--ServerApp.root_dir={root}",
+    ]
+    if os.geteuid() == 0:
+        cmd.append("--allow-root")
+    with open(log, "w") as logf:
+        proc = subprocess.Popen(
+            cmd, env=env, stdout=logf, stderr=subprocess.STDOUT, start_new_session=True
+        )
+    server = Lab(f"http://127.0.0.1:{port}", token, root, proc, log)
+    shutil.rmtree(SCREENSHOTS, ignore_errors=True)  # no stale pictures from an earlier run
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                server.api("GET", "/api/status")
+                break
+            except OSError:
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    pytest.fail(f"jupyter lab did not start:\n{log.read_text()[-3000:]}")
+                time.sleep(0.3)
+        yield server
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        ARTIFACTS.mkdir(exist_ok=True)
+        shutil.copy(log, ARTIFACTS / "jupyter-lab.log")
+
+
+@pytest.fixture(scope="module")
+def page(lab):
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        context = browser.new_context(viewport={"width": 1400, "height": 1000})
+        pg = context.new_page()
+        pg.on("pageerror", lambda e: PAGE_ERRORS.append(str(e)))
+        try:
+            yield pg
+        finally:
+            browser.close()
+
+
+TIMINGS: dict[str, dict] = {}
+PAGE_ERRORS: list[str] = []  # uncaught JavaScript errors in JupyterLab's page
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _write_timings():
+    yield
+    if TIMINGS:
+        ARTIFACTS.mkdir(exist_ok=True)
+        (ARTIFACTS / "browser-timings.json").write_text(json.dumps(TIMINGS, indent=2))
+
+
+# -- driving JupyterLab ------------------------------------------------------------------------
+
+_IDLE = '.jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook-ExecutionIndicator[data-status="idle"]'
+
+
+def open_notebook(page, lab: Lab, rel: str) -> None:
+    lab.shutdown_sessions()
+    # ?reset: a fresh workspace, so the previous notebook's tab is not restored beside this one.
+    page.goto(f"{lab.base}/lab/tree/{rel}?reset&token={lab.token}")
+    page.wait_for_selector(".jp-NotebookPanel .jp-Notebook .jp-Cell", timeout=90_000)
+    page.wait_for_selector(_IDLE, timeout=90_000)  # kernel started and connected
+    # Fold the file browser away: the screenshots get the notebook's full width.
+    sidebar_tab = page.locator(".jp-SideBar.jp-mod-left .lm-TabBar-tab.lm-mod-current")
+    if sidebar_tab.count():
+        sidebar_tab.first.click()
+
+
+def code_cells(page):
+    return page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook .jp-CodeCell")
+
+
+_PROMPTS_JS = """() => Array.from(document.querySelectorAll(
+    '.jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook .jp-CodeCell .jp-InputArea-prompt'))
+    .map(e => e.innerText.trim())"""
+
+
+def wait_all_executed(page, timeout_s: float) -> list[str]:
+    """Wait until every code cell shows an execution count ([n]:) and the kernel is idle."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        prompts = page.evaluate(_PROMPTS_JS)
+        done = prompts and all(re.fullmatch(r"\[\d+\]:", p) for p in prompts)
+        if done and page.locator(_IDLE).count():
+            return prompts
+        if time.monotonic() > deadline:
+            raise AssertionError(f"cells not all executed after {timeout_s} s: prompts {prompts}")
+        time.sleep(0.25)
+
+
+def run_all_cells(page, timeout_s: float) -> None:
+    page.click(".lm-MenuBar-itemLabel:text-is('Run')")
+    page.click(".lm-Menu-item:has-text('Run All Cells')")
+    wait_all_executed(page, timeout_s)
+
+
+def run_cells_one_by_one(page, timeout_s: float) -> None:
+    """Run each code cell on its own and wait for it: an error does not stop the rest."""
+    deadline = time.monotonic() + timeout_s
+    cells = code_cells(page)
+    for i in range(cells.count()):
+        cell = cells.nth(i)
+        prompt_area = cell.locator(".jp-InputArea-prompt")
+        pressed = None
+        while True:
+            prompt = prompt_area.inner_text().strip()
+            if re.fullmatch(r"\[\d+\]:", prompt) and page.locator(_IDLE).count():
+                break
+            if prompt == "[ ]:" and (pressed is None or time.monotonic() - pressed > 5):
+                # Not queued yet (or the key press was lost while the page was busy): press again.
+                prompt_area.click()
+                page.keyboard.press("Control+Enter")
+                pressed = time.monotonic()
+            if time.monotonic() > deadline:
+                raise AssertionError(
+                    f"code cell {i} still running after {timeout_s} s (prompt {prompt!r})"
+                )
+            time.sleep(0.1)
+
+
+def save(page) -> None:
+    page.keyboard.press("Escape")
+    page.keyboard.press("Control+s")
+    page.wait_for_function(
+        "() => !document.querySelector('.lm-TabBar-tab.jp-mod-current.jp-mod-dirty')",
+        timeout=30_000,
+    )
+
+
+def check_my_work(page) -> str:
+    """Press the notebook's "Check my work" button; return the text it shows."""
+    button = page.locator(".drills-check-button")
+    assert button.count() == 1, f"expected one 'Check my work' button, found {button.count()}"
+    button.scroll_into_view_if_needed()
+    button.click()
+    result = page.locator(".drills-check-output .drills-score, .drills-check-output .drills-error")
+    result.first.wait_for(timeout=CHECK_TIMEOUT_S * 1000)
+    return page.locator(".drills-check-output").inner_text()
+
+
+_CELL_REPORT_JS = """() => Array.from(document.querySelectorAll(
+    '.jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook .jp-CodeCell')).map(cell => {
+  const outputs = cell.querySelector('.jp-OutputArea');
+  const stderr = outputs ? Array.from(outputs.querySelectorAll(
+      '[data-mime-type="application/vnd.jupyter.stderr"]')).map(e => e.innerText) : [];
+  return {
+    images: outputs ? outputs.querySelectorAll('img').length : 0,
+    widgets: outputs ? outputs.querySelectorAll('.jupyter-widgets').length : 0,
+    stderr: stderr,
+    text: outputs ? outputs.innerText : '',
+  };
+})"""
+
+_ERROR_NAME = re.compile(r"^\s*(\w+(?:Error|Exception|Exit|Interrupt|Warning))\b", re.M)
+
+
+def error_names(stderr_texts: list[str]) -> list[str]:
+    """The exception names in rendered tracebacks (first name on each traceback's first line)."""
+    names = []
+    for t in stderr_texts:
+        if "Traceback" in t or re.search(r"^\w+Error\b", t, re.M):
+            m = _ERROR_NAME.search(t)
+            names.append(m.group(1) if m else "unknown error")
+    return names
+
+
+def is_plot_cell(src: str) -> bool:
+    return bool(re.search(r"\bplt\.(show|subplots|figure|plot)\(", src))
+
+
+def is_widget_cell(src: str) -> bool:
+    return bool(re.search(r"\b(widgets\.\w+\(|interact\(|interactive\(|check_my_work\()", src))
+
+
+def inspect_cells(page, sources: list[str]) -> list[dict]:
+    cells = page.evaluate(_CELL_REPORT_JS)
+    assert len(cells) == len(sources), (
+        f"{len(cells)} code cells in the page, {len(sources)} in the file"
+    )
+    for c, src in zip(cells, sources):
+        c["errors"] = error_names(c["stderr"])
+        c["plot_cell"], c["widget_cell"] = is_plot_cell(src), is_widget_cell(src)
+        c["first_line"] = src.strip().splitlines()[0][:70] if src.strip() else ""
+    return cells
+
+
+def screenshot(page, name: str) -> Path:
+    """The whole notebook in one image: make the window as tall as the notebook, then shoot."""
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    height = page.evaluate(
+        """() => { const s = document.querySelector(
+              '.jp-NotebookPanel:not(.lm-mod-hidden) .jp-WindowedPanel-outer');
+           return s ? s.scrollHeight : 1000; }"""
+    )
+    size = page.viewport_size
+    page.set_viewport_size({"width": size["width"], "height": min(int(height) + 200, 30_000)})
+    page.wait_for_timeout(500)
+    page.evaluate(
+        """() => { const s = document.querySelector(
+              '.jp-NotebookPanel:not(.lm-mod-hidden) .jp-WindowedPanel-outer');
+           if (s) s.scrollTop = 0; }"""
+    )
+    page.wait_for_timeout(500)
+    path = SCREENSHOTS / f"{name}.png"
+    page.screenshot(path=str(path))
+    page.set_viewport_size(size)
+    return path
+
+
+@contextlib.contextmanager
+def screenshot_on_failure(page, name: str):
+    try:
+        yield
+    except BaseException:
+        screenshot(page, name + "-FAILED")
+        raise
+
+
+def code_sources(path: Path) -> list[str]:
+    nb = json.loads(path.read_text())
+    return [
+        "".join(c["source"]) if isinstance(c["source"], list) else c["source"]
+        for c in nb["cells"]
+        if c["cell_type"] == "code"
+    ]
+
+
+def saved_error_names(path: Path) -> list[tuple[int, str]]:
+    nb = json.loads(path.read_text())
+    code = [c for c in nb["cells"] if c["cell_type"] == "code"]
+    return [
+        (i, o["ename"])
+        for i, c in enumerate(code)
+        for o in c.get("outputs", [])
+        if o["output_type"] == "error"
+    ]
+
+
+def _problems_with_rendering(cells: list[dict]) -> list[str]:
+    problems = []
+    for i, c in enumerate(cells):
+        # A cell that raised (allowed only in exercises) shows no figure.
+        excused = bool(c["errors"])
+        if c["plot_cell"] and not excused and c["images"] == 0:
+            problems.append(f"cell {i} ({c['first_line']}) plots but shows no image")
+        if (
+            c["widget_cell"]
+            and not (excused and "NotImplementedError" in c["errors"])
+            and c["widgets"] == 0
+        ):
+            problems.append(f"cell {i} ({c['first_line']}) makes a widget but none rendered")
+        if "Error displaying widget" in c["text"]:
+            problems.append(f"cell {i}: {c['text'][:200]}")
+    return problems
+
+
+# -- the tests ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("assignment", _notebooks("exercises"))
+def test_exercise_shows_only_not_implemented_errors_and_renders_widgets(lab, page, assignment):
+    """Does an unsolved notebook run in JupyterLab with no error but the stubs' NotImplementedError,
+    its widgets and figures rendered, and "Check my work" reporting 0 points?"""
+    rel = f"exercises/{assignment}/{assignment}.ipynb"
+    sources = code_sources(lab.root / rel)
+    t0 = time.monotonic()
+    open_notebook(page, lab, rel)
+    t_open = time.monotonic()
+    with screenshot_on_failure(page, f"exercise-{assignment}"):
+        run_cells_one_by_one(page, NOTEBOOK_TIMEOUT_S)
+    t_run = time.monotonic()
+    cells = inspect_cells(page, sources)
+    save(page)
+    with screenshot_on_failure(page, f"exercise-{assignment}"):
+        check_text = check_my_work(page)
+    t_check = time.monotonic()
+    shot = screenshot(page, f"exercise-{assignment}")
+    TIMINGS[f"exercises/{assignment}"] = {
+        "open_s": round(t_open - t0, 1),
+        "run_s": round(t_run - t_open, 1),
+        "check_s": round(t_check - t_run, 1),
+        "code_cells": len(cells),
+        "images": sum(c["images"] for c in cells),
+        "widgets": sum(c["widgets"] for c in cells),
+        "errors": [e for c in cells for e in c["errors"]],
+        "screenshot": str(shot.relative_to(ROOT)),
+        "check": check_text.strip().splitlines()[:1],
+    }
+
+    unexpected = [
+        (i, c["first_line"], c["errors"])
+        for i, c in enumerate(cells)
+        if any(e != "NotImplementedError" for e in c["errors"])
+    ]
+    assert not unexpected, f"errors other than NotImplementedError: {unexpected}"
+    saved = [x for x in saved_error_names(lab.root / rel) if x[1] != "NotImplementedError"]
+    assert not saved, f"saved notebook has errors other than NotImplementedError: {saved}"
+    assert any(c["errors"] for c in cells), (
+        "an unsolved notebook should raise NotImplementedError somewhere"
+    )
+    assert not _problems_with_rendering(cells), _problems_with_rendering(cells)
+    assert not PAGE_ERRORS, f"uncaught errors in the page: {PAGE_ERRORS}"
+    m = re.search(r"Score: ([\d.]+) / ([\d.]+) points", check_text)
+    assert m, f"'Check my work' showed no score:\n{check_text}"
+    assert float(m.group(1)) == 0 and float(m.group(2)) > 0, check_text
+
+
+@pytest.mark.parametrize("assignment", _notebooks("solutions"))
+def test_solution_runs_clean_and_check_my_work_gives_full_marks(lab, page, assignment):
+    """Does the solved notebook run all cells in JupyterLab without an error, with widgets and
+    figures rendered, and does "Check my work" show full marks?"""
+    rel = f"solutions/{assignment}/{assignment}.ipynb"
+    sources = code_sources(lab.root / rel)
+    t0 = time.monotonic()
+    open_notebook(page, lab, rel)
+    t_open = time.monotonic()
+    with screenshot_on_failure(page, f"solution-{assignment}"):
+        run_all_cells(page, NOTEBOOK_TIMEOUT_S)
+    t_run = time.monotonic()
+    cells = inspect_cells(page, sources)
+    save(page)
+    with screenshot_on_failure(page, f"solution-{assignment}"):
+        check_text = check_my_work(page)
+    t_check = time.monotonic()
+    shot = screenshot(page, f"solution-{assignment}")
+    TIMINGS[f"solutions/{assignment}"] = {
+        "open_s": round(t_open - t0, 1),
+        "run_s": round(t_run - t_open, 1),
+        "check_s": round(t_check - t_run, 1),
+        "code_cells": len(cells),
+        "images": sum(c["images"] for c in cells),
+        "widgets": sum(c["widgets"] for c in cells),
+        "errors": [e for c in cells for e in c["errors"]],
+        "stderr_cells": [i for i, c in enumerate(cells) if c["stderr"]],
+        "screenshot": str(shot.relative_to(ROOT)),
+        "check": check_text.strip().splitlines()[:1],
+    }
+
+    errors = [(i, c["first_line"], c["errors"]) for i, c in enumerate(cells) if c["errors"]]
+    assert not errors, f"errors in the solved notebook: {errors}"
+    assert not saved_error_names(lab.root / rel)
+    assert not _problems_with_rendering(cells), _problems_with_rendering(cells)
+    assert sum(c["images"] for c in cells) >= 1, "the solved notebook shows no figure"
+    assert any(c["widgets"] for c, src in zip(cells, sources) if "check_my_work(" not in src), (
+        "the solved notebook shows no exploration widget"
+    )
+    assert not PAGE_ERRORS, f"uncaught errors in the page: {PAGE_ERRORS}"
+    m = re.search(r"Score: ([\d.]+) / ([\d.]+) points", check_text)
+    assert m, f"'Check my work' showed no score:\n{check_text}"
+    assert float(m.group(1)) == float(m.group(2)) > 0, f"not full marks:\n{check_text}"

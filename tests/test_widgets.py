@@ -1,0 +1,134 @@
+"""Does the "Check my work" button grade the right file and say clearly what it found?
+
+(The browser test presses the real button in JupyterLab; these check the parts
+behind it without a browser.)
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from autograder import widgets
+
+ROOT = Path(__file__).resolve().parent.parent
+EXERCISE = ROOT / "exercises" / "01_exact_kl" / "01_exact_kl.ipynb"
+SOURCE = ROOT / "solutions" / "01_exact_kl" / "01_exact_kl.ipynb"
+
+
+def _learner_notebook(tmp_path: Path, edit=None) -> Path:
+    """The student version of 01 with the solution cells filled in (and optionally one edit)."""
+    src = {
+        c.metadata["nbgrader"]["grade_id"]: c.source
+        for c in nbformat.read(SOURCE, 4).cells
+        if c.metadata.get("nbgrader", {}).get("solution")
+    }
+    nb = nbformat.read(EXERCISE, 4)
+    for c in nb.cells:
+        gid = c.metadata.get("nbgrader", {}).get("grade_id")
+        if c.metadata.get("nbgrader", {}).get("solution"):
+            c.source = src[gid]
+            if edit:
+                c.source = edit(gid, c.source)
+    path = tmp_path / "01_exact_kl.ipynb"
+    nbformat.write(nb, path)
+    return path
+
+
+def test_check_my_work_prefers_the_session_notebook_over_the_default_name(tmp_path, monkeypatch):
+    """When the learner renamed their copy, does the button grade the notebook JupyterLab has open
+    (JPY_SESSION_NAME) rather than a stale <assignment>.ipynb beside it?"""
+    (tmp_path / "01_exact_kl.ipynb").write_text("{}")
+    mine = tmp_path / "01_exact_kl-Copy1.ipynb"
+    mine.write_text("{}")
+    monkeypatch.setenv("JPY_SESSION_NAME", str(mine))
+    assert widgets.notebook_path("01_exact_kl", cwd=tmp_path) == mine.resolve()
+
+
+def test_check_my_work_falls_back_to_the_assignment_file_outside_jupyterlab(tmp_path, monkeypatch):
+    """Without a usable JPY_SESSION_NAME (nbclient, a classic runner, a name that is not a notebook),
+    does the button use ./<assignment>.ipynb, and report None when there is none?"""
+    monkeypatch.setenv("JPY_SESSION_NAME", str(tmp_path / "console-1"))
+    assert widgets.notebook_path("01_exact_kl", cwd=tmp_path) is None
+    (tmp_path / "01_exact_kl.ipynb").write_text("{}")
+    assert (
+        widgets.notebook_path("01_exact_kl", cwd=tmp_path)
+        == (tmp_path / "01_exact_kl.ipynb").resolve()
+    )
+    monkeypatch.delenv("JPY_SESSION_NAME")
+    assert (
+        widgets.notebook_path("01_exact_kl", cwd=tmp_path)
+        == (tmp_path / "01_exact_kl.ipynb").resolve()
+    )
+
+
+@pytest.mark.slow
+def test_check_my_work_names_the_mistake_of_an_unweighted_average(tmp_path):
+    """Does the button's report show the score line, the lost points and the recognised mistake for
+    a forward_kl that averages the log ratios without weights?"""
+    path = _learner_notebook(
+        tmp_path,
+        lambda gid, s: s.replace(
+            "terms.append(p * math.log(p / q))", "terms.append(math.log(p / q) / len(policy))"
+        ),
+    )
+    outcome = widgets.run_check(path)
+    assert outcome.error is None, (outcome.error, outcome.detail)
+    report = outcome.report
+    fk = next(f for f in report["functions"] if f["function"] == "forward_kl")
+    assert 0 < fk["score"] < fk["points"]
+    page = widgets.render_report(report, path)
+    assert f"Score: {report['score']:g} / {report['max_score']:g} points" in page
+    assert "Recognised mistake:" in page and "unweighted" in fk["diagnosis"]
+    assert "full marks" not in page
+
+
+@pytest.mark.slow
+def test_check_my_work_gives_full_marks_to_the_solution_and_zero_to_stubs(tmp_path):
+    """Does the report say full marks for the solved notebook and 'not attempted' for the stubs?"""
+    solved = widgets.run_check(_learner_notebook(tmp_path))
+    assert solved.report["score"] == solved.report["max_score"] > 0
+    assert "(full marks)" in widgets.render_report(solved.report)
+
+    stub = widgets.run_check(EXERCISE)
+    assert stub.report["score"] == 0
+    page = widgets.render_report(stub.report)
+    assert page.count("not attempted yet") == len(stub.report["functions"])
+
+
+def test_check_my_work_explains_a_notebook_it_cannot_read(tmp_path):
+    """A broken .ipynb file: does the learner get a message and the command's own words, not a
+    traceback or an empty output?"""
+    bad = tmp_path / "01_exact_kl.ipynb"
+    bad.write_text("{not json")
+    outcome = widgets.run_check(bad)
+    assert outcome.report is None
+    assert "exit status" in outcome.error and "not valid JSON" in outcome.detail
+    page = widgets.render_error(outcome.error, outcome.detail)
+    assert "Could not check your work" in page and "not valid JSON" in page
+
+
+def test_check_my_work_escapes_text_from_the_report():
+    """Function names, notes, diagnoses and warnings are text, not markup: is every one of them
+    escaped before it goes into the notebook's HTML output?"""
+    report = {
+        "assignment": "x",
+        "score": 0,
+        "max_score": 1,
+        "warnings": ["<b>w</b>"],
+        "functions": [
+            {
+                "function": "<script>f</script>",
+                "points": 1,
+                "score": 0,
+                "attempted": True,
+                "diagnosis": "<img src=x>",
+                "cases": [{"id": "c", "passed": False, "note": "<i>n</i>"}],
+            }
+        ],
+    }
+    page = widgets.render_report(report)
+    assert "<script>" not in page and "<img" not in page and "<i>n</i>" not in page
+    assert "&lt;script&gt;" in page and "&lt;b&gt;w&lt;/b&gt;" in page
