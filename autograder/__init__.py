@@ -11,6 +11,15 @@ Table of contents (one small module per step):
     evaluate    running cases, scoring, recognising known mistakes
     kernel      grade_cell(): the call inside each nbgrader hidden-test cell
     release     `drills release`: exercises/ from solutions/ with nbgrader
+
+  the sandboxed engine (`drills grade`, `drills check`):
+    submission  reading a learner's notebook strictly; the program built from its cells
+    sandbox     the child process: bubblewrap, rlimits, pids cgroup, timeouts, the outcome pipe
+    child_harness  the code that runs inside the child (no import of this package)
+    report      grades.csv, results.json and feedback pages, written atomically
+    grade_cli   the `grade` and `check` subcommands
+    widgets     the "Check my work" button of every notebook
+
     cli         the `drills` command
 
 The cases of each assignment live in ``autograder.assignments.aNN_<name>``.

@@ -1,9 +1,9 @@
 """The `drills` command.
 
-    drills release [ASSIGNMENT...] [--check]     exercises/ from solutions/ (nbgrader)
-    drills grade SUBMISSION... --out DIR ...     the sandboxed grader
-    drills check NOTEBOOK                        one notebook, feedback for a learner
-    drills cases ASSIGNMENT                      list an assignment's cases and known mistakes
+drills release [ASSIGNMENT...] [--check]     exercises/ from solutions/ (nbgrader)
+drills grade SUBMISSION... --out DIR ...     the sandboxed grader
+drills check NOTEBOOK                        one notebook, feedback for a learner
+drills cases ASSIGNMENT                      list an assignment's cases and known mistakes
 """
 
 from __future__ import annotations
@@ -29,7 +29,14 @@ def _release(args: argparse.Namespace) -> int:
             return 1
         print("exercises/ is up to date with solutions/")
         return 0
-    print("exercises/ regenerated" + (f" (changes: {len(diff.changed) + len(diff.missing) + len(diff.extra)} files)" if diff else " (no changes)"))
+    print(
+        "exercises/ regenerated"
+        + (
+            f" (changes: {len(diff.changed) + len(diff.missing) + len(diff.extra)} files)"
+            if diff
+            else " (no changes)"
+        )
+    )
     return 0
 
 
@@ -42,19 +49,27 @@ def _cases(args: argparse.Namespace) -> int:
         print(f"{f.name} ({pts:g} points): {len(f.cases)} cases, {len(f.mistakes)} known mistakes")
         for c in f.cases:
             kind = "generated" if c.hidden else "fixed"
-            print(f"  case {c.id:<28} {kind:<9} w={c.weight:g} rtol={c.rtol:g} atol={c.atol:g}  {c.note}")
+            print(
+                f"  case {c.id:<28} {kind:<9} w={c.weight:g} rtol={c.rtol:g} atol={c.atol:g}  {c.note}"
+            )
         for m in f.mistakes:
             print(f"  mistake {m.id:<25} {m.diagnosis}")
     return 0
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="drills", description="reward-drills: release and grade the notebooks")
+    p = argparse.ArgumentParser(
+        prog="drills", description="reward-drills: release and grade the notebooks"
+    )
     sub = p.add_subparsers(dest="command", required=True)
 
     r = sub.add_parser("release", help="regenerate exercises/ from solutions/ with nbgrader")
     r.add_argument("assignments", nargs="*", help="assignment ids (default: all)")
-    r.add_argument("--check", action="store_true", help="only check that exercises/ is up to date (exit 1 if not)")
+    r.add_argument(
+        "--check",
+        action="store_true",
+        help="only check that exercises/ is up to date (exit 1 if not)",
+    )
     r.set_defaults(func=_release)
 
     c = sub.add_parser("cases", help="list an assignment's cases and known mistakes")

@@ -75,7 +75,10 @@ def encode(x: Any, _depth: int = 0) -> Any:
     if t is Fn:
         return {"$fn": x.name, "source": x.source}
     if t is Obj:
-        return {"$obj": x.type_name, "fields": {k: encode(v, _depth + 1) for k, v in x.fields.items()}}
+        return {
+            "$obj": x.type_name,
+            "fields": {k: encode(v, _depth + 1) for k, v in x.fields.items()},
+        }
     if dataclasses.is_dataclass(x) and not isinstance(x, type):
         fields = {f.name: encode(getattr(x, f.name), _depth + 1) for f in dataclasses.fields(x)}
         return {"$obj": t.__name__, "fields": fields}

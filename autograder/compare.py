@@ -100,7 +100,12 @@ def render(j: Any, limit: int = 400) -> str:
         txt = ", ".join(f"{v:.6g}" for v in vals[:8]) + (", …" if len(vals) > 8 else "")
         out = txt if shape == () else f"[{txt}] (shape {tuple(shape)})"
     elif isinstance(j, dict) and "$obj" in j:
-        out = j["$obj"] + "(" + ", ".join(f"{k}={render(v, 80)}" for k, v in j["fields"].items()) + ")"
+        out = (
+            j["$obj"]
+            + "("
+            + ", ".join(f"{k}={render(v, 80)}" for k, v in j["fields"].items())
+            + ")"
+        )
     elif isinstance(j, list):
         out = "[" + ", ".join(render(v, 60) for v in j) + "]"
     else:

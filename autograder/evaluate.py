@@ -145,7 +145,9 @@ def _missed_error(case: Case, expected: dict, got: dict) -> bool:
     return "raised" in expected and got.get("raised") != expected["raised"]
 
 
-def diagnose(fspec: FunctionSpec, expected: list[dict], got: list[dict], mutants: dict[str, list[dict]]) -> Mistake | None:
+def diagnose(
+    fspec: FunctionSpec, expected: list[dict], got: list[dict], mutants: dict[str, list[dict]]
+) -> Mistake | None:
     """The catalogued mistake whose wrong outcomes the learner's reproduce.
 
     A mistake matches when, on every case where the mistake fails, the learner
@@ -154,13 +156,21 @@ def diagnose(fspec: FunctionSpec, expected: list[dict], got: list[dict], mutants
     cases wins (the most specific); otherwise the best partial match that
     explains at least half of the learner's failures and half of its own.
     """
-    failed = [i for i, c in enumerate(fspec.cases) if not same_outcome(expected[i], got[i], c.rtol, c.atol)]
+    failed = [
+        i
+        for i, c in enumerate(fspec.cases)
+        if not same_outcome(expected[i], got[i], c.rtol, c.atol)
+    ]
     if not failed:
         return None
     best: tuple[float, int, int, Mistake] | None = None
     for order, m in enumerate(fspec.mistakes):
         mo = mutants[m.id]
-        m_failed = [i for i, c in enumerate(fspec.cases) if not same_outcome(expected[i], mo[i], c.rtol, c.atol)]
+        m_failed = [
+            i
+            for i, c in enumerate(fspec.cases)
+            if not same_outcome(expected[i], mo[i], c.rtol, c.atol)
+        ]
         if not m_failed:
             continue
         agree = 0
@@ -196,16 +206,28 @@ def score(
         ok = same_outcome(e, g, case.rtol, case.atol)
         cases.append(
             CaseResult(
-                id=case.id, passed=ok, weight=case.weight, hidden=case.hidden, note=case.note,
-                expected=e, got=g, seconds=round(t, 6), inputs={"args": inp["args"], "kwargs": inp["kwargs"]},
+                id=case.id,
+                passed=ok,
+                weight=case.weight,
+                hidden=case.hidden,
+                note=case.note,
+                expected=e,
+                got=g,
+                seconds=round(t, 6),
+                inputs={"args": inp["args"], "kwargs": inp["kwargs"]},
             )
         )
     attempted = not all(g.get("raised") == "NotImplementedError" for g in got)
     total = sum(c.weight for c in fspec.cases)
     fraction = sum(c.weight for c in cases if c.passed) / total if attempted and total else 0.0
     result = FunctionResult(
-        assignment=assignment, function=fspec.name, points=points,
-        score=round(points * fraction, 2), fraction=fraction, attempted=attempted, cases=cases,
+        assignment=assignment,
+        function=fspec.name,
+        points=points,
+        score=round(points * fraction, 2),
+        fraction=fraction,
+        attempted=attempted,
+        cases=cases,
     )
     if attempted and fraction < 1.0:
         m = diagnose(fspec, expected, got, mutants)
@@ -233,7 +255,16 @@ def grade_function(
     expected = reference_outcomes(assignment, fspec, inputs, root)
     ns = namespace if namespace is not None else getattr(fn, "__globals__", {})
     got, times = run_cases(fn, inputs, ns)
-    return score(assignment, fspec, pts, inputs, expected, got, times, mistake_outcomes(assignment, fspec, inputs, root))
+    return score(
+        assignment,
+        fspec,
+        pts,
+        inputs,
+        expected,
+        got,
+        times,
+        mistake_outcomes(assignment, fspec, inputs, root),
+    )
 
 
 # -- feedback text -----------------------------------------------------------------------------
@@ -270,5 +301,8 @@ def _render_inputs(inputs: Any) -> str:
         return "(hidden)"
     parts = [render(a, 60) for a in inputs.get("args", [])]
     kw = inputs.get("kwargs") or {}
-    parts += [f"{k}={render(v, 40)}" for k, v in (kw.get("$dict", {}) if isinstance(kw, dict) else {}).items()]
+    parts += [
+        f"{k}={render(v, 40)}"
+        for k, v in (kw.get("$dict", {}) if isinstance(kw, dict) else {}).items()
+    ]
     return ", ".join(parts)

@@ -28,7 +28,9 @@ TARGETS = {"05_grpo_lld": 60.0, "06_nthr": 60.0}
 
 def run(nb, cwd: Path) -> float:
     t0 = time.perf_counter()
-    NotebookClient(nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(cwd)}}).execute()
+    NotebookClient(
+        nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(cwd)}}
+    ).execute()
     return time.perf_counter() - t0
 
 
@@ -45,7 +47,11 @@ def main(argv: list[str]) -> None:
             seconds = run(nbformat.read(str(work / src.name), as_version=4), work)
             total += seconds
             target = TARGETS.get(a)
-            flag = "" if target is None else f"  target < {target:.0f} s: {'ok' if seconds < target else 'MISSED'}"
+            flag = (
+                ""
+                if target is None
+                else f"  target < {target:.0f} s: {'ok' if seconds < target else 'MISSED'}"
+            )
             print(f"{a:<24} {seconds:6.1f} s  ({seconds / base:5.1f}x baseline){flag}")
         print(f"{'total':<24} {total:6.1f} s  target < 180 s: {'ok' if total < 180 else 'MISSED'}")
 

@@ -29,8 +29,12 @@ def test_kl_agrees_with_numpy_oracle_on_random_distributions(ns):
     rng = np.random.default_rng(0)
     for n in range(2, 12):
         p, q = rng.dirichlet(np.ones(n)), rng.dirichlet(np.ones(n))
-        assert math.isclose(ns["forward_kl"](list(p), list(q)), float(np.sum(p * np.log(p / q))), rel_tol=1e-12)
-        assert math.isclose(ns["reverse_kl"](list(p), list(q)), float(np.sum(q * np.log(q / p))), rel_tol=1e-12)
+        assert math.isclose(
+            ns["forward_kl"](list(p), list(q)), float(np.sum(p * np.log(p / q))), rel_tol=1e-12
+        )
+        assert math.isclose(
+            ns["reverse_kl"](list(p), list(q)), float(np.sum(q * np.log(q / p))), rel_tol=1e-12
+        )
 
 
 def test_kl_is_nonnegative_and_zero_only_for_equal(ns):

@@ -101,7 +101,9 @@ def test_monte_carlo_with_exact_frequencies_is_the_enumerated_mean(ns):
     sample = [0] + [1] * 9
     for name in ("k1", "k2", "k3", "clipped_k1"):
         mc = ns["monte_carlo_kl"](sample, POLICY, REFERENCE, ns[name])
-        assert math.isclose(mc, ns["estimator_moments"](POLICY, REFERENCE, ns[name])[0], rel_tol=1e-12)
+        assert math.isclose(
+            mc, ns["estimator_moments"](POLICY, REFERENCE, ns[name])[0], rel_tol=1e-12
+        )
 
 
 def test_population_variance_of_k1_is_p1_p2_times_squared_gap(ns):

@@ -29,7 +29,9 @@ def _random_batch(rng, b, t):
 
 def _brute_force(values, mask, mode, max_len=None):
     """Independent oracle: plain Python loops over rows and tokens."""
-    rows = [[float(values[b][t]) for t in range(len(mask[b])) if mask[b][t]] for b in range(len(mask))]
+    rows = [
+        [float(values[b][t]) for t in range(len(mask[b])) if mask[b][t]] for b in range(len(mask))
+    ]
     if mode == "seq-mean-token-mean":
         return sum(sum(r) / len(r) for r in rows) / len(rows)
     if mode == "token-mean":
@@ -81,7 +83,9 @@ def test_aggregate_loss_modes_match_brute_force_loops(ns):
         for mode in MODES:
             max_len = t + 3 if mode == "seq-mean-token-sum-norm" else None
             got = ns["aggregate_loss"](values, mask, mode, max_len=max_len)
-            assert math.isclose(got, _brute_force(values, mask, mode, max_len), rel_tol=1e-12, abs_tol=1e-12), mode
+            assert math.isclose(
+                got, _brute_force(values, mask, mode, max_len), rel_tol=1e-12, abs_tol=1e-12
+            ), mode
 
 
 def test_masked_mean_matches_brute_force_and_ignores_padding_values(ns):
@@ -90,7 +94,11 @@ def test_masked_mean_matches_brute_force_and_ignores_padding_values(ns):
     values, mask = _random_batch(rng, 5, 9)
     expected = [np.mean(values[i][mask[i] == 1]) for i in range(5)]
     np.testing.assert_allclose(ns["masked_mean"](values, mask), expected, rtol=1e-12)
-    np.testing.assert_allclose(ns["masked_mean"](np.where(mask == 1, values, np.nan), mask.astype(bool)), expected, rtol=1e-12)
+    np.testing.assert_allclose(
+        ns["masked_mean"](np.where(mask == 1, values, np.nan), mask.astype(bool)),
+        expected,
+        rtol=1e-12,
+    )
 
 
 def test_padding_more_columns_changes_no_mode(ns):
@@ -118,7 +126,9 @@ def test_per_token_gradient_weights_follow_the_papers(ns):
     for mode, weight in expected.items():
         bumped = values.copy()
         bumped[0, 0] += 1.0
-        delta = ns["aggregate_loss"](bumped, mask, mode, max_len=20) - ns["aggregate_loss"](values, mask, mode, max_len=20)
+        delta = ns["aggregate_loss"](bumped, mask, mode, max_len=20) - ns["aggregate_loss"](
+            values, mask, mode, max_len=20
+        )
         assert math.isclose(delta, weight, rel_tol=1e-9), mode
 
 
@@ -129,7 +139,13 @@ def test_sum_over_T_and_mean_over_valid_tokens_differ_in_the_cases(ns):
     m = next(x for x in spec.MASKED_MEAN.mistakes if x.id == "divide-by-T")
     r = evaluate.grade_function(A, "masked_mean", m.build(ns), namespace=ns, root=ROOT)
     failed = {c.id for c in r.cases if not c.passed}
-    assert {"random-right-padded", "random-left-padded", "random-same-length", "random-bool", "random-single-row"} <= failed
+    assert {
+        "random-right-padded",
+        "random-left-padded",
+        "random-same-length",
+        "random-bool",
+        "random-single-row",
+    } <= failed
 
 
 def test_validation_of_aggregate_loss(ns):

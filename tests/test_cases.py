@@ -21,9 +21,13 @@ from conftest import ROOT, available_assignments
 from autograder import assignments, evaluate, notebook, reference, seeds
 from autograder.kernel import grade_cell
 
-ASSIGNMENTS = [a for a in available_assignments() if __import__("os").environ.get("ONLY", a) == a]  # TODO drop ONLY
+ASSIGNMENTS = [
+    a for a in available_assignments() if __import__("os").environ.get("ONLY", a) == a
+]  # TODO drop ONLY
 FUNCTIONS = [(a, f.name) for a in ASSIGNMENTS for f in assignments.get(a).functions]
-MISTAKES = [(a, f.name, m.id) for a in ASSIGNMENTS for f in assignments.get(a).functions for m in f.mistakes]
+MISTAKES = [
+    (a, f.name, m.id) for a in ASSIGNMENTS for f in assignments.get(a).functions for m in f.mistakes
+]
 
 
 def _grade(a, name, fn, secret=None):
@@ -119,8 +123,16 @@ def test_source_notebook_cells_match_the_cases(assignment):
     """Has every graded function a solution cell and a test cell calling grade_cell on it, with points?"""
     nb = notebook.read(notebook.source_path(assignment, ROOT))
     spec = assignments.get(assignment)
-    solutions = {notebook.nbgrader_meta(c)["grade_id"] for c in nb.cells if notebook.cell_role(c) == "solution"}
-    tests = {notebook.nbgrader_meta(c)["grade_id"]: c for c in nb.cells if notebook.cell_role(c) == "test"}
+    solutions = {
+        notebook.nbgrader_meta(c)["grade_id"]
+        for c in nb.cells
+        if notebook.cell_role(c) == "solution"
+    }
+    tests = {
+        notebook.nbgrader_meta(c)["grade_id"]: c
+        for c in nb.cells
+        if notebook.cell_role(c) == "test"
+    }
     assert set(spec.names) <= solutions
     assert set(tests) == {f"test_{n}" for n in spec.names}
     for name in spec.names:
@@ -137,6 +149,7 @@ def test_grade_cell_prints_to_stdout_only_and_returns_points(assignment):
     spec = assignments.get(assignment)
     ns = reference.namespace(assignment, ROOT)
     for f in spec.functions:
+
         def noisy(*args, _f=ns[f.name], **kwargs):
             import sys
             import warnings

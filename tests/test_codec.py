@@ -79,7 +79,9 @@ def test_inputs_are_decoded_afresh_for_every_call():
         xs.append(99.0)
         return len(xs)
 
-    assert outcome_of(mutate, args, {"$dict": {}}, {}) == outcome_of(mutate, args, {"$dict": {}}, {})
+    assert outcome_of(mutate, args, {"$dict": {}}, {}) == outcome_of(
+        mutate, args, {"$dict": {}}, {}
+    )
 
 
 def test_obj_and_fn_inputs():

@@ -19,7 +19,10 @@ def _execute(path, tmp_path, allow_errors):
     shutil.copytree(path.parent, work)
     nb = nbformat.read(str(work / path.name), as_version=4)
     client = NotebookClient(
-        nb, timeout=300, kernel_name="python3", allow_errors=allow_errors,
+        nb,
+        timeout=300,
+        kernel_name="python3",
+        allow_errors=allow_errors,
         resources={"metadata": {"path": str(work)}},
     )
     t0 = time.perf_counter()
@@ -30,8 +33,10 @@ def _execute(path, tmp_path, allow_errors):
 def _errors(nb):
     return [
         (i, o.get("ename"), o.get("evalue"))
-        for i, c in enumerate(nb.cells) if c.cell_type == "code"
-        for o in c.get("outputs", []) if o.get("output_type") == "error"
+        for i, c in enumerate(nb.cells)
+        if c.cell_type == "code"
+        for o in c.get("outputs", [])
+        if o.get("output_type") == "error"
     ]
 
 
@@ -48,7 +53,9 @@ def test_solution_notebook_runs_top_to_bottom(assignment, tmp_path):
         if notebook.cell_role(cell) == "test":
             results = [o for o in cell.outputs if o.output_type == "execute_result"]
             assert results, f"{notebook.nbgrader_meta(cell)['grade_id']} returned nothing"
-            assert float(results[0]["data"]["text/plain"]) == float(notebook.nbgrader_meta(cell)["points"])
+            assert float(results[0]["data"]["text/plain"]) == float(
+                notebook.nbgrader_meta(cell)["points"]
+            )
             assert not [o for o in cell.outputs if o.output_type == "stream" and o.name == "stderr"]
     print(f"{assignment}: solution executed in {seconds:.1f} s")
 

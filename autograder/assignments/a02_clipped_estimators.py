@@ -81,7 +81,9 @@ def _mc_make(n: int, m: int, estimator: Fn):
     return make
 
 
-def _invalid_distribution_cases(before: tuple = (), after: tuple = (), id_prefix: str = "") -> list[Case]:
+def _invalid_distribution_cases(
+    before: tuple = (), after: tuple = (), id_prefix: str = ""
+) -> list[Case]:
     """The distribution checks shared with notebook 01, the pair placed between ``before`` and ``after``."""
     bad = [
         ("empty", ([], []), "empty distributions raise ValueError"),
@@ -89,9 +91,16 @@ def _invalid_distribution_cases(before: tuple = (), after: tuple = (), id_prefix
         ("negative-entry", ([1.2, -0.2], [0.5, 0.5]), "a negative probability raises ValueError"),
         ("nan-entry", ([NAN, 0.5], [0.5, 0.5]), "NaN raises ValueError"),
         ("not-normalized", ([0.3, 0.3], [0.5, 0.5]), "a policy not summing to 1 raises ValueError"),
-        ("reference-not-normalized", ([0.5, 0.5], [0.6, 0.6]), "a reference not summing to 1 raises ValueError"),
+        (
+            "reference-not-normalized",
+            ([0.5, 0.5], [0.6, 0.6]),
+            "a reference not summing to 1 raises ValueError",
+        ),
     ]
-    return [Case(id_prefix + cid, (*before, *args, *after), raises=ValueError, note=note) for cid, args, note in bad]
+    return [
+        Case(id_prefix + cid, (*before, *args, *after), raises=ValueError, note=note)
+        for cid, args, note in bad
+    ]
 
 
 # -- the per-sample estimators ---------------------------------------------------------------
@@ -99,23 +108,88 @@ def _invalid_distribution_cases(before: tuple = (), after: tuple = (), id_prefix
 
 def _per_sample_cases() -> tuple[Case, ...]:
     return (
-        Case("story", STORY_LOGPS, note="the story's two samples: log(0.1) and log(0.9) against log(0.5)"),
+        Case(
+            "story",
+            STORY_LOGPS,
+            note="the story's two samples: log(0.1) and log(0.9) against log(0.5)",
+        ),
         Case("scalars", (-1.2, -0.3), note="plain floats give a 0-d result"),
-        Case("nested-lists", ([[-0.5, -1.0], [-2.0, -0.1]], [[-1.0, -1.0], [-0.5, -3.0]]), note="nested lists are converted by numpy"),
-        Case("equal", (np.array([-0.7, -2.5, -0.01]), np.array([-0.7, -2.5, -0.01])), note="equal log probabilities give 0"),
+        Case(
+            "nested-lists",
+            ([[-0.5, -1.0], [-2.0, -0.1]], [[-1.0, -1.0], [-0.5, -3.0]]),
+            note="nested lists are converted by numpy",
+        ),
+        Case(
+            "equal",
+            (np.array([-0.7, -2.5, -0.01]), np.array([-0.7, -2.5, -0.01])),
+            note="equal log probabilities give 0",
+        ),
         Case("zero-logp", (0.0, -2.0), note="log probability 0 (probability 1) is allowed"),
-        Case("broadcast-row", (np.array([[-1.0, -2.0, -0.5], [-0.1, -3.0, -1.5]]), np.array([-0.5, -0.5, -2.0])), note="a (2, 3) array broadcasts with a (3,) array"),
-        Case("random-vector", make=_logp_pair((7,), (7,)), note="random log probabilities, shape (7,)"),
-        Case("random-matrix", make=_logp_pair((3, 5), (3, 5)), note="random log probabilities, shape (3, 5)"),
-        Case("random-outer", make=_logp_pair((4, 1), (1, 6)), note="shapes (4, 1) and (1, 6) broadcast to (4, 6)"),
-        Case("random-3d", make=_logp_pair((2, 3, 4), (4,)), note="shapes (2, 3, 4) and (4,) broadcast"),
-        Case("random-scalar-vs-array", make=_logp_pair((), (5,)), note="a scalar against a (5,) array"),
-        Case("random-close", make=_logp_pair((6, 4), (6, 4), close=True), note="reference close to the policy (small log ratios)"),
-        Case("nan-logp", (np.array([-1.0, NAN]), np.array([-1.0, -1.0])), raises=ValueError, note="NaN raises ValueError"),
-        Case("inf-ref", (np.array([-1.0, -2.0]), np.array([-1.0, -INF])), raises=ValueError, note="-inf (probability 0) raises ValueError"),
-        Case("positive-logp", (np.array([0.3, -1.0]), np.array([-1.0, -1.0])), raises=ValueError, note="a log probability above 0 raises ValueError"),
-        Case("positive-ref", (-1.0, 0.5), raises=ValueError, note="a reference log probability above 0 raises ValueError"),
-        Case("no-broadcast", (np.array([-1.0, -2.0, -3.0]), np.array([-1.0, -2.0])), raises=ValueError, note="shapes (3,) and (2,) don't broadcast: ValueError"),
+        Case(
+            "broadcast-row",
+            (np.array([[-1.0, -2.0, -0.5], [-0.1, -3.0, -1.5]]), np.array([-0.5, -0.5, -2.0])),
+            note="a (2, 3) array broadcasts with a (3,) array",
+        ),
+        Case(
+            "random-vector",
+            make=_logp_pair((7,), (7,)),
+            note="random log probabilities, shape (7,)",
+        ),
+        Case(
+            "random-matrix",
+            make=_logp_pair((3, 5), (3, 5)),
+            note="random log probabilities, shape (3, 5)",
+        ),
+        Case(
+            "random-outer",
+            make=_logp_pair((4, 1), (1, 6)),
+            note="shapes (4, 1) and (1, 6) broadcast to (4, 6)",
+        ),
+        Case(
+            "random-3d",
+            make=_logp_pair((2, 3, 4), (4,)),
+            note="shapes (2, 3, 4) and (4,) broadcast",
+        ),
+        Case(
+            "random-scalar-vs-array",
+            make=_logp_pair((), (5,)),
+            note="a scalar against a (5,) array",
+        ),
+        Case(
+            "random-close",
+            make=_logp_pair((6, 4), (6, 4), close=True),
+            note="reference close to the policy (small log ratios)",
+        ),
+        Case(
+            "nan-logp",
+            (np.array([-1.0, NAN]), np.array([-1.0, -1.0])),
+            raises=ValueError,
+            note="NaN raises ValueError",
+        ),
+        Case(
+            "inf-ref",
+            (np.array([-1.0, -2.0]), np.array([-1.0, -INF])),
+            raises=ValueError,
+            note="-inf (probability 0) raises ValueError",
+        ),
+        Case(
+            "positive-logp",
+            (np.array([0.3, -1.0]), np.array([-1.0, -1.0])),
+            raises=ValueError,
+            note="a log probability above 0 raises ValueError",
+        ),
+        Case(
+            "positive-ref",
+            (-1.0, 0.5),
+            raises=ValueError,
+            note="a reference log probability above 0 raises ValueError",
+        ),
+        Case(
+            "no-broadcast",
+            (np.array([-1.0, -2.0, -3.0]), np.array([-1.0, -2.0])),
+            raises=ValueError,
+            note="shapes (3,) and (2,) don't broadcast: ValueError",
+        ),
     )
 
 
@@ -168,8 +242,16 @@ K1_SPEC = FunctionSpec(
     "k1",
     cases=_per_sample_cases(),
     mistakes=(
-        Mistake("clipped-inside", "you clipped inside k1 (max(0, logp − ref_logp)): that is clipped_k1, a different estimator with a larger mean; k1 is the plain log ratio and may be negative", _elementwise("k1", _clipped)),
-        Mistake("swapped", "you computed ref_logp − logp: the arguments are swapped (k1 = logp − ref_logp)", _elementwise("k1", lambda lp, lq: lq - lp)),
+        Mistake(
+            "clipped-inside",
+            "you clipped inside k1 (max(0, logp − ref_logp)): that is clipped_k1, a different estimator with a larger mean; k1 is the plain log ratio and may be negative",
+            _elementwise("k1", _clipped),
+        ),
+        Mistake(
+            "swapped",
+            "you computed ref_logp − logp: the arguments are swapped (k1 = logp − ref_logp)",
+            _elementwise("k1", lambda lp, lq: lq - lp),
+        ),
         Mistake("no-validation", NO_VALIDATION, _unchecked(_k1)),
     ),
 )
@@ -178,7 +260,11 @@ K2_SPEC = FunctionSpec(
     "k2",
     cases=_per_sample_cases(),
     mistakes=(
-        Mistake("no-half", "you left out the ½: k2 = 0.5 · (logp − ref_logp)², the quadratic approximation of the KL", _elementwise("k2", lambda lp, lq: (lp - lq) ** 2)),
+        Mistake(
+            "no-half",
+            "you left out the ½: k2 = 0.5 · (logp − ref_logp)², the quadratic approximation of the KL",
+            _elementwise("k2", lambda lp, lq: (lp - lq) ** 2),
+        ),
         Mistake("no-validation", NO_VALIDATION, _unchecked(_k2)),
     ),
 )
@@ -187,8 +273,16 @@ K3_SPEC = FunctionSpec(
     "k3",
     cases=_per_sample_cases(),
     mistakes=(
-        Mistake("inverted-ratio", "you inverted the ratio: exp(logp − ref_logp) − 1 − (logp − ref_logp) is the form for samples from the reference; with x ~ π, k3 = exp(ref_logp − logp) − 1 − (ref_logp − logp)", _elementwise("k3", lambda lp, lq: np.exp(lp - lq) - 1.0 - (lp - lq))),
-        Mistake("no-minus-one", "you left out the − 1: k3 = r − 1 − log r with r = π_ref / π; without it every value is off by 1", _elementwise("k3", lambda lp, lq: np.exp(lq - lp) - (lq - lp))),
+        Mistake(
+            "inverted-ratio",
+            "you inverted the ratio: exp(logp − ref_logp) − 1 − (logp − ref_logp) is the form for samples from the reference; with x ~ π, k3 = exp(ref_logp − logp) − 1 − (ref_logp − logp)",
+            _elementwise("k3", lambda lp, lq: np.exp(lp - lq) - 1.0 - (lp - lq)),
+        ),
+        Mistake(
+            "no-minus-one",
+            "you left out the − 1: k3 = r − 1 − log r with r = π_ref / π; without it every value is off by 1",
+            _elementwise("k3", lambda lp, lq: np.exp(lq - lp) - (lq - lp)),
+        ),
         Mistake("no-validation", NO_VALIDATION, _unchecked(_k3)),
     ),
 )
@@ -197,8 +291,16 @@ CLIPPED_K1_SPEC = FunctionSpec(
     "clipped_k1",
     cases=_per_sample_cases(),
     mistakes=(
-        Mistake("not-clipped", "you returned the log ratio without clipping: clipped_k1 = max(0, logp − ref_logp)", _elementwise("clipped_k1", _k1)),
-        Mistake("clipped-wrong-side", "you kept the negative part (min instead of max): clipped_k1 = max(0, logp − ref_logp)", _elementwise("clipped_k1", lambda lp, lq: np.minimum(0.0, lp - lq))),
+        Mistake(
+            "not-clipped",
+            "you returned the log ratio without clipping: clipped_k1 = max(0, logp − ref_logp)",
+            _elementwise("clipped_k1", _k1),
+        ),
+        Mistake(
+            "clipped-wrong-side",
+            "you kept the negative part (min instead of max): clipped_k1 = max(0, logp − ref_logp)",
+            _elementwise("clipped_k1", lambda lp, lq: np.minimum(0.0, lp - lq)),
+        ),
         Mistake("no-validation", NO_VALIDATION, _unchecked(_clipped)),
     ),
 )
@@ -255,16 +357,39 @@ CLIPPED_EXPECTATION = FunctionSpec(
         Case("skewed", ([0.7, 0.2, 0.1], [0.1, 0.3, 0.6]), note="both distributions skewed"),
         Case("equal", ([0.25, 0.25, 0.5], [0.25, 0.25, 0.5]), note="equal distributions give 0"),
         Case("tuples", ((0.25, 0.75), (0.75, 0.25)), note="tuples are sequences too"),
-        Case("policy-zero", ([0.0, 0.4, 0.6], [0.2, 0.3, 0.5]), note="a term with p_i = 0 contributes 0"),
+        Case(
+            "policy-zero",
+            ([0.0, 0.4, 0.6], [0.2, 0.3, 0.5]),
+            note="a term with p_i = 0 contributes 0",
+        ),
         Case("reference-zero", ([0.5, 0.5], [1.0, 0.0]), note="q_i = 0 < p_i: infinite (math.inf)"),
-        *[Case(f"random-{n}", make=_pair(n), note=f"random distributions over {n} outcomes") for n in (2, 3, 5, 8)],
-        Case("random-policy-zeros", make=_pair(6, zeros_p=2), note="random pair where the policy has zeros"),
+        *[
+            Case(f"random-{n}", make=_pair(n), note=f"random distributions over {n} outcomes")
+            for n in (2, 3, 5, 8)
+        ],
+        Case(
+            "random-policy-zeros",
+            make=_pair(6, zeros_p=2),
+            note="random pair where the policy has zeros",
+        ),
         *_invalid_distribution_cases(),
     ),
     mistakes=(
-        Mistake("clipped-after-sum", "you clipped the sum (or not at all): max(0, KL) is just the KL (0.368064 for the story); clip each log ratio before weighting (0.529008)", _ce_mutant(_ce_unclipped)),
-        Mistake("unweighted", "you took the unweighted average of the clipped log ratios; weight each by the policy's p_i", _ce_mutant(_ce_unweighted)),
-        Mistake("no-validation", "invalid inputs (empty, unequal lengths, entries outside [0, 1], not summing to 1) must raise ValueError", lambda ns: _ce_unchecked),
+        Mistake(
+            "clipped-after-sum",
+            "you clipped the sum (or not at all): max(0, KL) is just the KL (0.368064 for the story); clip each log ratio before weighting (0.529008)",
+            _ce_mutant(_ce_unclipped),
+        ),
+        Mistake(
+            "unweighted",
+            "you took the unweighted average of the clipped log ratios; weight each by the policy's p_i",
+            _ce_mutant(_ce_unweighted),
+        ),
+        Mistake(
+            "no-validation",
+            "invalid inputs (empty, unequal lengths, entries outside [0, 1], not summing to 1) must raise ValueError",
+            lambda ns: _ce_unchecked,
+        ),
     ),
 )
 
@@ -323,32 +448,98 @@ def _moments_unchecked(policy, reference, estimator):
             if p == 0:
                 continue
             weights.append(p)
-            values.append(float(np.asarray(estimator(np.log(np.float64(p)), np.log(np.float64(q))))))
+            values.append(
+                float(np.asarray(estimator(np.log(np.float64(p)), np.log(np.float64(q)))))
+            )
         return _population(weights, values)
 
 
 ESTIMATOR_MOMENTS = FunctionSpec(
     "estimator_moments",
     cases=(
-        Case("story-k1", (*STORY, K1), note="k1 on the story's pair: mean 0.368064 (the KL), variance 0.434502"),
+        Case(
+            "story-k1",
+            (*STORY, K1),
+            note="k1 on the story's pair: mean 0.368064 (the KL), variance 0.434502",
+        ),
         Case("story-k2", (*STORY, K2), note="k2 on the story's pair: mean 0.284986 (biased)"),
-        Case("story-k3", (*STORY, K3), note="k3 on the story's pair: mean 0.368064 (the KL), variance 0.4545"),
-        Case("story-clipped", (*STORY, CLIPPED), note="the clipped estimator on the story's pair: mean 0.529008"),
-        Case("three-outcomes-k3", ([0.2, 0.3, 0.5], [0.4, 0.4, 0.2], K3), note="k3 over three outcomes"),
-        Case("abs-estimator", ([0.7, 0.2, 0.1], [0.1, 0.3, 0.6], ABS), note="any function of (logp, ref_logp) works, e.g. |logp − ref_logp|"),
-        Case("deterministic-policy", ([1.0, 0.0], [0.5, 0.5], K1), note="one outcome with p = 1: mean log 2, variance 0"),
-        Case("policy-zero-k3", ([0.0, 0.5, 0.5], [0.2, 0.4, 0.4], K3), note="outcomes with p_x = 0 are skipped (k3 then misses the reference's mass there)"),
-        *[Case(f"random-{n}-{e.name}", make=_moments_make(n, e), note=f"random distributions over {n} outcomes, estimator {e.name}") for n, e in ((2, K1), (3, K3), (4, K2), (5, CLIPPED), (8, K3), (6, K1))],
-        Case("random-policy-zeros", make=_moments_make(6, K3, zeros_p=2), note="random pair where the policy has zeros"),
-        Case("reference-zero", ([0.5, 0.5], [1.0, 0.0], K1), raises=ValueError, note="q_x = 0 < p_x: log q_x = −inf, ValueError"),
+        Case(
+            "story-k3",
+            (*STORY, K3),
+            note="k3 on the story's pair: mean 0.368064 (the KL), variance 0.4545",
+        ),
+        Case(
+            "story-clipped",
+            (*STORY, CLIPPED),
+            note="the clipped estimator on the story's pair: mean 0.529008",
+        ),
+        Case(
+            "three-outcomes-k3",
+            ([0.2, 0.3, 0.5], [0.4, 0.4, 0.2], K3),
+            note="k3 over three outcomes",
+        ),
+        Case(
+            "abs-estimator",
+            ([0.7, 0.2, 0.1], [0.1, 0.3, 0.6], ABS),
+            note="any function of (logp, ref_logp) works, e.g. |logp − ref_logp|",
+        ),
+        Case(
+            "deterministic-policy",
+            ([1.0, 0.0], [0.5, 0.5], K1),
+            note="one outcome with p = 1: mean log 2, variance 0",
+        ),
+        Case(
+            "policy-zero-k3",
+            ([0.0, 0.5, 0.5], [0.2, 0.4, 0.4], K3),
+            note="outcomes with p_x = 0 are skipped (k3 then misses the reference's mass there)",
+        ),
+        *[
+            Case(
+                f"random-{n}-{e.name}",
+                make=_moments_make(n, e),
+                note=f"random distributions over {n} outcomes, estimator {e.name}",
+            )
+            for n, e in ((2, K1), (3, K3), (4, K2), (5, CLIPPED), (8, K3), (6, K1))
+        ],
+        Case(
+            "random-policy-zeros",
+            make=_moments_make(6, K3, zeros_p=2),
+            note="random pair where the policy has zeros",
+        ),
+        Case(
+            "reference-zero",
+            ([0.5, 0.5], [1.0, 0.0], K1),
+            raises=ValueError,
+            note="q_x = 0 < p_x: log q_x = −inf, ValueError",
+        ),
         *_invalid_distribution_cases(after=(K1,)),
     ),
     mistakes=(
-        Mistake("ddof1", "you used the sample variance (dividing by n − 1, ddof=1); enumerating every outcome gives the population variance Σ p_x (f(x) − mean)²", _moments_mutant(_ddof1)),
-        Mistake("unweighted", "you averaged over the outcomes without weights; x ~ policy, so weight each outcome by p_x (mean and variance)", _moments_mutant(_unweighted_moments)),
-        Mistake("std-not-variance", "you returned the standard deviation; the second value is the variance Σ p_x (f(x) − mean)²", _moments_mutant(_std)),
-        Mistake("swapped", "you called estimator(log q_x, log p_x): the arguments are swapped (the policy's log probability comes first)", _moments_mutant(_population, swap=True)),
-        Mistake("no-validation", "invalid distributions (empty, unequal lengths, entries outside [0, 1], not summing to 1, q_x = 0 < p_x) must raise ValueError", lambda ns: _moments_unchecked),
+        Mistake(
+            "ddof1",
+            "you used the sample variance (dividing by n − 1, ddof=1); enumerating every outcome gives the population variance Σ p_x (f(x) − mean)²",
+            _moments_mutant(_ddof1),
+        ),
+        Mistake(
+            "unweighted",
+            "you averaged over the outcomes without weights; x ~ policy, so weight each outcome by p_x (mean and variance)",
+            _moments_mutant(_unweighted_moments),
+        ),
+        Mistake(
+            "std-not-variance",
+            "you returned the standard deviation; the second value is the variance Σ p_x (f(x) − mean)²",
+            _moments_mutant(_std),
+        ),
+        Mistake(
+            "swapped",
+            "you called estimator(log q_x, log p_x): the arguments are swapped (the policy's log probability comes first)",
+            _moments_mutant(_population, swap=True),
+        ),
+        Mistake(
+            "no-validation",
+            "invalid distributions (empty, unequal lengths, entries outside [0, 1], not summing to 1, q_x = 0 < p_x) must raise ValueError",
+            lambda ns: _moments_unchecked,
+        ),
     ),
 )
 
@@ -378,17 +569,25 @@ def _mc_distinct(samples, policy, reference, estimator):
 
 
 def _mc_weighted(samples, policy, reference, estimator):
-    return math.fsum(policy[x] * _value(estimator, policy, reference, x) for x in samples) / len(samples)
+    return math.fsum(policy[x] * _value(estimator, policy, reference, x) for x in samples) / len(
+        samples
+    )
 
 
 def _mc_swapped(samples, policy, reference, estimator):
-    return math.fsum(_value(estimator, policy, reference, x, swap=True) for x in samples) / len(samples)
+    return math.fsum(_value(estimator, policy, reference, x, swap=True) for x in samples) / len(
+        samples
+    )
 
 
 def _mc_unchecked(samples, policy, reference, estimator):
     with np.errstate(all="ignore"):
         vals = [
-            float(np.asarray(estimator(np.log(np.float64(policy[x])), np.log(np.float64(reference[x])))))
+            float(
+                np.asarray(
+                    estimator(np.log(np.float64(policy[x])), np.log(np.float64(reference[x])))
+                )
+            )
             for x in samples
         ]
         return math.fsum(vals) / len(vals) if vals else math.nan
@@ -399,28 +598,107 @@ STORY_SAMPLE = [0] + [1] * 9  # the policy's frequencies exactly
 MONTE_CARLO_KL = FunctionSpec(
     "monte_carlo_kl",
     cases=(
-        Case("story-frequencies-k1", (STORY_SAMPLE, *STORY, K1), note="a sample with the policy's frequencies: k1 gives 0.368064"),
-        Case("story-frequencies-k3", (STORY_SAMPLE, *STORY, K3), note="the same sample with k3: 0.368064"),
-        Case("one-unlucky-sample", ([0], *STORY, K1), note="one sample of the first outcome: k1 = −1.609438"),
-        Case("one-sample-k3", ([0], *STORY, K3), note="one sample of the first outcome: k3 = 2.390562"),
-        Case("tuple-sample", ((1, 2, 2, 0, 2), [0.2, 0.3, 0.5], [0.4, 0.4, 0.2], K2), note="a tuple of indices, k2"),
-        Case("numpy-sample", (np.array([2, 2, 1, 2], dtype=np.int64), [0.1, 0.2, 0.7], [0.3, 0.3, 0.4], CLIPPED), note="a numpy integer array, clipped_k1"),
-        *[Case(f"random-{n}-{m}-{e.name}", make=_mc_make(n, m, e), note=f"{m} samples from a random policy over {n} outcomes, estimator {e.name}") for n, m, e in ((2, 16, K1), (3, 50, K3), (5, 200, K2), (4, 7, CLIPPED), (8, 500, K3), (6, 1, K1))],
-        Case("empty", ([], *STORY, K1), raises=ValueError, note="an empty sample raises ValueError"),
-        Case("index-too-large", ([0, 2], *STORY, K1), raises=ValueError, note="index 2 with 2 outcomes raises ValueError"),
-        Case("negative-index", ([1, -1], *STORY, K1), raises=ValueError, note="index −1 is not an outcome: ValueError"),
-        Case("sampled-zero-probability", ([0, 1], [0.0, 1.0], [0.5, 0.5], K1), raises=ValueError, note="a sampled outcome with p_x = 0 raises ValueError"),
+        Case(
+            "story-frequencies-k1",
+            (STORY_SAMPLE, *STORY, K1),
+            note="a sample with the policy's frequencies: k1 gives 0.368064",
+        ),
+        Case(
+            "story-frequencies-k3",
+            (STORY_SAMPLE, *STORY, K3),
+            note="the same sample with k3: 0.368064",
+        ),
+        Case(
+            "one-unlucky-sample",
+            ([0], *STORY, K1),
+            note="one sample of the first outcome: k1 = −1.609438",
+        ),
+        Case(
+            "one-sample-k3",
+            ([0], *STORY, K3),
+            note="one sample of the first outcome: k3 = 2.390562",
+        ),
+        Case(
+            "tuple-sample",
+            ((1, 2, 2, 0, 2), [0.2, 0.3, 0.5], [0.4, 0.4, 0.2], K2),
+            note="a tuple of indices, k2",
+        ),
+        Case(
+            "numpy-sample",
+            (np.array([2, 2, 1, 2], dtype=np.int64), [0.1, 0.2, 0.7], [0.3, 0.3, 0.4], CLIPPED),
+            note="a numpy integer array, clipped_k1",
+        ),
+        *[
+            Case(
+                f"random-{n}-{m}-{e.name}",
+                make=_mc_make(n, m, e),
+                note=f"{m} samples from a random policy over {n} outcomes, estimator {e.name}",
+            )
+            for n, m, e in (
+                (2, 16, K1),
+                (3, 50, K3),
+                (5, 200, K2),
+                (4, 7, CLIPPED),
+                (8, 500, K3),
+                (6, 1, K1),
+            )
+        ],
+        Case(
+            "empty", ([], *STORY, K1), raises=ValueError, note="an empty sample raises ValueError"
+        ),
+        Case(
+            "index-too-large",
+            ([0, 2], *STORY, K1),
+            raises=ValueError,
+            note="index 2 with 2 outcomes raises ValueError",
+        ),
+        Case(
+            "negative-index",
+            ([1, -1], *STORY, K1),
+            raises=ValueError,
+            note="index −1 is not an outcome: ValueError",
+        ),
+        Case(
+            "sampled-zero-probability",
+            ([0, 1], [0.0, 1.0], [0.5, 0.5], K1),
+            raises=ValueError,
+            note="a sampled outcome with p_x = 0 raises ValueError",
+        ),
         *_invalid_distribution_cases(before=([0],), after=(K1,), id_prefix="distribution-"),
     ),
     mistakes=(
-        Mistake("distinct-outcomes", "you averaged over the distinct sampled outcomes; every sample counts, repeats included: that is how sampling weights the outcomes", _mc_mutant(_mc_distinct)),
-        Mistake("weighted-twice", "you multiplied each sample's value by p_x; the samples are already drawn from the policy, so the plain mean is the estimate", _mc_mutant(_mc_weighted)),
-        Mistake("swapped", "you called estimator(log q_x, log p_x): the arguments are swapped (the policy's log probability comes first)", _mc_mutant(_mc_swapped)),
-        Mistake("no-validation", "an empty sample, indices outside [0, n) (negative ones too) and invalid distributions must raise ValueError", lambda ns: _mc_unchecked),
+        Mistake(
+            "distinct-outcomes",
+            "you averaged over the distinct sampled outcomes; every sample counts, repeats included: that is how sampling weights the outcomes",
+            _mc_mutant(_mc_distinct),
+        ),
+        Mistake(
+            "weighted-twice",
+            "you multiplied each sample's value by p_x; the samples are already drawn from the policy, so the plain mean is the estimate",
+            _mc_mutant(_mc_weighted),
+        ),
+        Mistake(
+            "swapped",
+            "you called estimator(log q_x, log p_x): the arguments are swapped (the policy's log probability comes first)",
+            _mc_mutant(_mc_swapped),
+        ),
+        Mistake(
+            "no-validation",
+            "an empty sample, indices outside [0, n) (negative ones too) and invalid distributions must raise ValueError",
+            lambda ns: _mc_unchecked,
+        ),
     ),
 )
 
 SPEC = AssignmentSpec(
     "02_clipped_estimators",
-    (K1_SPEC, CLIPPED_K1_SPEC, CLIPPED_EXPECTATION, K2_SPEC, K3_SPEC, ESTIMATOR_MOMENTS, MONTE_CARLO_KL),
+    (
+        K1_SPEC,
+        CLIPPED_K1_SPEC,
+        CLIPPED_EXPECTATION,
+        K2_SPEC,
+        K3_SPEC,
+        ESTIMATOR_MOMENTS,
+        MONTE_CARLO_KL,
+    ),
 )

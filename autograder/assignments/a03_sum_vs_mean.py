@@ -50,7 +50,15 @@ def _shaped(n: int):
     return make
 
 
-def _batch(rng: np.random.Generator, b: int, t: int, *, same_length: bool = False, left: bool = False, bool_mask: bool = False):
+def _batch(
+    rng: np.random.Generator,
+    b: int,
+    t: int,
+    *,
+    same_length: bool = False,
+    left: bool = False,
+    bool_mask: bool = False,
+):
     """(values, mask) of shape (b, t): valid lengths in [1, t - 1] (so they differ from T), one row
     of full length when b > 2, garbage (large, nonzero) at padded positions."""
     if same_length:
@@ -63,7 +71,7 @@ def _batch(rng: np.random.Generator, b: int, t: int, *, same_length: bool = Fals
     mask = np.zeros((b, t), dtype=np.int64)
     for i, n in enumerate(lengths):
         if left:
-            mask[i, t - n:] = 1
+            mask[i, t - n :] = 1
         else:
             mask[i, :n] = 1
     values = np.where(mask == 1, values, rng.uniform(20.0, 50.0, size=(b, t)))
@@ -105,7 +113,9 @@ def _sum(p, q):
 
 
 def _arithmetic(p, q):
-    return math.log(math.fsum(math.exp(a) for a in p) / len(p)) - math.log(math.fsum(math.exp(b) for b in q) / len(q))
+    return math.log(math.fsum(math.exp(a) for a in p) / len(p)) - math.log(
+        math.fsum(math.exp(b) for b in q) / len(q)
+    )
 
 
 def _mslr_unchecked(policy_logps, reference_logps):
@@ -119,30 +129,75 @@ def _list_cases(before: tuple = (), after: tuple = ()) -> list[Case]:
         ("unequal-lengths", ([-1.0, -2.0], [-1.0]), "unequal lengths raise ValueError"),
         ("nan-entry", ([-1.0, NAN], [-1.0, -1.0]), "NaN raises ValueError"),
         ("neg-inf-entry", ([-1.0, -2.0], [-INF, -1.0]), "−inf (probability 0) raises ValueError"),
-        ("positive-entry", ([-1.0, 0.5], [-1.0, -1.0]), "a log probability above 0 raises ValueError"),
-        ("positive-reference", ([-1.0], [0.1]), "a reference log probability above 0 raises ValueError"),
+        (
+            "positive-entry",
+            ([-1.0, 0.5], [-1.0, -1.0]),
+            "a log probability above 0 raises ValueError",
+        ),
+        (
+            "positive-reference",
+            ([-1.0], [0.1]),
+            "a reference log probability above 0 raises ValueError",
+        ),
     ]
-    return [Case(cid, (*before, *args, *after), raises=ValueError, note=note) for cid, args, note in bad]
+    return [
+        Case(cid, (*before, *args, *after), raises=ValueError, note=note) for cid, args, note in bad
+    ]
 
 
 MEAN_SAMPLED_LOG_RATIO = FunctionSpec(
     "mean_sampled_log_ratio",
     cases=(
-        Case("source-one-token", ([-4.0], [-2.0]), note="the source's check: mean_sampled_log_ratio([-4.0], [-2.0]) == -2.0"),
+        Case(
+            "source-one-token",
+            ([-4.0], [-2.0]),
+            note="the source's check: mean_sampled_log_ratio([-4.0], [-2.0]) == -2.0",
+        ),
         Case("story", (CURRENT, REF), note="[-1, -3] vs [-2, -4]: 1.0"),
-        Case("story-repeated", (CURRENT * 8, REF * 8), note="the same tokens repeated 8 times: still 1.0"),
+        Case(
+            "story-repeated",
+            (CURRENT * 8, REF * 8),
+            note="the same tokens repeated 8 times: still 1.0",
+        ),
         Case("swapped", (REF, CURRENT), note="swapping the lists negates the ratio: -1.0"),
         Case("equal", ([-0.3, -2.0, -0.01], [-0.3, -2.0, -0.01]), note="equal inputs give 0"),
-        Case("tuples", ((-0.5, -1.5, 0.0), (-1.0, -0.25, -0.75)), note="tuples, and a log probability of exactly 0"),
-        Case("uneven-tokens", ([-0.1, -5.0, -0.2, -3.0], [-0.4, -1.0, -0.3, -2.5]), note="tokens with different log ratios"),
-        *[Case(f"random-{n}", make=_response(n), note=f"a random response of {n} tokens") for n in (1, 3, 7, 20, 64)],
+        Case(
+            "tuples",
+            ((-0.5, -1.5, 0.0), (-1.0, -0.25, -0.75)),
+            note="tuples, and a log probability of exactly 0",
+        ),
+        Case(
+            "uneven-tokens",
+            ([-0.1, -5.0, -0.2, -3.0], [-0.4, -1.0, -0.3, -2.5]),
+            note="tokens with different log ratios",
+        ),
+        *[
+            Case(f"random-{n}", make=_response(n), note=f"a random response of {n} tokens")
+            for n in (1, 3, 7, 20, 64)
+        ],
         *_list_cases(),
     ),
     mistakes=(
-        Mistake("sum", "you summed the token log ratios; the contract is their mean (divide by the number of tokens), so the penalty does not grow with length", _mslr_mutant(_sum)),
-        Mistake("swapped", "you computed reference − policy: the arguments are swapped (policy_logps first)", _mslr_mutant(lambda p, q: _sum(q, p) / len(p))),
-        Mistake("arithmetic-mean", "you took the log of the arithmetic mean of the token probabilities; RLEF uses the geometric mean, i.e. the mean of the token log ratios", _mslr_mutant(_arithmetic)),
-        Mistake("no-validation", "invalid inputs (empty, unequal lengths, entries not finite or above 0) must raise ValueError", lambda ns: _mslr_unchecked),
+        Mistake(
+            "sum",
+            "you summed the token log ratios; the contract is their mean (divide by the number of tokens), so the penalty does not grow with length",
+            _mslr_mutant(_sum),
+        ),
+        Mistake(
+            "swapped",
+            "you computed reference − policy: the arguments are swapped (policy_logps first)",
+            _mslr_mutant(lambda p, q: _sum(q, p) / len(p)),
+        ),
+        Mistake(
+            "arithmetic-mean",
+            "you took the log of the arithmetic mean of the token probabilities; RLEF uses the geometric mean, i.e. the mean of the token log ratios",
+            _mslr_mutant(_arithmetic),
+        ),
+        Mistake(
+            "no-validation",
+            "invalid inputs (empty, unequal lengths, entries not finite or above 0) must raise ValueError",
+            lambda ns: _mslr_unchecked,
+        ),
     ),
 )
 
@@ -181,26 +236,92 @@ def _sr_unchecked(what: str):
 SHAPED_REWARD = FunctionSpec(
     "shaped_reward",
     cases=(
-        Case("source-one-token", (0.0, [-4.0], [-2.0], 0.5), note="the source's check: shaped_reward(0.0, [-4.0], [-2.0], 0.5) == 1.0"),
-        Case("story", (0, CURRENT, REF, 0.5), note="current [-1, -3], ref [-2, -4], beta 0.5: -0.5"),
-        Case("story-repeated", (0, CURRENT * 8, REF * 8, 0.5), note="both lists repeated 8 times: still -0.5 (a sum would give -8.0)"),
-        Case("equal-inputs", (1.0, CURRENT, CURRENT, 0.5), note="equal inputs: no penalty, the base reward"),
+        Case(
+            "source-one-token",
+            (0.0, [-4.0], [-2.0], 0.5),
+            note="the source's check: shaped_reward(0.0, [-4.0], [-2.0], 0.5) == 1.0",
+        ),
+        Case(
+            "story", (0, CURRENT, REF, 0.5), note="current [-1, -3], ref [-2, -4], beta 0.5: -0.5"
+        ),
+        Case(
+            "story-repeated",
+            (0, CURRENT * 8, REF * 8, 0.5),
+            note="both lists repeated 8 times: still -0.5 (a sum would give -8.0)",
+        ),
+        Case(
+            "equal-inputs",
+            (1.0, CURRENT, CURRENT, 0.5),
+            note="equal inputs: no penalty, the base reward",
+        ),
         Case("beta-zero", (-0.2, CURRENT, REF, 0.0), note="beta = 0 returns the base reward"),
         Case("swapped", (0, REF, CURRENT, 0.5), note="swapping the lists negates the ratio: +0.5"),
-        Case("rlef", (1.0, [-0.2, -1.3, -0.05, -2.0], [-0.4, -0.9, -0.1, -3.1], 0.05), note="RLEF's beta = 0.05 with a passing response"),
-        *[Case(f"random-{n}", make=_shaped(n), note=f"a random response of {n} tokens, random base reward and beta") for n in (1, 5, 16, 50)],
-        Case("base-nan", (NAN, CURRENT, REF, 0.5), raises=ValueError, note="base_reward NaN raises ValueError"),
-        Case("base-inf", (INF, CURRENT, REF, 0.5), raises=ValueError, note="base_reward inf raises ValueError"),
-        Case("beta-negative", (1.0, CURRENT, REF, -0.1), raises=ValueError, note="a negative beta raises ValueError"),
-        Case("beta-nan", (1.0, CURRENT, REF, NAN), raises=ValueError, note="beta NaN raises ValueError"),
-        Case("beta-inf", (1.0, CURRENT, REF, INF), raises=ValueError, note="beta inf raises ValueError"),
+        Case(
+            "rlef",
+            (1.0, [-0.2, -1.3, -0.05, -2.0], [-0.4, -0.9, -0.1, -3.1], 0.05),
+            note="RLEF's beta = 0.05 with a passing response",
+        ),
+        *[
+            Case(
+                f"random-{n}",
+                make=_shaped(n),
+                note=f"a random response of {n} tokens, random base reward and beta",
+            )
+            for n in (1, 5, 16, 50)
+        ],
+        Case(
+            "base-nan",
+            (NAN, CURRENT, REF, 0.5),
+            raises=ValueError,
+            note="base_reward NaN raises ValueError",
+        ),
+        Case(
+            "base-inf",
+            (INF, CURRENT, REF, 0.5),
+            raises=ValueError,
+            note="base_reward inf raises ValueError",
+        ),
+        Case(
+            "beta-negative",
+            (1.0, CURRENT, REF, -0.1),
+            raises=ValueError,
+            note="a negative beta raises ValueError",
+        ),
+        Case(
+            "beta-nan",
+            (1.0, CURRENT, REF, NAN),
+            raises=ValueError,
+            note="beta NaN raises ValueError",
+        ),
+        Case(
+            "beta-inf",
+            (1.0, CURRENT, REF, INF),
+            raises=ValueError,
+            note="beta inf raises ValueError",
+        ),
         *_list_cases(before=(1.0,), after=(0.5,)),
     ),
     mistakes=(
-        Mistake("sum-based", "you used the sum of the token log ratios: the penalty then grows with length (-8.0 instead of -0.5 for the 16-token response); use the mean", _sr_mutant(lambda r, p, q, b: r - b * _sum(p, q))),
-        Mistake("sign", "you added the penalty (or swapped the token lists): shaped reward = base_reward − beta · mean(policy − reference)", _sr_mutant(lambda r, p, q, b: r + b * _sum(p, q) / len(p))),
-        Mistake("beta-unchecked", "beta must be finite and >= 0: a negative or non-finite beta raises ValueError", _sr_unchecked("beta")),
-        Mistake("base-unchecked", "a base_reward that is not finite (NaN, ±inf) raises ValueError", _sr_unchecked("base")),
+        Mistake(
+            "sum-based",
+            "you used the sum of the token log ratios: the penalty then grows with length (-8.0 instead of -0.5 for the 16-token response); use the mean",
+            _sr_mutant(lambda r, p, q, b: r - b * _sum(p, q)),
+        ),
+        Mistake(
+            "sign",
+            "you added the penalty (or swapped the token lists): shaped reward = base_reward − beta · mean(policy − reference)",
+            _sr_mutant(lambda r, p, q, b: r + b * _sum(p, q) / len(p)),
+        ),
+        Mistake(
+            "beta-unchecked",
+            "beta must be finite and >= 0: a negative or non-finite beta raises ValueError",
+            _sr_unchecked("beta"),
+        ),
+        Mistake(
+            "base-unchecked",
+            "a base_reward that is not finite (NaN, ±inf) raises ValueError",
+            _sr_unchecked("base"),
+        ),
     ),
 )
 
@@ -212,11 +333,31 @@ def _batch_errors(mode: tuple = ()) -> list[Case]:
     """Invalid batches; ``mode`` (and nothing else) follows the two arrays."""
     v = HAND_VALUES
     bad = [
-        ("empty-row", (v, np.array([[1, 1, 1, 1], [0, 0, 0, 0]])), "a row with no valid token raises ValueError"),
-        ("empty-row-bool", (v, np.array([[False] * 4, [True, True, False, False]])), "a row with no valid token (bool mask) raises ValueError"),
-        ("mask-shape", (v, np.array([[1, 1, 1], [1, 1, 0]])), "a mask of another shape raises ValueError"),
-        ("mask-broadcastable", (v, np.array([[1, 1, 0, 0]])), "a (1, T) mask is not a (B, T) mask: ValueError"),
-        ("values-1d", (np.array([1.0, 2.0, 3.0]), np.array([1, 1, 0])), "1-D values (not (B, T)) raise ValueError"),
+        (
+            "empty-row",
+            (v, np.array([[1, 1, 1, 1], [0, 0, 0, 0]])),
+            "a row with no valid token raises ValueError",
+        ),
+        (
+            "empty-row-bool",
+            (v, np.array([[False] * 4, [True, True, False, False]])),
+            "a row with no valid token (bool mask) raises ValueError",
+        ),
+        (
+            "mask-shape",
+            (v, np.array([[1, 1, 1], [1, 1, 0]])),
+            "a mask of another shape raises ValueError",
+        ),
+        (
+            "mask-broadcastable",
+            (v, np.array([[1, 1, 0, 0]])),
+            "a (1, T) mask is not a (B, T) mask: ValueError",
+        ),
+        (
+            "values-1d",
+            (np.array([1.0, 2.0, 3.0]), np.array([1, 1, 0])),
+            "1-D values (not (B, T)) raise ValueError",
+        ),
         ("mask-not-binary", (v, 2 * HAND_MASK), "mask entries other than 0/1 raise ValueError"),
     ]
     return [Case(cid, (*args, *mode), raises=ValueError, note=note) for cid, args, note in bad]
@@ -255,7 +396,9 @@ def _mm_no_shape_check(ns):
     def mutant(values, mask):
         v, m = np.asarray(values, dtype=np.float64), np.asarray(mask)
         with np.errstate(all="ignore"):
-            mb = np.broadcast_to(m, v.shape).astype(bool)  # numpy refuses shapes that don't broadcast
+            mb = np.broadcast_to(m, v.shape).astype(
+                bool
+            )  # numpy refuses shapes that don't broadcast
             return np.where(mb, v, 0.0).sum(axis=-1) / mb.sum(axis=-1)
 
     return mutant
@@ -264,24 +407,76 @@ def _mm_no_shape_check(ns):
 MASKED_MEAN = FunctionSpec(
     "masked_mean",
     cases=(
-        Case("hand", (HAND_VALUES, HAND_MASK), note="the notebook's example: [2.5, 5.5] (9.0 is padding)"),
+        Case(
+            "hand",
+            (HAND_VALUES, HAND_MASK),
+            note="the notebook's example: [2.5, 5.5] (9.0 is padding)",
+        ),
         Case("hand-bool", (HAND_VALUES, HAND_MASK.astype(bool)), note="the same with a bool mask"),
-        Case("hand-float-mask", (HAND_VALUES, HAND_MASK.astype(np.float64)), note="a 0.0/1.0 float mask"),
-        Case("one-row", (np.array([[0.5, -1.5, 4.0, 10.0, 10.0]]), np.array([[1, 1, 1, 0, 0]])), note="one row, 3 of 5 tokens valid"),
-        Case("nested-lists", ([[2.0, 4.0, -1.0], [3.0, 0.0, 0.0]], [[1, 1, 0], [1, 0, 0]]), note="nested lists are converted by numpy"),
-        Case("random-right-padded", make=_batch_make(4, 9), note="random (4, 9) batch, right padding, garbage in the padding"),
-        Case("random-left-padded", make=_batch_make(5, 7, left=True), note="random (5, 7) batch, left padding"),
-        Case("random-same-length", make=_batch_make(3, 10, same_length=True), note="all rows with the same valid length L < T"),
-        Case("random-bool", make=_batch_make(6, 12, bool_mask=True), note="random (6, 12) batch with a bool mask"),
+        Case(
+            "hand-float-mask",
+            (HAND_VALUES, HAND_MASK.astype(np.float64)),
+            note="a 0.0/1.0 float mask",
+        ),
+        Case(
+            "one-row",
+            (np.array([[0.5, -1.5, 4.0, 10.0, 10.0]]), np.array([[1, 1, 1, 0, 0]])),
+            note="one row, 3 of 5 tokens valid",
+        ),
+        Case(
+            "nested-lists",
+            ([[2.0, 4.0, -1.0], [3.0, 0.0, 0.0]], [[1, 1, 0], [1, 0, 0]]),
+            note="nested lists are converted by numpy",
+        ),
+        Case(
+            "random-right-padded",
+            make=_batch_make(4, 9),
+            note="random (4, 9) batch, right padding, garbage in the padding",
+        ),
+        Case(
+            "random-left-padded",
+            make=_batch_make(5, 7, left=True),
+            note="random (5, 7) batch, left padding",
+        ),
+        Case(
+            "random-same-length",
+            make=_batch_make(3, 10, same_length=True),
+            note="all rows with the same valid length L < T",
+        ),
+        Case(
+            "random-bool",
+            make=_batch_make(6, 12, bool_mask=True),
+            note="random (6, 12) batch with a bool mask",
+        ),
         Case("random-single-row", make=_batch_make(1, 16), note="a single row, shorter than T"),
         *_batch_errors(),
     ),
     mistakes=(
-        Mistake("sum-not-mean", "you returned each row's masked sum; the contract is the mean over its valid tokens", _mm_mutant(lambda v, m, s, c: s)),
-        Mistake("mean-over-padding", "you averaged over every position, padding included (values.mean(axis=1)); average only over the valid tokens", _mm_mutant(lambda v, m, s, c: v.mean(axis=1))),
-        Mistake("divide-by-T", "you divided the masked sum by T, the padded length; divide by the number of valid tokens of the row", _mm_mutant(lambda v, m, s, c: s / v.shape[1])),
-        Mistake("empty-row-accepted", "a row with no valid token has no mean: raise ValueError instead of returning NaN", lambda ns: _mm_no_empty_check(ns)),
-        Mistake("no-shape-check", "values must be (B, T), the mask exactly the same shape, with 0/1 entries: raise ValueError otherwise", _mm_no_shape_check),
+        Mistake(
+            "sum-not-mean",
+            "you returned each row's masked sum; the contract is the mean over its valid tokens",
+            _mm_mutant(lambda v, m, s, c: s),
+        ),
+        Mistake(
+            "mean-over-padding",
+            "you averaged over every position, padding included (values.mean(axis=1)); average only over the valid tokens",
+            _mm_mutant(lambda v, m, s, c: v.mean(axis=1)),
+        ),
+        Mistake(
+            "divide-by-T",
+            "you divided the masked sum by T, the padded length; divide by the number of valid tokens of the row",
+            _mm_mutant(lambda v, m, s, c: s / v.shape[1]),
+        ),
+        Mistake(
+            "empty-row-accepted",
+            "a row with no valid token has no mean: raise ValueError instead of returning NaN",
+            lambda ns: _mm_no_empty_check(ns),
+        ),
+        Mistake(
+            "no-shape-check",
+            "values must be (B, T), the mask exactly the same shape, with 0/1 entries: raise ValueError otherwise",
+            _mm_no_shape_check,
+        ),
     ),
 )
 
@@ -342,13 +537,22 @@ def _lenient(skip: str):
                 mode = TM  # falls through to a default instead of raising
             if mode == NORM and skip == "max_len-missing" and max_len is None:
                 max_len = np.asarray(per_token_loss).shape[-1]
-            if mode == NORM and skip == "max_len-short" and max_len is not None and np.ndim(per_token_loss) == 2:
+            if (
+                mode == NORM
+                and skip == "max_len-short"
+                and max_len is not None
+                and np.ndim(per_token_loss) == 2
+            ):
                 v, m, sums, counts = _rows(per_token_loss, mask)
                 if max_len < v.shape[1] and m.shape == v.shape and counts.min() > 0:
                     return float(sums.sum() / (v.shape[0] * max_len))
             if skip == "empty-row":
                 m = np.asarray(mask)
-                if m.ndim == 2 and m.shape == np.shape(per_token_loss) and (m.astype(bool).sum(axis=1) == 0).any():
+                if (
+                    m.ndim == 2
+                    and m.shape == np.shape(per_token_loss)
+                    and (m.astype(bool).sum(axis=1) == 0).any()
+                ):
                     with np.errstate(all="ignore"):
                         return _formula(mode, *_rows(per_token_loss, mask), max_len)
             return ref(per_token_loss, mask, mode, max_len)
@@ -369,15 +573,48 @@ WHAT = {
 def _mode_cases(mode: str, tag: str) -> list[Case]:
     kw = {"max_len": 16} if mode == NORM else {}
     cases = [
-        Case(f"{tag}-hand", (HAND_VALUES, HAND_MASK, mode), dict(kw), note=f"the notebook's example, {mode}"),
-        Case(f"{tag}-random", make=_batch_make(4, 9, mode, 12) if mode == NORM else _batch_make(4, 9, mode), note=f"random (4, 9) batch with rows of different lengths, {mode}"),
-        Case(f"{tag}-random-bool", make=_batch_make(6, 5, mode, 5, bool_mask=True) if mode == NORM else _batch_make(6, 5, mode, bool_mask=True), note=f"random (6, 5) batch with a bool mask, {mode}"),
-        Case(f"{tag}-random-same-length", make=_batch_make(3, 11, mode, 11, same_length=True) if mode == NORM else _batch_make(3, 11, mode, same_length=True), note=f"all rows with the same valid length L < T, {mode}"),
+        Case(
+            f"{tag}-hand",
+            (HAND_VALUES, HAND_MASK, mode),
+            dict(kw),
+            note=f"the notebook's example, {mode}",
+        ),
+        Case(
+            f"{tag}-random",
+            make=_batch_make(4, 9, mode, 12) if mode == NORM else _batch_make(4, 9, mode),
+            note=f"random (4, 9) batch with rows of different lengths, {mode}",
+        ),
+        Case(
+            f"{tag}-random-bool",
+            make=_batch_make(6, 5, mode, 5, bool_mask=True)
+            if mode == NORM
+            else _batch_make(6, 5, mode, bool_mask=True),
+            note=f"random (6, 5) batch with a bool mask, {mode}",
+        ),
+        Case(
+            f"{tag}-random-same-length",
+            make=_batch_make(3, 11, mode, 11, same_length=True)
+            if mode == NORM
+            else _batch_make(3, 11, mode, same_length=True),
+            note=f"all rows with the same valid length L < T, {mode}",
+        ),
     ]
     if mode != NORM:
-        cases.append(Case(f"{tag}-max-len-ignored", make=_batch_make(5, 8, mode, 32, left=True), note=f"max_len is ignored by {mode} (left padding)"))
+        cases.append(
+            Case(
+                f"{tag}-max-len-ignored",
+                make=_batch_make(5, 8, mode, 32, left=True),
+                note=f"max_len is ignored by {mode} (left padding)",
+            )
+        )
     else:
-        cases.append(Case(f"{tag}-random-long-budget", make=_norm_make(5, 8, 24), note="max_len well above T (left padding does not matter)"))
+        cases.append(
+            Case(
+                f"{tag}-random-long-budget",
+                make=_norm_make(5, 8, 24),
+                note="max_len well above T (left padding does not matter)",
+            )
+        )
     return cases
 
 
@@ -388,27 +625,86 @@ AGGREGATE_LOSS = FunctionSpec(
         *_mode_cases(TM, "dapo"),
         *_mode_cases(SMTS, "seq-sum"),
         *_mode_cases(NORM, "dr-grpo"),
-        Case("dr-grpo-max-len-equals-T", (HAND_VALUES, HAND_MASK, NORM, 4), note="max_len = T is allowed"),
-        Case("unknown-mode", (HAND_VALUES, HAND_MASK, "mean"), raises=ValueError, note="an unknown mode raises ValueError"),
-        Case("unknown-mode-typo", (HAND_VALUES, HAND_MASK, "token_mean"), raises=ValueError, note="\"token_mean\" (underscore) is not a mode: ValueError"),
-        Case("dr-grpo-no-max-len", (HAND_VALUES, HAND_MASK, NORM), raises=ValueError, note="seq-mean-token-sum-norm without max_len raises ValueError"),
-        Case("dr-grpo-max-len-short", (HAND_VALUES, HAND_MASK, NORM, 3), raises=ValueError, note="max_len smaller than T raises ValueError"),
+        Case(
+            "dr-grpo-max-len-equals-T",
+            (HAND_VALUES, HAND_MASK, NORM, 4),
+            note="max_len = T is allowed",
+        ),
+        Case(
+            "unknown-mode",
+            (HAND_VALUES, HAND_MASK, "mean"),
+            raises=ValueError,
+            note="an unknown mode raises ValueError",
+        ),
+        Case(
+            "unknown-mode-typo",
+            (HAND_VALUES, HAND_MASK, "token_mean"),
+            raises=ValueError,
+            note='"token_mean" (underscore) is not a mode: ValueError',
+        ),
+        Case(
+            "dr-grpo-no-max-len",
+            (HAND_VALUES, HAND_MASK, NORM),
+            raises=ValueError,
+            note="seq-mean-token-sum-norm without max_len raises ValueError",
+        ),
+        Case(
+            "dr-grpo-max-len-short",
+            (HAND_VALUES, HAND_MASK, NORM, 3),
+            raises=ValueError,
+            note="max_len smaller than T raises ValueError",
+        ),
         *[
-            Case(f"empty-row-{tag}", (HAND_VALUES, np.array([[1, 1, 0, 0], [0, 0, 0, 0]]), mode, 8), raises=ValueError, note=f"a row with no valid token raises ValueError ({mode})")
+            Case(
+                f"empty-row-{tag}",
+                (HAND_VALUES, np.array([[1, 1, 0, 0], [0, 0, 0, 0]]), mode, 8),
+                raises=ValueError,
+                note=f"a row with no valid token raises ValueError ({mode})",
+            )
             for tag, mode in (("grpo", SMTM), ("dapo", TM), ("seq-sum", SMTS), ("dr-grpo", NORM))
         ],
-        Case("mask-shape", (HAND_VALUES, np.array([[1, 1, 0, 0]]), TM), raises=ValueError, note="a (1, T) mask is not a (B, T) mask: ValueError"),
-        Case("mask-not-binary", (HAND_VALUES, 2 * HAND_MASK, TM), raises=ValueError, note="mask entries other than 0/1 raise ValueError"),
+        Case(
+            "mask-shape",
+            (HAND_VALUES, np.array([[1, 1, 0, 0]]), TM),
+            raises=ValueError,
+            note="a (1, T) mask is not a (B, T) mask: ValueError",
+        ),
+        Case(
+            "mask-not-binary",
+            (HAND_VALUES, 2 * HAND_MASK, TM),
+            raises=ValueError,
+            note="mask entries other than 0/1 raise ValueError",
+        ),
     ),
     mistakes=(
         *[
-            Mistake(f"swapped-{a}-{b}", f'you confused "{a}" and "{b}": each was computed with the other\'s formula ({WHAT[a]}; {WHAT[b]})', _swap(a, b))
+            Mistake(
+                f"swapped-{a}-{b}",
+                f'you confused "{a}" and "{b}": each was computed with the other\'s formula ({WHAT[a]}; {WHAT[b]})',
+                _swap(a, b),
+            )
             for a, b in itertools.combinations(MODES, 2)
         ],
-        Mistake("mean-over-padding", "you averaged over every position, padding included (values.mean(axis=1)); average only over the valid tokens", _mm_mutant(lambda v, m, s, c: v.mean(axis=1))),
-        Mistake("divide-by-T", "you divided the masked sum by T, the padded length; divide by the number of valid tokens of the row", _mm_mutant(lambda v, m, s, c: s / v.shape[1])),
-        Mistake("empty-row-accepted", "a row with no valid token has no mean: raise ValueError instead of returning NaN", lambda ns: _mm_no_empty_check(ns)),
-        Mistake("no-shape-check", "values must be (B, T), the mask exactly the same shape, with 0/1 entries: raise ValueError otherwise", _mm_no_shape_check),
+        Mistake(
+            "mean-over-padding",
+            "you averaged over every position, padding included (values.mean(axis=1)); average only over the valid tokens",
+            _mm_mutant(lambda v, m, s, c: v.mean(axis=1)),
+        ),
+        Mistake(
+            "divide-by-T",
+            "you divided the masked sum by T, the padded length; divide by the number of valid tokens of the row",
+            _mm_mutant(lambda v, m, s, c: s / v.shape[1]),
+        ),
+        Mistake(
+            "empty-row-accepted",
+            "a row with no valid token has no mean: raise ValueError instead of returning NaN",
+            lambda ns: _mm_no_empty_check(ns),
+        ),
+        Mistake(
+            "no-shape-check",
+            "values must be (B, T), the mask exactly the same shape, with 0/1 entries: raise ValueError otherwise",
+            _mm_no_shape_check,
+        ),
     ),
 )
 
@@ -469,13 +765,22 @@ def _lenient(skip: str):
                 mode = TM  # falls through to a default instead of raising
             if mode == NORM and skip == "max_len-missing" and max_len is None:
                 max_len = np.asarray(per_token_loss).shape[-1]
-            if mode == NORM and skip == "max_len-short" and max_len is not None and np.ndim(per_token_loss) == 2:
+            if (
+                mode == NORM
+                and skip == "max_len-short"
+                and max_len is not None
+                and np.ndim(per_token_loss) == 2
+            ):
                 v, m, sums, counts = _rows(per_token_loss, mask)
                 if max_len < v.shape[1] and m.shape == v.shape and counts.min() > 0:
                     return float(sums.sum() / (v.shape[0] * max_len))
             if skip == "empty-row":
                 m = np.asarray(mask)
-                if m.ndim == 2 and m.shape == np.shape(per_token_loss) and (m.astype(bool).sum(axis=1) == 0).any():
+                if (
+                    m.ndim == 2
+                    and m.shape == np.shape(per_token_loss)
+                    and (m.astype(bool).sum(axis=1) == 0).any()
+                ):
                     with np.errstate(all="ignore"):
                         return _formula(mode, *_rows(per_token_loss, mask), max_len)
             return ref(per_token_loss, mask, mode, max_len)
@@ -496,15 +801,48 @@ WHAT = {
 def _mode_cases(mode: str, tag: str) -> list[Case]:
     kw = {"max_len": 16} if mode == NORM else {}
     cases = [
-        Case(f"{tag}-hand", (HAND_VALUES, HAND_MASK, mode), dict(kw), note=f"the notebook's example, {mode}"),
-        Case(f"{tag}-random", make=_batch_make(4, 9, mode, 12) if mode == NORM else _batch_make(4, 9, mode), note=f"random (4, 9) batch with rows of different lengths, {mode}"),
-        Case(f"{tag}-random-bool", make=_batch_make(6, 5, mode, 5, bool_mask=True) if mode == NORM else _batch_make(6, 5, mode, bool_mask=True), note=f"random (6, 5) batch with a bool mask, {mode}"),
-        Case(f"{tag}-random-same-length", make=_batch_make(3, 11, mode, 11, same_length=True) if mode == NORM else _batch_make(3, 11, mode, same_length=True), note=f"all rows with the same valid length L < T, {mode}"),
+        Case(
+            f"{tag}-hand",
+            (HAND_VALUES, HAND_MASK, mode),
+            dict(kw),
+            note=f"the notebook's example, {mode}",
+        ),
+        Case(
+            f"{tag}-random",
+            make=_batch_make(4, 9, mode, 12) if mode == NORM else _batch_make(4, 9, mode),
+            note=f"random (4, 9) batch with rows of different lengths, {mode}",
+        ),
+        Case(
+            f"{tag}-random-bool",
+            make=_batch_make(6, 5, mode, 5, bool_mask=True)
+            if mode == NORM
+            else _batch_make(6, 5, mode, bool_mask=True),
+            note=f"random (6, 5) batch with a bool mask, {mode}",
+        ),
+        Case(
+            f"{tag}-random-same-length",
+            make=_batch_make(3, 11, mode, 11, same_length=True)
+            if mode == NORM
+            else _batch_make(3, 11, mode, same_length=True),
+            note=f"all rows with the same valid length L < T, {mode}",
+        ),
     ]
     if mode != NORM:
-        cases.append(Case(f"{tag}-max-len-ignored", make=_batch_make(5, 8, mode, 32, left=True), note=f"max_len is ignored by {mode} (left padding)"))
+        cases.append(
+            Case(
+                f"{tag}-max-len-ignored",
+                make=_batch_make(5, 8, mode, 32, left=True),
+                note=f"max_len is ignored by {mode} (left padding)",
+            )
+        )
     else:
-        cases.append(Case(f"{tag}-random-long-budget", make=_norm_make(5, 8, 24), note="max_len well above T (left padding does not matter)"))
+        cases.append(
+            Case(
+                f"{tag}-random-long-budget",
+                make=_norm_make(5, 8, 24),
+                note="max_len well above T (left padding does not matter)",
+            )
+        )
     return cases
 
 
@@ -515,17 +853,56 @@ AGGREGATE_LOSS = FunctionSpec(
         *_mode_cases(TM, "dapo"),
         *_mode_cases(SMTS, "seq-sum"),
         *_mode_cases(NORM, "dr-grpo"),
-        Case("dr-grpo-max-len-equals-T", (HAND_VALUES, HAND_MASK, NORM, 4), note="max_len = T is allowed"),
-        Case("unknown-mode", (HAND_VALUES, HAND_MASK, "mean"), raises=ValueError, note="an unknown mode raises ValueError"),
-        Case("unknown-mode-typo", (HAND_VALUES, HAND_MASK, "token_mean"), raises=ValueError, note="\"token_mean\" (underscore) is not a mode: ValueError"),
-        Case("dr-grpo-no-max-len", (HAND_VALUES, HAND_MASK, NORM), raises=ValueError, note="seq-mean-token-sum-norm without max_len raises ValueError"),
-        Case("dr-grpo-max-len-short", (HAND_VALUES, HAND_MASK, NORM, 3), raises=ValueError, note="max_len smaller than T raises ValueError"),
+        Case(
+            "dr-grpo-max-len-equals-T",
+            (HAND_VALUES, HAND_MASK, NORM, 4),
+            note="max_len = T is allowed",
+        ),
+        Case(
+            "unknown-mode",
+            (HAND_VALUES, HAND_MASK, "mean"),
+            raises=ValueError,
+            note="an unknown mode raises ValueError",
+        ),
+        Case(
+            "unknown-mode-typo",
+            (HAND_VALUES, HAND_MASK, "token_mean"),
+            raises=ValueError,
+            note='"token_mean" (underscore) is not a mode: ValueError',
+        ),
+        Case(
+            "dr-grpo-no-max-len",
+            (HAND_VALUES, HAND_MASK, NORM),
+            raises=ValueError,
+            note="seq-mean-token-sum-norm without max_len raises ValueError",
+        ),
+        Case(
+            "dr-grpo-max-len-short",
+            (HAND_VALUES, HAND_MASK, NORM, 3),
+            raises=ValueError,
+            note="max_len smaller than T raises ValueError",
+        ),
         *[
-            Case(f"empty-row-{tag}", (HAND_VALUES, np.array([[1, 1, 0, 0], [0, 0, 0, 0]]), mode, 8), raises=ValueError, note=f"a row with no valid token raises ValueError ({mode})")
+            Case(
+                f"empty-row-{tag}",
+                (HAND_VALUES, np.array([[1, 1, 0, 0], [0, 0, 0, 0]]), mode, 8),
+                raises=ValueError,
+                note=f"a row with no valid token raises ValueError ({mode})",
+            )
             for tag, mode in (("grpo", SMTM), ("dapo", TM), ("seq-sum", SMTS), ("dr-grpo", NORM))
         ],
-        Case("mask-shape", (HAND_VALUES, np.array([[1, 1, 0, 0]]), TM), raises=ValueError, note="a (1, T) mask is not a (B, T) mask: ValueError"),
-        Case("mask-not-binary", (HAND_VALUES, 2 * HAND_MASK, TM), raises=ValueError, note="mask entries other than 0/1 raise ValueError"),
+        Case(
+            "mask-shape",
+            (HAND_VALUES, np.array([[1, 1, 0, 0]]), TM),
+            raises=ValueError,
+            note="a (1, T) mask is not a (B, T) mask: ValueError",
+        ),
+        Case(
+            "mask-not-binary",
+            (HAND_VALUES, 2 * HAND_MASK, TM),
+            raises=ValueError,
+            note="mask entries other than 0/1 raise ValueError",
+        ),
     ),
     mistakes=(
         *[
@@ -535,20 +912,48 @@ AGGREGATE_LOSS = FunctionSpec(
                 _swap(a, b),
             )
             for a, b in itertools.combinations(MODES, 2)
-            for _WHAT in [{
-                SMTM: "seq-mean-token-mean is the mean over rows of each row's mean over its valid tokens",
-                TM: "token-mean is the masked sum over the batch divided by the number of valid tokens",
-                SMTS: "seq-mean-token-sum is the mean over rows of each row's masked sum",
-                NORM: "seq-mean-token-sum-norm is the masked sum divided by B · max_len",
-            }]
+            for _WHAT in [
+                {
+                    SMTM: "seq-mean-token-mean is the mean over rows of each row's mean over its valid tokens",
+                    TM: "token-mean is the masked sum over the batch divided by the number of valid tokens",
+                    SMTS: "seq-mean-token-sum is the mean over rows of each row's masked sum",
+                    NORM: "seq-mean-token-sum-norm is the masked sum divided by B · max_len",
+                }
+            ]
         ],
-        Mistake("mean-over-padding", "you averaged over every position, padding included; the mean modes average over the valid tokens only", _override((SMTM, TM), lambda v, m, s, c, L: v.mean())),
-        Mistake("divide-by-T", "you divided masked sums by T, the padded length; the mean modes divide by the number of valid tokens (of each row, or of the batch)", _override((SMTM, TM), lambda v, m, s, c, L: s.sum() / v.size)),
-        Mistake("max-len-missing-accepted", 'seq-mean-token-sum-norm needs max_len: raise ValueError when it is missing (do not fall back to T)', _lenient("max_len-missing")),
-        Mistake("max-len-short-accepted", "max_len smaller than T must raise ValueError: the batch has tokens beyond the budget", _lenient("max_len-short")),
-        Mistake("unknown-mode-accepted", "an unknown mode must raise ValueError, not fall back to a default", _lenient("mode")),
-        Mistake("empty-row-accepted", "a row with no valid token must raise ValueError in every mode", _lenient("empty-row")),
+        Mistake(
+            "mean-over-padding",
+            "you averaged over every position, padding included; the mean modes average over the valid tokens only",
+            _override((SMTM, TM), lambda v, m, s, c, L: v.mean()),
+        ),
+        Mistake(
+            "divide-by-T",
+            "you divided masked sums by T, the padded length; the mean modes divide by the number of valid tokens (of each row, or of the batch)",
+            _override((SMTM, TM), lambda v, m, s, c, L: s.sum() / v.size),
+        ),
+        Mistake(
+            "max-len-missing-accepted",
+            "seq-mean-token-sum-norm needs max_len: raise ValueError when it is missing (do not fall back to T)",
+            _lenient("max_len-missing"),
+        ),
+        Mistake(
+            "max-len-short-accepted",
+            "max_len smaller than T must raise ValueError: the batch has tokens beyond the budget",
+            _lenient("max_len-short"),
+        ),
+        Mistake(
+            "unknown-mode-accepted",
+            "an unknown mode must raise ValueError, not fall back to a default",
+            _lenient("mode"),
+        ),
+        Mistake(
+            "empty-row-accepted",
+            "a row with no valid token must raise ValueError in every mode",
+            _lenient("empty-row"),
+        ),
     ),
 )
 
-SPEC = AssignmentSpec("03_sum_vs_mean", (MEAN_SAMPLED_LOG_RATIO, SHAPED_REWARD, MASKED_MEAN, AGGREGATE_LOSS))
+SPEC = AssignmentSpec(
+    "03_sum_vs_mean", (MEAN_SAMPLED_LOG_RATIO, SHAPED_REWARD, MASKED_MEAN, AGGREGATE_LOSS)
+)

@@ -1,0 +1,273 @@
+"""The program `drills grade` runs inside the sandbox. A standalone script.
+
+It imports nothing from ``autograder`` (the child must not see the grader's
+files): the parent writes this file's text, the text of the trusted
+``autograder/codec.py`` and a job file into the child's temporary folder, then
+runs ``python harness.py job.json FD``. The harness:
+
+1. adds the allowed library folders to ``sys.path`` and loads the codec text;
+2. runs the trusted setup cells, then each learner solution cell (each in its own
+   ``try``; a cell that raises is reported and the rest still run);
+3. for each graded function of the plan, calls it once per case on freshly
+   decoded inputs (warnings silenced, a per-call alarm), and encodes the outcome;
+4. writes one JSON record per step on file descriptor FD (never stdout), then
+   exits with ``os._exit`` (no learner ``atexit`` hook runs).
+
+Records, one JSON object per line::
+
+    {"t": "setup", "status": "ok"}                    or  "status": "error", "error": "..."
+    {"t": "cell", "i": 0, "status": "start"}          then "ok", or "error" with "error"
+    {"t": "fn", "name": "forward_kl", "status": "start"}     or "missing"
+    {"t": "case", "name": "forward_kl", "i": 3, "outcome": {...}, "seconds": 0.0001}
+    {"t": "fn_end", "name": "forward_kl"}
+    {"t": "done"}
+
+After a call that hit the alarm the harness ends that function early (the
+parent marks the rest of its cases not run). Learner output on stdout and
+stderr goes to bounded sinks. A process forked by learner code leaves at once
+after the call returns in it, so only the original process ever writes records.
+"""
+
+import json
+import os
+import signal
+import sys
+import time
+import types
+
+_dumps = json.dumps
+_write = os.write
+_getpid = os.getpid
+_exit = os._exit
+_monotonic = time.perf_counter
+
+
+class _CaseTimeout(BaseException):
+    """Raised by the alarm inside a learner call (BaseException: `except Exception` keeps it)."""
+
+
+class _Sink:
+    """A text stream that forwards at most ``limit`` characters to ``fd`` and drops the rest."""
+
+    encoding = "utf-8"
+    errors = "replace"
+
+    def __init__(self, fd, limit):
+        self.fd, self.left = fd, limit
+
+    def write(self, s):
+        if not isinstance(s, str):
+            raise TypeError("write() argument must be str")
+        if self.left > 0 and s:
+            chunk = s[: self.left]
+            self.left -= len(chunk)
+            try:
+                _write(self.fd, chunk.encode("utf-8", "replace"))
+            except OSError:
+                self.left = 0
+        return len(s)
+
+    def writelines(self, lines):
+        for line in lines:
+            self.write(line)
+
+    def flush(self):
+        pass
+
+    def isatty(self):
+        return False
+
+    def writable(self):
+        return True
+
+    def fileno(self):
+        return self.fd
+
+
+def _message(e):
+    try:
+        return str(e)[:500]
+    except BaseException:  # noqa: BLE001
+        return "<unprintable message>"
+
+
+def main(argv):
+    job_path, out_fd = argv[1], int(argv[2])
+    main_pid = _getpid()
+    if sys.path and sys.path[0] == os.path.dirname(os.path.abspath(job_path)):
+        sys.path.pop(0)
+    with open(job_path, encoding="utf-8") as f:
+        job = json.load(f)
+    sys.path.extend(job["sys_path"])
+    max_line = int(job["max_line"])
+    case_timeout = float(job["case_timeout"])
+
+    def emit(record):
+        if _getpid() != main_pid:
+            _exit(0)
+        try:
+            line = _dumps(record, allow_nan=False, separators=(",", ":"))
+        except BaseException as e:  # noqa: BLE001 (a corrupted codec: report it as the outcome)
+            if record.get("t") != "case":
+                raise
+            record = dict(
+                record,
+                outcome={
+                    "raised": "UnsupportedReturn",
+                    "message": f"not encodable: {_message(e)[:200]}",
+                },
+            )
+            line = _dumps(record, allow_nan=False, separators=(",", ":"))
+        if len(line) > max_line and record.get("t") == "case":
+            record = dict(
+                record,
+                outcome={
+                    "raised": "UnsupportedReturn",
+                    "message": "the returned value is too large",
+                },
+            )
+            line = _dumps(record, separators=(",", ":"))
+        data = (line + "\n").encode("utf-8")
+        try:
+            while data:
+                n = _write(out_fd, data)
+                data = data[n:]
+        except OSError:
+            _exit(70)
+
+    sys.stdout = _Sink(1, int(job["output_chars"]))
+    sys.stderr = _Sink(2, int(job["output_chars"]))
+
+    import contextlib
+    import io
+    import warnings
+
+    codec = types.ModuleType("drills_codec")
+    codec_ns = codec.__dict__
+    try:
+        exec(compile(job["codec"], "<codec>", "exec"), codec_ns)  # noqa: S102 (trusted text from the parent)
+        try:
+            import numpy as np
+        except ImportError:  # pragma: no cover
+            np = None
+    except BaseException as e:  # noqa: BLE001
+        emit(
+            {
+                "t": "setup",
+                "status": "error",
+                "error": f"harness: {type(e).__name__}: {_message(e)}",
+            }
+        )
+        _exit(0)
+    outcome_of = codec_ns["outcome_of"]
+
+    @contextlib.contextmanager
+    def silenced():
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            errstate = np.errstate(all="ignore") if np is not None else contextlib.nullcontext()
+            with errstate, contextlib.redirect_stderr(io.StringIO()):
+                yield
+
+    module = types.ModuleType("drills_submission")
+    module.__file__ = "<submission>"
+    sys.modules[module.__name__] = module  # dataclasses look their module up here
+    ns = module.__dict__
+
+    try:
+        with silenced():
+            for gid, src in job["setup"]:
+                exec(compile(src, f"<setup:{gid}>", "exec"), ns)  # noqa: S102 (trusted source cells)
+    except BaseException as e:  # noqa: BLE001
+        emit({"t": "setup", "status": "error", "error": f"{type(e).__name__}: {_message(e)}"})
+        _exit(0)
+    emit({"t": "setup", "status": "ok"})
+
+    def on_alarm(signum, frame):
+        raise _CaseTimeout()
+
+    skip = set(job["skip_cells"])
+    for i, (gid, src) in enumerate(job["cells"]):
+        if i in skip:
+            continue
+        emit({"t": "cell", "i": i, "status": "start"})
+        try:
+            signal.signal(signal.SIGALRM, on_alarm)
+            with silenced():
+                signal.setitimer(signal.ITIMER_REAL, case_timeout)
+                try:
+                    exec(compile(src, f"<cell:{gid}>", "exec"), ns)  # noqa: S102 (the learner's cell, sandboxed)
+                finally:
+                    signal.setitimer(signal.ITIMER_REAL, 0)
+        except _CaseTimeout:
+            emit(
+                {
+                    "t": "cell",
+                    "i": i,
+                    "status": "error",
+                    "error": f"the cell took longer than {case_timeout:g} s to run",
+                }
+            )
+            continue
+        except BaseException as e:  # noqa: BLE001 (SystemExit too: the learner's error is the outcome)
+            if _getpid() != main_pid:
+                _exit(0)
+            emit(
+                {
+                    "t": "cell",
+                    "i": i,
+                    "status": "error",
+                    "error": f"{type(e).__name__}: {_message(e)}",
+                }
+            )
+            continue
+        emit({"t": "cell", "i": i, "status": "ok"})
+
+    for item in job["plan"]:
+        name, start = item["name"], int(item["start"])
+        fn = ns.get(name)
+        if not callable(fn):
+            emit({"t": "fn", "name": name, "status": "missing"})
+            continue
+        emit({"t": "fn", "name": name, "status": "start"})
+        for k, inp in enumerate(item["cases"]):
+            t0 = _monotonic()
+            try:
+                signal.signal(signal.SIGALRM, on_alarm)
+                with silenced():
+                    signal.setitimer(signal.ITIMER_REAL, case_timeout)
+                    try:
+                        out = outcome_of(fn, inp["args"], inp["kwargs"], ns)
+                    finally:
+                        signal.setitimer(signal.ITIMER_REAL, 0)
+            except _CaseTimeout:
+                out = {
+                    "raised": "Timeout",
+                    "message": f"the call took longer than {case_timeout:g} s",
+                }
+            except BaseException as e:  # noqa: BLE001 (SystemExit, KeyboardInterrupt, MemoryError...)
+                out = {"raised": type(e).__name__, "message": _message(e)}
+            seconds = _monotonic() - t0
+            if _getpid() != main_pid:
+                _exit(0)
+            emit(
+                {
+                    "t": "case",
+                    "name": name,
+                    "i": start + k,
+                    "outcome": out,
+                    "seconds": round(seconds, 6),
+                }
+            )
+            if out.get("raised") == "Timeout":
+                break
+        emit({"t": "fn_end", "name": name})
+    emit({"t": "done"})
+    _exit(0)
+
+
+if __name__ == "__main__":
+    try:
+        main(sys.argv)
+    except BaseException:  # noqa: BLE001 (never a traceback: the parent reads the records)
+        _exit(71)

@@ -1,0 +1,1022 @@
+"""Running a learner program in a sandboxed child and reading its outcomes back.
+
+The trusted parent never imports learner code. It writes three things into a
+fresh temporary folder: the harness (``child_harness.py``), the text of the
+trusted ``codec.py`` and a job file (the program's cells, the encoded case
+inputs, the limits), then starts ``python harness.py job.json 3``:
+
+- with bubblewrap (``bwrap``): new user, pid, network, ipc and uts namespaces
+  (no network; signals reach only the sandbox), a read-only system (``/usr``,
+  the interpreter, the library folders), ``/tmp`` and the working directory
+  bound to the child's own empty folder, and nothing else: not the course
+  folder, the secret, the grader's package or the output folder (masked if they
+  sit inside a library folder);
+- without it: the same limits, a scrubbed environment and an empty working
+  directory, and the result carries the warning that isolation is reduced.
+
+Either way the harness first sets rlimits on itself (CPU seconds, address
+space, processes, file size, core dumps), and when the grader runs as root the
+child runs as a separate unprivileged uid per worker (so that the process limit
+holds and the child cannot signal or write as the grader). A wall-clock watchdog
+kills the whole process group when one step (loading a cell or one call) takes
+longer than the limit. Outcomes come back as JSON lines on file descriptor 3,
+are validated strictly (:func:`validate_record`), and anything else is a failed
+case with a reason, never a crash of the grader.
+
+:func:`execute` runs a whole program: when the child dies, hangs or writes
+something invalid in the middle of a function, that case fails with the reason,
+the function's remaining cases are not run, and a fresh child continues with the
+next function (or skips a cell that killed the program while loading).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import math
+import os
+import selectors
+import shutil
+import signal
+import stat
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import autograder
+from autograder import codec
+
+SANDBOX_IN = "/drills/in"
+SANDBOX_LIB = "/drills/lib"
+HARNESS = Path(__file__).with_name("child_harness.py")
+_UID_BASE = 3_000_000  # unprivileged uids used for children when the grader runs as root
+
+# Pseudo-exceptions the parent writes into outcomes it had to make up itself.
+TIMEOUT, CRASH, NOT_RUN, INVALID = "Timeout", "Crash", "NotRun", "InvalidOutput"
+
+
+class SandboxError(RuntimeError):
+    """The sandbox itself could not be set up (not the learner's fault)."""
+
+
+@dataclass(frozen=True)
+class Limits:
+    timeout: float = 30.0  # seconds one step (a cell, or one call) may take
+    memory_mb: int = 2048  # address space
+    nproc: int = 64  # processes and threads
+    fsize_mb: int = 64  # largest file the child may write
+    output_chars: int = 20_000  # learner stdout/stderr kept per stream
+    max_line: int = 16 * 1024 * 1024  # one record on the outcome pipe
+    max_stream: int = 128 * 1024 * 1024  # all records of one child
+
+    @property
+    def hard_timeout(self) -> float:
+        """The watchdog: a little after the child's own alarm, for code that ignores it."""
+        return self.timeout + max(2.0, 0.25 * self.timeout)
+
+
+@dataclass
+class Isolation:
+    mode: str  # "bwrap" or "reduced"
+    bwrap: str | None = None
+    drop_uid: bool = False  # run children as unprivileged uids (grader is root)
+    hidden: list[Path] = field(default_factory=list)  # must not be visible in the child
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def reduced(self) -> bool:
+        return self.mode != "bwrap"
+
+
+# -- what the child may see --------------------------------------------------------------------
+
+
+def library_dirs() -> list[Path]:
+    """Folders of installed packages (site-packages) the child may import from, read-only."""
+    out: list[Path] = []
+    for entry in sys.path:
+        p = Path(entry) if entry else None
+        if (
+            p
+            and p.is_dir()
+            and p.name in ("site-packages", "dist-packages")
+            and p.resolve() not in out
+        ):
+            out.append(p.resolve())
+    return out
+
+
+def _interpreter() -> tuple[Path, Path]:
+    """(the real interpreter binary, its installation prefix)."""
+    exe = Path(os.path.realpath(sys.executable))
+    return exe, Path(os.path.realpath(sys.base_prefix))
+
+
+def _package_dir(name: str) -> Path | None:
+    spec = importlib.util.find_spec(name)
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return Path(list(spec.submodule_search_locations)[0]).resolve()
+
+
+def grader_dir() -> Path:
+    return Path(autograder.__file__).resolve().parent
+
+
+def _inside(path: Path, folder: Path) -> bool:
+    try:
+        path.relative_to(folder)
+        return True
+    except ValueError:
+        return False
+
+
+def _others_can_reach(path: Path) -> bool:
+    """Can an unrelated uid traverse to ``path`` and read it (mode bits only)?"""
+    try:
+        for parent in [*reversed(path.parents)]:
+            if not parent.stat().st_mode & stat.S_IXOTH:
+                return False
+        m = path.stat().st_mode
+        return bool(m & stat.S_IROTH) and (not stat.S_ISDIR(m) or bool(m & stat.S_IXOTH))
+    except OSError:
+        return False
+
+
+def _bind_sources() -> list[Path]:
+    exe, prefix = _interpreter()
+    srcs = [exe, prefix, *library_dirs()]
+    tm = _package_dir("tiny_model")
+    if tm is not None:
+        srcs.append(tm)
+    return srcs
+
+
+def detect(hidden: list[Path], force_reduced: bool = False) -> Isolation:
+    """How children will be isolated on this machine (probes bwrap once)."""
+    hidden = [Path(os.path.realpath(h)) for h in hidden]
+    root = os.geteuid() == 0
+    drop = root and all(_others_can_reach(p) for p in _bind_sources())
+    if os.environ.get("DRILLS_SANDBOX_UID", "").lower() == "keep":
+        drop = False  # tests: exercise the root-child path (held by a pids cgroup where possible)
+    iso = Isolation(mode="reduced", drop_uid=drop, hidden=hidden)
+    if root and not drop:
+        probe = _pids_cgroup(8)
+        _release_cgroup(probe)
+        if probe is None:
+            iso.warnings.append(
+                "running as root, and the Python installation is not readable by other users: "
+                "the child runs as root (capabilities dropped) and the process limit is not enforced"
+            )
+    bwrap = shutil.which("bwrap")
+    if os.environ.get("DRILLS_SANDBOX", "").lower() in ("none", "reduced", "off"):
+        force_reduced = True
+    if bwrap and not force_reduced:
+        probe = _bwrap_command(
+            bwrap,
+            iso,
+            Path("/nonexistent-in"),
+            Path(tempfile.gettempdir()),
+            [str(_interpreter()[0]), "-S", "-c", "pass"],
+        )
+        try:
+            r = subprocess.run(
+                probe,
+                stdin=subprocess.DEVNULL,
+                capture_output=True,
+                timeout=30,
+                env=_child_env(),
+                **_uid_kwargs(iso, 0),
+            )
+            if r.returncode == 0:
+                iso.mode, iso.bwrap = "bwrap", bwrap
+            else:
+                iso.warnings.append(
+                    f"bwrap is installed but failed to start a sandbox: {r.stderr.decode(errors='replace').strip()[:300]}"
+                )
+        except (OSError, subprocess.SubprocessError) as e:
+            iso.warnings.append(f"bwrap is installed but failed to start a sandbox: {e}")
+    elif not bwrap and not force_reduced:
+        iso.warnings.append("bubblewrap (bwrap) is not installed")
+    if iso.reduced:
+        iso.warnings.append(
+            "isolation is reduced: learner code runs without bubblewrap (no private filesystem, "
+            "network or process namespace); only resource limits, a scrubbed environment and an "
+            "empty working directory protect this machine. Install bubblewrap (Debian: apt-get "
+            "install bubblewrap) to grade untrusted submissions."
+        )
+    return iso
+
+
+def _bwrap_command(
+    bwrap: str, iso: Isolation, indir: Path, workdir: Path, argv: list[str]
+) -> list[str]:
+    cmd = [
+        bwrap,
+        "--unshare-all",
+        "--unshare-user",
+        "--disable-userns",
+        "--die-with-parent",
+        "--new-session",
+        "--cap-drop",
+        "ALL",
+        "--proc",
+        "/proc",
+        "--dev",
+        "/dev",
+    ]
+    cmd += ["--ro-bind", "/usr", "/usr"]
+    for top in ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"):
+        if os.path.islink(top):
+            cmd += ["--symlink", os.readlink(top), top]
+        elif os.path.isdir(top):
+            cmd += ["--ro-bind", top, top]
+    for etc in ("/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/localtime"):
+        if os.path.exists(etc):
+            cmd += ["--ro-bind", etc, etc]
+    exe, prefix = _interpreter()
+    bound: list[Path] = [Path("/usr")]
+    for src in [prefix, exe, *library_dirs()]:
+        if any(_inside(src, b) for b in bound):
+            continue
+        cmd += ["--ro-bind", str(src), str(src)]
+        bound.append(src)
+    tm = _package_dir("tiny_model")
+    if tm is not None and not any(_inside(tm, b) for b in bound):
+        cmd += ["--ro-bind", str(tm), f"{SANDBOX_LIB}/tiny_model"]
+    # Anything secret that happens to sit inside a bound folder is covered up.
+    for h in [*iso.hidden, grader_dir()]:
+        if any(_inside(h, b) for b in bound) and h.exists():
+            cmd += ["--tmpfs", str(h)] if h.is_dir() else ["--ro-bind", "/dev/null", str(h)]
+    if indir.exists():
+        cmd += ["--ro-bind", str(indir), SANDBOX_IN]
+    cmd += ["--bind", str(workdir), "/tmp", "--chdir", "/tmp", "--remount-ro", "/"]
+    return cmd + ["--", *argv]
+
+
+def _child_env() -> dict[str, str]:
+    return {
+        "PATH": "/usr/bin:/bin",
+        "HOME": "/tmp",
+        "LANG": "C.UTF-8",
+        "LC_ALL": "C.UTF-8",
+        "PYTHONHASHSEED": "0",
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "PYTHONIOENCODING": "utf-8",
+        "OMP_NUM_THREADS": "1",
+        "MKL_NUM_THREADS": "1",
+        "OPENBLAS_NUM_THREADS": "1",
+        "NUMEXPR_NUM_THREADS": "1",
+        "MPLBACKEND": "Agg",
+        "NBGRADER_EXECUTION": "autograde",
+    }
+
+
+def _child_uid(slot: int) -> int:
+    return _UID_BASE + (os.getpid() % 4096) * 64 + slot % 64
+
+
+def _uid_kwargs(iso: Isolation, slot: int) -> dict:
+    if not iso.drop_uid:
+        return {}
+    uid = _child_uid(slot)
+    return {"user": uid, "group": uid, "extra_groups": []}
+
+
+def _user_tasks(uid: int) -> int:
+    """Processes and threads this uid runs now (RLIMIT_NPROC counts them all)."""
+    n = 0
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            try:
+                if os.stat(f"/proc/{d}").st_uid == uid:
+                    n += len(os.listdir(f"/proc/{d}/task"))
+            except OSError:
+                pass
+    return n
+
+
+# -- one child ---------------------------------------------------------------------------------
+
+
+@dataclass
+class ChildRun:
+    lines: list[bytes]
+    ended: str  # "exit" | "timeout" | "overflow"
+    returncode: int | None
+    stdout: str
+    stderr: str
+    stdout_bytes: int
+    stderr_bytes: int
+    seconds: float
+    bwrap: bool = False
+
+
+def codec_source() -> str:
+    """The trusted codec's text, made standalone for the child (it cannot import autograder)."""
+    text = Path(codec.__file__).read_text(encoding="utf-8")
+    line = "from autograder.spec import Fn, Obj\n"
+    if line not in text:
+        raise SandboxError("autograder/codec.py changed: cannot build the child's codec")
+    stand_in = (
+        "class Fn:  # stand-in: the child only ever sees the encoded form of input functions\n"
+        "    pass\n\n\nclass Obj:  # stand-in, as Fn\n    pass\n"
+    )
+    return text.replace(line, stand_in)
+
+
+_SHIM = (
+    "import os, sys\n"
+    "pid = os.fork()\n"
+    "if pid == 0:\n"
+    "    os.execv(sys.argv[1], sys.argv[1:])\n"
+    "_, status = os.waitpid(pid, 0)\n"
+    "code = os.waitstatus_to_exitcode(status)\n"
+    "os._exit(code if code >= 0 else 128 - code)\n"
+)
+
+
+def _harness_prologue(limits: Limits, nproc: int, cpu_seconds: int) -> str:
+    """Lines run before the harness: the child limits itself before any learner code runs."""
+    mb = 1024 * 1024
+    return (
+        "import resource as _r\n"
+        f"for _k, _v in ((_r.RLIMIT_AS, {limits.memory_mb * mb}), (_r.RLIMIT_FSIZE, {limits.fsize_mb * mb}),\n"
+        f"               (_r.RLIMIT_NPROC, {nproc}), (_r.RLIMIT_CORE, 0), (_r.RLIMIT_NOFILE, 512)):\n"
+        "    _r.setrlimit(_k, (_v, _v))\n"
+        f"_r.setrlimit(_r.RLIMIT_CPU, ({cpu_seconds}, {cpu_seconds + 5}))\n"
+        "del _r, _k, _v\n"
+    )
+
+
+def run_child(
+    job: dict, iso: Isolation, limits: Limits, slot: int = 0, cpu_seconds: int = 600
+) -> ChildRun:
+    """Start one child on ``job``, read its records until it ends or a step times out."""
+    tmp = Path(tempfile.mkdtemp(prefix="drills-child-"))
+    try:
+        return _run_in(tmp, job, iso, limits, slot, cpu_seconds)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _run_in(
+    tmp: Path, job: dict, iso: Isolation, limits: Limits, slot: int, cpu_seconds: int
+) -> ChildRun:
+    indir, workdir = tmp / "in", tmp / "work"
+    indir.mkdir()
+    workdir.mkdir()
+    uid_kw = _uid_kwargs(iso, slot)
+    if iso.drop_uid:
+        os.chmod(tmp, 0o711)
+        os.chown(workdir, uid_kw["user"], uid_kw["group"])
+        nproc = limits.nproc + (0 if iso.mode == "bwrap" else _user_tasks(uid_kw["user"]))
+    else:
+        nproc = limits.nproc + (0 if iso.mode == "bwrap" else _user_tasks(os.geteuid()))
+    os.chmod(workdir, 0o700)
+    os.chmod(indir, 0o755)
+    harness_text = _harness_prologue(limits, nproc, cpu_seconds) + HARNESS.read_text(
+        encoding="utf-8"
+    )
+    (indir / "harness.py").write_text(harness_text, encoding="utf-8")
+    sys_path = [str(p) for p in library_dirs()]
+    tm = _package_dir("tiny_model")
+    if iso.mode == "bwrap":
+        in_path = SANDBOX_IN
+        if tm is not None and not any(_inside(tm, p) for p in library_dirs()):
+            sys_path.append(SANDBOX_LIB)
+    else:
+        in_path = str(indir)
+        if tm is not None and not any(_inside(tm, p) for p in library_dirs()):
+            (indir / "lib").mkdir()
+            (indir / "lib" / "tiny_model").symlink_to(tm)
+            sys_path.append(str(indir / "lib"))
+    full = dict(
+        job,
+        sys_path=sys_path,
+        max_line=limits.max_line,
+        output_chars=limits.output_chars,
+        case_timeout=limits.timeout,
+        codec=codec_source(),
+    )
+    (indir / "job.json").write_text(json.dumps(full), encoding="utf-8")
+    for f in indir.iterdir():
+        if f.is_file():
+            os.chmod(f, 0o644)
+    exe, _ = _interpreter()
+    r, w = os.pipe()  # the outcome channel; the child keeps the same descriptor number
+    argv = [str(exe), "-s", "-S", "-B", f"{in_path}/harness.py", f"{in_path}/job.json", str(w)]
+    if iso.mode == "bwrap":
+        cmd = _bwrap_command(iso.bwrap or "bwrap", iso, indir, workdir, argv)
+        cwd = str(tmp)
+    elif iso.drop_uid:
+        cmd, cwd = argv, str(workdir)
+    else:
+        # Same uid as the grader and no pid namespace: at least the child's parent is a shim,
+        # so that "kill my parent" does not reach the grader.
+        cmd, cwd = [str(exe), "-s", "-S", "-c", _SHIM, *argv], str(workdir)
+    cg = None if iso.drop_uid else _pids_cgroup(limits.nproc + 8)
+    if cg is not None:
+        cmd = _in_cgroup(cg, cmd)
+    t0 = time.monotonic()
+    try:
+        proc = subprocess.Popen(
+            cmd,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            pass_fds=(w,),
+            env=_child_env(),
+            cwd=cwd,
+            start_new_session=True,
+            close_fds=True,
+            **uid_kw,
+        )
+    except OSError as e:
+        os.close(r)
+        os.close(w)
+        _release_cgroup(cg)
+        raise SandboxError(f"cannot start the child: {e}") from e
+    os.close(w)
+    try:
+        return _collect(proc, r, limits, iso, uid_kw.get("user"), t0)
+    finally:
+        _release_cgroup(cg)
+
+
+_CGROUP_BASES = (Path("/sys/fs/cgroup/pids"), Path("/sys/fs/cgroup"))
+
+
+def _pids_cgroup(limit: int) -> Path | None:
+    """A fresh pids cgroup capped at ``limit`` tasks, or None where we cannot make one.
+
+    As root, RLIMIT_NPROC is not enforced, so when the child cannot run as another uid a
+    fork bomb is held by the cgroup instead (cgroup v1 ``pids`` or v2 with ``pids`` enabled).
+    """
+    if os.geteuid() != 0:
+        return None
+    for base in _CGROUP_BASES:
+        try:
+            if base.name != "pids" and "pids" not in (base / "cgroup.subtree_control").read_text():
+                continue
+            cg = Path(tempfile.mkdtemp(prefix="drills-", dir=base))
+            (cg / "pids.max").write_text(str(limit))
+            return cg
+        except OSError:
+            continue
+    return None
+
+
+def _in_cgroup(cg: Path, cmd: list[str]) -> list[str]:
+    """``cmd`` started by a shell that first moves itself into ``cg`` (no preexec_fn, thread-safe)."""
+    return ["/bin/sh", "-c", 'echo $$ > "$0" && exec "$@"', str(cg / "cgroup.procs"), *cmd]
+
+
+def _release_cgroup(cg: Path | None) -> None:
+    if cg is None:
+        return
+    for _ in range(50):
+        try:
+            pids = [int(x) for x in (cg / "cgroup.procs").read_text().split()]
+        except OSError:
+            pids = []
+        for pid in pids:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        try:
+            cg.rmdir()
+            return
+        except OSError:
+            time.sleep(0.02)
+
+
+def _kill(proc: subprocess.Popen, iso: Isolation, uid: int | None) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    if iso.mode != "bwrap" and uid is not None:
+        # Without a pid namespace, processes that left the group are found by their uid.
+        for d in os.listdir("/proc"):
+            if d.isdigit():
+                try:
+                    if os.stat(f"/proc/{d}").st_uid == uid:
+                        os.kill(int(d), signal.SIGKILL)
+                except OSError:
+                    pass
+
+
+def _collect(
+    proc: subprocess.Popen, out_r: int, limits: Limits, iso: Isolation, uid: int | None, t0: float
+) -> ChildRun:
+    sel = selectors.DefaultSelector()
+    streams = {out_r: "out", proc.stdout.fileno(): "stdout", proc.stderr.fileno(): "stderr"}
+    for fd in streams:
+        os.set_blocking(fd, False)
+        sel.register(fd, selectors.EVENT_READ)
+    buf = bytearray()
+    lines: list[bytes] = []
+    kept = {"stdout": bytearray(), "stderr": bytearray()}
+    counts = {"out": 0, "stdout": 0, "stderr": 0}
+    keep = limits.output_chars * 4
+    ended = "exit"
+    deadline = time.monotonic() + limits.hard_timeout
+    exited_at: float | None = None
+    while sel.get_map():
+        now = time.monotonic()
+        if proc.poll() is not None and exited_at is None:
+            exited_at = now
+        if exited_at is not None and now - exited_at > 1.0:
+            break  # leftovers of a child that has exited hold the pipes open
+        if now >= deadline:
+            ended = "timeout"
+            break
+        wait = min(deadline - now, 0.2)
+        for key, _ in sel.select(timeout=wait):
+            fd = key.fd
+            try:
+                data = os.read(fd, 1 << 16)
+            except BlockingIOError:
+                continue
+            except OSError:
+                data = b""
+            if not data:
+                sel.unregister(fd)
+                continue
+            name = streams[fd]
+            counts[name] += len(data)
+            if name != "out":
+                room = keep - len(kept[name])
+                if room > 0:
+                    kept[name] += data[:room]
+                continue
+            if counts["out"] > limits.max_stream:
+                ended = "overflow"
+                break
+            buf += data
+            while True:
+                nl = buf.find(b"\n")
+                if nl < 0:
+                    break
+                lines.append(bytes(buf[:nl]))
+                del buf[: nl + 1]
+                deadline = time.monotonic() + limits.hard_timeout
+            if len(buf) > limits.max_line:
+                ended = "overflow"
+                break
+        if ended == "overflow":
+            break
+    _kill(proc, iso, uid)
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:  # pragma: no cover
+        pass
+    for fd in list(sel.get_map()):
+        sel.unregister(fd)
+    sel.close()
+    os.close(out_r)
+    proc.stdout.close()
+    proc.stderr.close()
+    if buf and ended == "exit":
+        lines.append(bytes(buf))  # an unterminated last line: validated (and rejected) later
+    return ChildRun(
+        lines=lines,
+        ended=ended,
+        returncode=proc.returncode,
+        stdout=kept["stdout"].decode("utf-8", "replace")[: limits.output_chars],
+        stderr=kept["stderr"].decode("utf-8", "replace")[: limits.output_chars],
+        stdout_bytes=counts["stdout"],
+        stderr_bytes=counts["stderr"],
+        seconds=time.monotonic() - t0,
+        bwrap=iso.mode == "bwrap",
+    )
+
+
+# -- validating what the child wrote -----------------------------------------------------------
+
+
+class ProtocolError(ValueError):
+    """A record that is not exactly what the harness writes."""
+
+
+_DTYPES = {
+    "float64",
+    "float32",
+    "float16",
+    "bfloat16",
+    "int64",
+    "int32",
+    "int16",
+    "int8",
+    "uint8",
+    "uint16",
+    "uint32",
+    "uint64",
+    "bool",
+}
+_MAX_STR = 100_000
+_MAX_ITEMS = codec.MAX_ITEMS
+
+
+def _reject(*_a):
+    raise ProtocolError("NaN or Infinity literal")
+
+
+def _pairs(pairs):
+    d = {}
+    for k, v in pairs:
+        if k in d:
+            raise ProtocolError(f"duplicated key {k!r}")
+        d[k] = v
+    return d
+
+
+def parse_line(line: bytes) -> dict:
+    try:
+        obj = json.loads(line.decode("utf-8"), object_pairs_hook=_pairs, parse_constant=_reject)
+    except ProtocolError:
+        raise
+    except (UnicodeDecodeError, ValueError, RecursionError) as e:
+        raise ProtocolError(f"not a JSON record ({type(e).__name__})") from None
+    if not isinstance(obj, dict):
+        raise ProtocolError("a record must be a JSON object")
+    return obj
+
+
+class _Budget:
+    def __init__(self) -> None:
+        self.items = 0
+
+    def take(self, n: int = 1) -> None:
+        self.items += n
+        if self.items > _MAX_ITEMS:
+            raise ProtocolError("value too large")
+
+
+def _number(v) -> bool:
+    if type(v) is bool:
+        return True
+    if type(v) is int:
+        return True
+    if type(v) is float:
+        return math.isfinite(v)
+    return type(v) is dict and set(v) == {"$float"} and v["$float"] in ("nan", "inf", "-inf")
+
+
+def validate_value(j, depth: int = 0, budget: _Budget | None = None) -> None:
+    """Raise ProtocolError unless ``j`` is exactly one of codec's encoded forms."""
+    budget = budget or _Budget()
+    budget.take()
+    if depth > codec.MAX_DEPTH + 1:
+        raise ProtocolError("value nested too deeply")
+    t = type(j)
+    if j is None or t is bool or t is int:
+        return
+    if t is float:
+        if not math.isfinite(j):
+            raise ProtocolError("non-finite float outside {'$float': ...}")
+        return
+    if t is str:
+        if len(j) > _MAX_STR:
+            raise ProtocolError("string too long")
+        return
+    if t is list:
+        budget.take(len(j))
+        for v in j:
+            validate_value(v, depth + 1, budget)
+        return
+    if t is not dict:
+        raise ProtocolError(f"unexpected JSON type {t.__name__}")
+    keys = set(j)
+    if keys == {"$float"}:
+        if j["$float"] not in ("nan", "inf", "-inf"):
+            raise ProtocolError("bad $float")
+        return
+    if keys in ({"$array", "shape", "dtype"}, {"$tensor", "shape", "dtype"}):
+        flat = j.get("$array", j.get("$tensor"))
+        shape, dtype = j["shape"], j["dtype"]
+        if type(flat) is not list or type(shape) is not list or type(dtype) is not str:
+            raise ProtocolError("bad array")
+        if dtype not in _DTYPES:
+            raise ProtocolError(f"unsupported dtype {dtype[:20]!r}")
+        if len(shape) > 32 or not all(type(s) is int and 0 <= s <= _MAX_ITEMS for s in shape):
+            raise ProtocolError("bad shape")
+        if math.prod(shape) != len(flat):
+            raise ProtocolError("shape does not match the number of values")
+        budget.take(len(flat))
+        if not all(_number(v) for v in flat):
+            raise ProtocolError("array values must be numbers")
+        return
+    if keys == {"$dict"} and type(j["$dict"]) is dict:
+        budget.take(len(j["$dict"]))
+        for k, v in j["$dict"].items():
+            if len(k) > 1000:
+                raise ProtocolError("dict key too long")
+            validate_value(v, depth + 1, budget)
+        return
+    if keys == {"$obj", "fields"} and type(j["$obj"]) is str and type(j["fields"]) is dict:
+        if len(j["$obj"]) > 200:
+            raise ProtocolError("type name too long")
+        budget.take(len(j["fields"]))
+        for k, v in j["fields"].items():
+            if len(k) > 200:
+                raise ProtocolError("field name too long")
+            validate_value(v, depth + 1, budget)
+        return
+    raise ProtocolError("not an encoded value")
+
+
+def validate_outcome(o) -> dict:
+    if type(o) is not dict:
+        raise ProtocolError("an outcome must be an object")
+    if set(o) == {"value"}:
+        validate_value(o["value"])
+        return o
+    if set(o) == {"raised", "message"} and type(o["raised"]) is str and type(o["message"]) is str:
+        if not (0 < len(o["raised"]) <= 100) or len(o["message"]) > 1000:
+            raise ProtocolError("bad error outcome")
+        if o["raised"] in (CRASH, NOT_RUN, INVALID):
+            raise ProtocolError("reserved outcome name")
+        return o
+    raise ProtocolError("an outcome is {'value': ...} or {'raised': ..., 'message': ...}")
+
+
+def _expect(rec: dict, keys: set[str]) -> None:
+    if set(rec) != keys:
+        raise ProtocolError(f"unexpected fields in a {rec.get('t')!r} record")
+
+
+# -- a whole program, with restarts ------------------------------------------------------------
+
+
+@dataclass
+class FunctionRun:
+    name: str
+    outcomes: list[dict | None]
+    seconds: list[float]
+    missing: bool = False  # not defined after the cells ran (renamed, deleted, broken cell)
+    error: str | None = None  # could not be run at all
+
+
+@dataclass
+class Execution:
+    functions: dict[str, FunctionRun]
+    cell_errors: dict[int, str] = field(default_factory=dict)  # index in program.cells -> error
+    setup_error: str | None = None
+    runs: int = 0
+    seconds: float = 0.0
+    stdout: str = ""
+    stderr: str = ""
+    notes: list[str] = field(
+        default_factory=list
+    )  # what went wrong with children (for results.json)
+
+
+def _why(run: ChildRun, limits: Limits) -> tuple[str, str]:
+    """(pseudo-exception, message) for a child that stopped in the middle of a step."""
+    if run.ended == "timeout":
+        return (
+            TIMEOUT,
+            f"killed after {limits.hard_timeout:g} s without finishing (an endless loop?)",
+        )
+    if run.ended == "overflow":
+        return INVALID, "the program wrote too much on the grader's channel"
+    rc = run.returncode
+    if rc is not None and rc > 128:
+        rc = 128 - rc  # bwrap and the shim report a child killed by signal N as 128 + N
+    if rc is not None and rc < 0:
+        sig = -rc
+        name = signal.Signals(sig).name if sig in signal.Signals._value2member_map_ else str(sig)
+        hint = {
+            "SIGKILL": " (out of memory or time?)",
+            "SIGXCPU": " (CPU time limit)",
+            "SIGXFSZ": " (file size limit)",
+            "SIGSEGV": " (a crash in native code, or out of memory)",
+        }.get(name, "")
+        return CRASH, f"the program was killed by {name}{hint}"
+    return CRASH, f"the program ended (exit status {rc}) in the middle of this check"
+
+
+def execute(
+    cells: list[tuple[str, str]],
+    setup: list[tuple[str, str]],
+    cases: dict[str, list[dict]],
+    iso: Isolation,
+    limits: Limits,
+    slot: int = 0,
+    max_runs: int | None = None,
+) -> Execution:
+    """Outcomes of every function on every case, in as many children as it takes."""
+    names = list(cases)
+    ex = Execution(
+        {n: FunctionRun(n, [None] * len(cases[n]), [0.0] * len(cases[n])) for n in names}
+    )
+    skip: list[int] = []
+    done_fns: set[str] = set()
+    max_runs = max_runs or (len(names) + len(cells) + 2)
+    total_cases = sum(len(v) for v in cases.values())
+    cpu = int(min(3600, limits.timeout * (total_cases + len(cells) + 4)))
+    t0 = time.monotonic()
+    out_parts: list[str] = []
+    err_parts: list[str] = []
+    while len(done_fns) < len(names) and ex.runs < max_runs:
+        plan = []
+        for n in names:
+            if n in done_fns:
+                continue
+            start = next(
+                (i for i, o in enumerate(ex.functions[n].outcomes) if o is None), len(cases[n])
+            )
+            plan.append({"name": n, "start": start, "cases": cases[n][start:]})
+        job = {"setup": setup, "cells": cells, "skip_cells": skip, "plan": plan}
+        run = run_child(job, iso, limits, slot, cpu)
+        ex.runs += 1
+        out_parts.append(run.stdout)
+        err_parts.append(run.stderr)
+        state = _Interpreter(ex, plan, cells, skip, done_fns)
+        violation = None
+        for line in run.lines:
+            try:
+                if state.feed(parse_line(line)):
+                    break
+            except ProtocolError as e:
+                violation = str(e)
+                break
+        if state.finished and violation is None:
+            break
+        if violation is not None:
+            kind, msg = (
+                INVALID,
+                f"the program wrote something the grader does not accept ({violation})",
+            )
+            ex.notes.append(f"run {ex.runs}: invalid record: {violation}")
+        else:
+            kind, msg = _why(run, limits)
+            ex.notes.append(f"run {ex.runs}: {msg}")
+        if state.setup_pending:
+            ex.setup_error = (
+                f"the setup cells could not run in the sandbox: {msg}; stderr: {run.stderr[-500:]}"
+            )
+            break
+        if state.cell is not None:  # the program died while running a learner cell
+            ex.cell_errors[state.cell] = f"{msg} while this cell was being run"
+            skip.append(state.cell)
+            continue
+        fn = state.current_fn()
+        if fn is None:
+            break
+        fr = ex.functions[fn]
+        first = True
+        for i, o in enumerate(fr.outcomes):
+            if o is None:
+                if first:
+                    fr.outcomes[i] = {"raised": kind, "message": msg}
+                    first = False
+                else:
+                    fr.outcomes[i] = {
+                        "raised": NOT_RUN,
+                        "message": "not run: an earlier check of this function "
+                        + ("timed out" if kind == TIMEOUT else "stopped the program"),
+                    }
+        if first:  # it had finished all its cases: the failure was between functions
+            pass
+        done_fns.add(fn)
+    for n in names:
+        fr = ex.functions[n]
+        for i, o in enumerate(fr.outcomes):
+            if o is None and not fr.missing and fr.error is None:
+                fr.outcomes[i] = {
+                    "raised": NOT_RUN,
+                    "message": "not run: the program kept stopping",
+                }
+    ex.seconds = time.monotonic() - t0
+    ex.stdout = "".join(out_parts)[: limits.output_chars]
+    ex.stderr = "".join(err_parts)[: limits.output_chars]
+    return ex
+
+
+class _Interpreter:
+    """Reads one child's records in the only order the harness writes them."""
+
+    def __init__(
+        self, ex: Execution, plan: list[dict], cells, skip: list[int], done_fns: set[str]
+    ) -> None:
+        self.ex, self.plan, self.done_fns = ex, plan, done_fns
+        self.pending_cells = [i for i in range(len(cells)) if i not in skip]
+        self.setup_pending = True
+        self.cell: int | None = None  # a cell that started and has not finished
+        self.fn_index = 0  # position in plan
+        self.in_fn = False
+        self.next_case = 0
+        self.finished = False
+
+    def current_fn(self) -> str | None:
+        if self.fn_index < len(self.plan):
+            return self.plan[self.fn_index]["name"]
+        return None
+
+    def feed(self, rec: dict) -> bool:
+        t = rec.get("t")
+        if self.finished:
+            raise ProtocolError("a record after 'done'")
+        if self.setup_pending:
+            if t != "setup" or rec.get("status") not in ("ok", "error"):
+                raise ProtocolError("expected the setup record")
+            if rec["status"] == "error":
+                _expect(rec, {"t", "status", "error"})
+                self.ex.setup_error = str(rec["error"])[:1000]
+                self.finished = True
+                for fr in self.ex.functions.values():
+                    fr.error = "the setup cells failed in the sandbox: " + self.ex.setup_error
+                    fr.outcomes = []
+                    fr.seconds = []
+                return True
+            _expect(rec, {"t", "status"})
+            self.setup_pending = False
+            return False
+        if self.cell is not None:
+            if t != "cell" or rec.get("i") != self.cell or rec.get("status") not in ("ok", "error"):
+                raise ProtocolError("expected the end of the running cell")
+            if rec["status"] == "error":
+                _expect(rec, {"t", "i", "status", "error"})
+                if type(rec["error"]) is not str:
+                    raise ProtocolError("bad cell error")
+                self.ex.cell_errors[self.cell] = rec["error"][:1000]
+            else:
+                _expect(rec, {"t", "i", "status"})
+            self.cell = None
+            return False
+        if t == "cell":
+            _expect(rec, {"t", "i", "status"})
+            if (
+                not self.pending_cells
+                or rec["i"] != self.pending_cells[0]
+                or rec["status"] != "start"
+            ):
+                raise ProtocolError("a cell out of order")
+            self.cell = self.pending_cells.pop(0)
+            return False
+        if self.pending_cells:
+            raise ProtocolError("cells missing before the functions")
+        fn = self.current_fn()
+        if t == "done":
+            _expect(rec, {"t"})
+            if fn is not None or self.in_fn:
+                raise ProtocolError("'done' before every function ran")
+            self.finished = True
+            return True
+        if fn is None:
+            raise ProtocolError("a record after the last function")
+        fr = self.ex.functions[fn]
+        if not self.in_fn:
+            _expect(rec, {"t", "name", "status"})
+            if t != "fn" or rec["name"] != fn or rec["status"] not in ("start", "missing"):
+                raise ProtocolError("expected the next function")
+            if rec["status"] == "missing":
+                fr.missing = True
+                fr.outcomes = []
+                fr.seconds = []
+                self.done_fns.add(fn)
+                self.fn_index += 1
+            else:
+                self.in_fn = True
+                self.next_case = self.plan[self.fn_index]["start"]
+            return False
+        if t == "case":
+            _expect(rec, {"t", "name", "i", "outcome", "seconds"})
+            if (
+                rec["name"] != fn
+                or rec["i"] != self.next_case
+                or self.next_case >= len(fr.outcomes)
+            ):
+                raise ProtocolError("a case out of order")
+            s = rec["seconds"]
+            if type(s) not in (int, float) or not (0 <= s < 1e6):
+                raise ProtocolError("bad seconds")
+            fr.outcomes[self.next_case] = validate_outcome(rec["outcome"])
+            fr.seconds[self.next_case] = float(s)
+            self.next_case += 1
+            return False
+        if t == "fn_end":
+            _expect(rec, {"t", "name"})
+            if rec["name"] != fn:
+                raise ProtocolError("the end of another function")
+            if self.next_case < len(fr.outcomes):
+                last = fr.outcomes[self.next_case - 1] if self.next_case else None
+                if not (last and last.get("raised") == TIMEOUT):
+                    raise ProtocolError("a function ended early")
+                for i in range(self.next_case, len(fr.outcomes)):
+                    fr.outcomes[i] = {
+                        "raised": NOT_RUN,
+                        "message": "not run: an earlier check of this function timed out",
+                    }
+            self.in_fn = False
+            self.done_fns.add(fn)
+            self.fn_index += 1
+            return False
+        raise ProtocolError(f"unexpected record {str(t)[:20]!r}")

@@ -1,0 +1,321 @@
+"""Submissions for `drills grade`: finding them, reading them safely, building the program to run.
+
+Everything here runs in the trusted parent and never executes learner code.
+
+- ``discover`` turns command-line paths into submissions. A path is a notebook, or
+  a folder laid out as nbgrader's ``submitted/<student>/<assignment>/<file>.ipynb``
+  (or ``<student>/<assignment>/...``, or ``<student>/<assignment>.ipynb``); the
+  student id comes from the path (a lone ``name.ipynb`` is student ``name``).
+- ``load_notebook`` reads one notebook: a size limit, strict JSON (no NaN, no
+  duplicate keys), nbformat 4 validation.
+- ``identify`` says which assignment a notebook is: ``--assignment``, then the
+  folder layout, then the file name, then the nbgrader ``grade_id`` s it carries.
+- ``build_program`` takes the *source* notebook's setup cells (trusted) and the
+  learner's code cells whose ``grade_id`` is one of the source's solution cells.
+  The learner's other cells are never run. A solution cell that is missing makes
+  the functions it defines score 0 ("missing cell"). A ``grade_id`` that appears
+  more than once (Jupyter copies metadata when a cell is duplicated) is run every
+  time it appears, in notebook order, as the learner's kernel would: the last
+  definition counts, and the result carries a warning.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import nbformat
+
+from autograder import notebook
+
+MAX_NOTEBOOK_BYTES = 20 * 1024 * 1024
+_SAFE_ID = re.compile(r"[^A-Za-z0-9._@+-]")
+
+
+class SubmissionError(Exception):
+    """The notebook cannot be graded at all (unreadable, not a notebook, unknown assignment)."""
+
+
+@dataclass
+class Submission:
+    path: Path  # the notebook (or the folder where one was expected)
+    student: str
+    assignment: str | None  # None until identified
+    timestamp: str = ""  # nbgrader's timestamp.txt beside the notebook, if any
+    warnings: list[str] = field(default_factory=list)
+    error: str | None = None  # set when the submission cannot be graded
+
+
+def safe_id(text: str) -> str:
+    """A student or assignment id usable as a file name (and in a CSV cell)."""
+    s = _SAFE_ID.sub("_", text.strip())[:100]
+    return s if s and s not in (".", "..") else "_"
+
+
+# -- finding submissions -----------------------------------------------------------------------
+
+
+def _notebooks_under(folder: Path) -> list[Path]:
+    out = []
+    for p in sorted(folder.rglob("*.ipynb")):
+        if ".ipynb_checkpoints" in p.parts or any(
+            part.startswith(".") for part in p.relative_to(folder).parts
+        ):
+            continue
+        out.append(p)
+    return out
+
+
+def _from_path(nb: Path, known: set[str], forced: str | None) -> Submission:
+    parts = nb.parts
+    student, assignment = None, None
+    if "submitted" in parts[:-1]:
+        i = len(parts) - 1 - parts[::-1].index("submitted")
+        rest = parts[i + 1 :]
+        if len(rest) >= 3:
+            student, assignment = rest[0], rest[1]
+    if student is None and len(parts) >= 3 and parts[-2] in known:
+        student, assignment = parts[-3], parts[-2]
+    if student is None and nb.stem in known and len(parts) >= 2:
+        student, assignment = parts[-2], nb.stem
+    if student is None:
+        student = nb.stem
+    sub = Submission(path=nb, student=safe_id(student), assignment=forced or assignment)
+    if safe_id(student) != student:
+        sub.warnings.append(
+            f"student id {student!r} was changed to {sub.student!r} (unusual characters)"
+        )
+    ts = nb.parent / "timestamp.txt"
+    if ts.is_file() and ts.stat().st_size < 1000:
+        sub.timestamp = (
+            ts.read_text(encoding="utf-8", errors="replace").strip().replace(",", " ")[:64]
+        )
+    return sub
+
+
+def _choose_in_folder(folder: Path, assignment: str | None) -> Path | None:
+    """The notebook of an nbgrader submission folder <student>/<assignment>/."""
+    nbs = sorted(p for p in folder.glob("*.ipynb") if p.is_file())
+    if assignment and (folder / f"{assignment}.ipynb") in nbs:
+        return folder / f"{assignment}.ipynb"
+    return nbs[0] if len(nbs) == 1 else None
+
+
+def discover(
+    paths: list[str | Path], assignment: str | None = None, known: set[str] | None = None
+) -> list[Submission]:
+    """Submissions named by ``paths`` (notebooks or folders), in a stable order.
+
+    In an nbgrader submission folder only the notebook named after the assignment
+    is graded (as nbgrader does); a folder that holds several other notebooks is an
+    error row, not a guess. The same student and assignment twice: the first path
+    is graded, the second becomes a warning.
+    """
+    known = set(known if known is not None else notebook.ASSIGNMENTS)
+    found: list[Submission] = []
+    for raw in paths:
+        p = Path(raw)
+        if p.is_file():
+            found.append(_from_path(p, known, assignment))
+            continue
+        if not p.is_dir():
+            sub = Submission(path=p, student=safe_id(p.stem or str(p)), assignment=assignment)
+            sub.error = f"{p} does not exist"
+            found.append(sub)
+            continue
+        root = p / "submitted" if (p / "submitted").is_dir() else p
+        groups: dict[Path, list[Path]] = {}
+        for nb in _notebooks_under(root):
+            groups.setdefault(nb.parent, []).append(nb)
+        for folder, nbs in sorted(groups.items()):
+            layout_assignment = folder.name if folder.name in known else None
+            if layout_assignment and folder != root:
+                chosen = _choose_in_folder(folder, layout_assignment)
+                if chosen is None:
+                    sub = _from_path(folder / f"{layout_assignment}.ipynb", known, assignment)
+                    sub.error = f"{folder} holds {len(nbs)} notebooks and none is named {layout_assignment}.ipynb"
+                    found.append(sub)
+                else:
+                    found.append(_from_path(chosen, known, assignment))
+            else:
+                found += [_from_path(nb, known, assignment) for nb in nbs]
+    seen: dict[tuple[str, str | None], Submission] = {}
+    out = []
+    for sub in found:
+        key = (sub.student, sub.assignment)
+        if sub.assignment is not None and key in seen:
+            seen[key].warnings.append(
+                f"another submission for the same student and assignment was ignored: {sub.path}"
+            )
+            continue
+        seen[key] = sub
+        out.append(sub)
+    return out
+
+
+# -- reading a notebook ------------------------------------------------------------------------
+
+
+def _no_duplicate_keys(pairs):
+    d = {}
+    for k, v in pairs:
+        if k in d:
+            raise SubmissionError(f"the notebook's JSON has a duplicated key {k!r}")
+        d[k] = v
+    return d
+
+
+def _no_constants(name):
+    raise SubmissionError(f"the notebook's JSON contains {name}, which is not valid JSON")
+
+
+def load_notebook(path: Path, max_bytes: int = MAX_NOTEBOOK_BYTES):
+    """The notebook at ``path`` as an nbformat v4 node, or SubmissionError saying why not."""
+    try:
+        size = path.stat().st_size
+    except OSError as e:
+        raise SubmissionError(f"cannot read {path.name}: {e.strerror or e}") from None
+    if size > max_bytes:
+        raise SubmissionError(
+            f"{path.name} is {size / 1e6:.1f} MB; the limit is {max_bytes / 1e6:.0f} MB"
+        )
+    try:
+        text = path.read_bytes().decode("utf-8")
+    except UnicodeDecodeError:
+        raise SubmissionError(f"{path.name} is not UTF-8 text") from None
+    except OSError as e:
+        raise SubmissionError(f"cannot read {path.name}: {e.strerror or e}") from None
+    try:
+        data = json.loads(text, object_pairs_hook=_no_duplicate_keys, parse_constant=_no_constants)
+    except json.JSONDecodeError as e:
+        raise SubmissionError(
+            f"{path.name} is not valid JSON (line {e.lineno}, column {e.colno}: {e.msg})"
+        ) from None
+    except RecursionError:
+        raise SubmissionError(f"{path.name}: JSON nested too deeply") from None
+    if not isinstance(data, dict) or not isinstance(data.get("cells"), list):
+        raise SubmissionError(f"{path.name} is JSON but not a notebook (no list of cells)")
+    if data.get("nbformat") != 4:
+        raise SubmissionError(
+            f"{path.name} has nbformat {data.get('nbformat')!r}; version 4 is needed"
+        )
+    try:
+        nb = nbformat.from_dict(data)
+        nbformat.validate(nb)
+    except Exception as e:  # noqa: BLE001 (jsonschema's errors are many types)
+        msg = str(getattr(e, "message", e)).splitlines()[0][:200]
+        raise SubmissionError(f"{path.name} is not a valid notebook: {msg}") from None
+    return nb
+
+
+# -- which assignment --------------------------------------------------------------------------
+
+
+def _grade_ids(nb) -> set[str]:
+    return {
+        str(notebook.nbgrader_meta(c).get("grade_id"))
+        for c in nb.cells
+        if notebook.nbgrader_meta(c).get("grade_id")
+    }
+
+
+def identify(sub: Submission, nb, sources: dict[str, set[str]]) -> str | None:
+    """The assignment of ``sub``: already known from the command line or the path, else
+    the source notebook whose solution grade_ids the notebook carries most of."""
+    if sub.assignment:
+        return sub.assignment
+    if sub.path.stem in sources:
+        return sub.path.stem
+    ids = _grade_ids(nb)
+    scored = sorted(((len(ids & s), a) for a, s in sources.items() if ids & s), reverse=True)
+    if not scored or (len(scored) > 1 and scored[0][0] == scored[1][0]):
+        return None
+    return scored[0][1]
+
+
+def solution_ids(source_nb) -> set[str]:
+    return {gid for role, gid, _ in notebook.code_cells(source_nb, {"solution"}) if gid}
+
+
+# -- the program -------------------------------------------------------------------------------
+
+
+@dataclass
+class Program:
+    """What the child runs: trusted setup cells, then the learner's solution cells."""
+
+    assignment: str
+    setup: list[tuple[str, str]]  # (grade_id, source) from the source notebook
+    cells: list[tuple[str, str]]  # (grade_id, source) from the learner's notebook, notebook order
+    functions: list[str]  # graded functions, spec order
+    missing: dict[str, str] = field(default_factory=dict)  # function -> why it cannot be run
+    defined_in: dict[str, str] = field(
+        default_factory=dict
+    )  # function -> grade_id of its source cell
+    warnings: list[str] = field(default_factory=list)
+
+
+def _top_level_defs(source: str) -> set[str]:
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return set()
+    return {
+        n.name
+        for n in tree.body
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+    }
+
+
+def _source(cell) -> str:
+    src = cell.get("source", "")
+    return "".join(src) if isinstance(src, list) else str(src)
+
+
+def build_program(assignment: str, source_nb, learner_nb, functions: list[str]) -> Program:
+    setup = [(gid, src) for _, gid, src in notebook.code_cells(source_nb, {"setup"})]
+    sol = [(gid, src) for _, gid, src in notebook.code_cells(source_nb, {"solution"})]
+    sol_ids = [gid for gid, _ in sol]
+    defined_in: dict[str, str] = {}
+    for f in functions:
+        if f in sol_ids:
+            defined_in[f] = f
+            continue
+        for gid, src in sol:
+            if f in _top_level_defs(src):
+                defined_in[f] = gid
+                break
+    prog = Program(assignment, setup, [], list(functions), defined_in=defined_in)
+    counts: dict[str, int] = {}
+    for cell in learner_nb.cells:
+        gid = str(notebook.nbgrader_meta(cell).get("grade_id", ""))
+        if gid not in sol_ids:
+            continue
+        if cell.get("cell_type") != "code":
+            prog.warnings.append(f"cell {gid!r} is no longer a code cell; it was not run")
+            continue
+        if not notebook.nbgrader_meta(cell).get("solution"):
+            prog.warnings.append(
+                f"cell {gid!r} is no longer marked as a solution cell; it was run anyway"
+            )
+        counts[gid] = counts.get(gid, 0) + 1
+        prog.cells.append((gid, _source(cell)))
+    for gid, n in counts.items():
+        if n > 1:
+            prog.warnings.append(
+                f"the solution cell {gid!r} appears {n} times (a copied cell keeps its grade_id); "
+                "all copies were run in notebook order, so the last definition counts"
+            )
+    for gid in sol_ids:
+        if gid not in counts:
+            prog.warnings.append(f"the solution cell {gid!r} is missing from the notebook")
+            for f, where in defined_in.items():
+                if where == gid:
+                    prog.missing[f] = (
+                        f"missing cell: the solution cell {gid!r} is not in the notebook "
+                        "(deleted, or its metadata was changed)"
+                    )
+    return prog

@@ -1,0 +1,263 @@
+"""A throwaway nbgrader course in a temporary folder, and learner notebooks to put in it.
+
+Used by the agreement test (drills grade vs nbgrader), the benchmark and the
+nbgrader round-trip test. The API is small:
+
+    course = make_course(tmp, ["01_exact_kl"])         # generate_assignment for each
+    submit(course, "alice", "01_exact_kl", notebook)    # submitted/alice/01_exact_kl/01_exact_kl.ipynb
+    autograde(course, "01_exact_kl")                    # every submitted student, one call
+    rows = export(course)                               # nbgrader export's CSV as dicts
+
+    learner_notebooks("01_exact_kl")                    # {"solution": nb, "stub": nb, "mistakes-1": nb, ...}
+
+nbgrader runs as ``python -m nbgrader`` with this interpreter's bin/ first on
+PATH (nbgrader shells out to ``alembic``).
+
+Learner notebooks with a catalogued mistake are standalone source: a mutant is
+a closure over the reference, so instead of its code the notebook holds a
+*replay* of it: the reference cell, then a function of the same name that looks
+its inputs up in a table of the mutant's outcomes on the graded cases (made with
+the course's default secret) and returns or raises exactly that. Both engines
+call it on the same inputs, so both see the mutant's behaviour; other inputs
+(the notebook's own self-checks) raise NotImplementedError.
+"""
+
+from __future__ import annotations
+
+import copy
+import csv
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+
+REPO = Path(__file__).resolve().parent.parent
+
+CONFIG = """\
+c = get_config()  # noqa: F821
+c.CourseDirectory.root = {root!r}
+c.CourseDirectory.source_directory = "solutions"
+c.CourseDirectory.release_directory = "exercises"
+c.CourseDirectory.db_url = "sqlite:///{root}/gradebook.db"
+c.CourseDirectory.course_id = "reward-drills-test"
+c.ExecutePreprocessor.timeout = 120
+"""
+
+
+def _env() -> dict[str, str]:
+    env = dict(os.environ)
+    env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", "")
+    env.setdefault("DRILLS_COURSE_ROOT", str(REPO))
+    return env
+
+
+def _nbgrader(course: Path, *args: str) -> subprocess.CompletedProcess:
+    proc = subprocess.run(
+        [sys.executable, "-m", "nbgrader", *args],
+        cwd=course,
+        env=_env(),
+        capture_output=True,
+        text=True,
+    )
+    if proc.returncode != 0:
+        raise RuntimeError(
+            f"nbgrader {' '.join(args)} failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
+        )
+    return proc
+
+
+def make_course(tmp: Path, assignments: list[str]) -> Path:
+    """An nbgrader course under ``tmp`` with ``assignments`` generated from solutions/."""
+    course = Path(tmp) / "course"
+    course.mkdir(parents=True, exist_ok=True)
+    (course / "nbgrader_config.py").write_text(CONFIG.format(root=str(course)))
+    for a in assignments:
+        shutil.copytree(
+            REPO / "solutions" / a,
+            course / "solutions" / a,
+            ignore=shutil.ignore_patterns(".ipynb_checkpoints", "__pycache__"),
+        )
+        _nbgrader(course, "generate_assignment", a, "--force")
+    return course
+
+
+def submit(course: Path, student: str, assignment: str, nb) -> Path:
+    folder = Path(course) / "submitted" / student / assignment
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{assignment}.ipynb"
+    nbformat.write(nb, str(path))
+    return path
+
+
+def autograde(course: Path, assignment: str) -> None:
+    """nbgrader autograde for every student who submitted ``assignment``."""
+    _nbgrader(course, "autograde", assignment, "--create", "--force")
+
+
+def export(course: Path) -> list[dict]:
+    out = Path(course) / "grades.csv"
+    _nbgrader(course, "export", "--to", str(out))
+    with out.open(newline="") as f:
+        return list(csv.DictReader(f))
+
+
+# -- learner notebooks -------------------------------------------------------------------------
+
+# The key of a call's inputs: the same text in the test (to build the table) and in the notebook.
+KEY_SRC = r"""
+def _drills_key(x):
+    t = type(x)
+    if x is None or t in (bool, int, str):
+        return repr(x)
+    if t is float:
+        return float.hex(x)
+    if t in (list, tuple):
+        return "[" + ",".join(_drills_key(v) for v in x) + "]"
+    if t is dict:
+        return "{" + ",".join(repr(k) + ":" + _drills_key(x[k]) for k in sorted(x)) + "}"
+    mod = t.__module__ or ""
+    if mod.startswith("numpy"):
+        import numpy as _np
+        a = _np.asarray(x)
+        return "A" + str(a.dtype) + repr(a.shape) + _drills_key([float(v) for v in a.ravel().tolist()])
+    if mod.startswith("torch"):
+        return "T" + str(x.dtype) + repr(tuple(x.shape)) + _drills_key([float(v) for v in x.detach().reshape(-1).tolist()])
+    import dataclasses as _dc
+    if _dc.is_dataclass(x):
+        return t.__name__ + "(" + ",".join(f.name + "=" + _drills_key(getattr(x, f.name)) for f in _dc.fields(x)) + ")"
+    if callable(x):
+        return "fn:" + getattr(x, "__name__", "?")
+    return "?" + t.__name__
+"""
+
+PLAY_SRC = r"""
+def _drills_value(j):
+    if isinstance(j, list):
+        return [_drills_value(v) for v in j]
+    if isinstance(j, dict):
+        if "$float" in j:
+            return float(j["$float"])
+        if "$array" in j:
+            import numpy as _np
+            return _np.array([_drills_value(v) for v in j["$array"]], dtype=j["dtype"]).reshape(j["shape"])
+        if "$tensor" in j:
+            import torch as _torch
+            flat = [_drills_value(v) for v in j["$tensor"]]
+            return _torch.tensor(flat, dtype=getattr(_torch, j["dtype"])).reshape(j["shape"])
+        if "$dict" in j:
+            return {k: _drills_value(v) for k, v in j["$dict"].items()}
+        if "$obj" in j:
+            return globals()[j["$obj"]](**{k: _drills_value(v) for k, v in j["fields"].items()})
+    return j
+
+
+def _drills_play(table, name, args, kwargs):
+    outs = table.get(_drills_key([list(args), dict(kwargs)]))
+    if not outs:
+        raise NotImplementedError(f"{name}: a replayed mistake has no outcome for these inputs")
+    o = outs[0]
+    if "value" in o:
+        return _drills_value(o["value"])
+    if o["raised"] == "UnsupportedReturn":
+        return object()
+    import builtins as _b
+    exc = getattr(_b, o["raised"], None)
+    if not (isinstance(exc, type) and issubclass(exc, BaseException)):
+        exc = type(o["raised"], (Exception,), {})
+    raise exc(o.get("message", ""))
+"""
+
+
+def _ns_of(src: str) -> dict:
+    ns: dict = {}
+    exec(src, ns)  # noqa: S102 (our own helper text)
+    return ns
+
+
+def _strip_markers(src: str) -> str:
+    return re.sub(r"\n[ \t]*### (BEGIN|END) SOLUTION[^\n]*", "", src)
+
+
+def replay_source(assignment: str, function: str, mistake_id: str, reference_cell: str) -> str:
+    """The reference cell, then ``function`` replaced by a replay of the mistake's outcomes."""
+    from autograder import assignments, codec, evaluate, reference, seeds
+
+    fspec = assignments.get(assignment).function(function)
+    inputs = evaluate.materialize(assignment, fspec, seeds.course_secret())
+    outcomes = evaluate.mistake_outcomes(assignment, fspec, inputs)[mistake_id]
+    ns = reference.namespace(assignment)
+    key = _ns_of(KEY_SRC)["_drills_key"]
+    table: dict[str, list] = {}
+    for inp, out in zip(inputs, outcomes):
+        k = key([codec.decode(inp["args"], ns), codec.decode(inp["kwargs"], ns)])
+        table.setdefault(k, []).append(out)
+    return (
+        _strip_markers(reference_cell).rstrip() + "\n\n\n# A replay of the catalogued mistake "
+        f"{mistake_id!r} (see tests/nbgrader_course.py).\nimport json as _drills_json\n"
+        + KEY_SRC
+        + PLAY_SRC
+        + f"\n_DRILLS_TABLE_{function} = _drills_json.loads({json.dumps(json.dumps(table))})\n\n\n"
+        f"def {function}(*args, **kwargs):\n"
+        f"    return _drills_play(_DRILLS_TABLE_{function}, {function!r}, args, kwargs)\n"
+    )
+
+
+def _solution_cells(nb) -> dict[str, str]:
+    out = {}
+    for c in nb.cells:
+        m = c.get("metadata", {}).get("nbgrader", {})
+        if c.get("cell_type") == "code" and m.get("solution"):
+            out[m["grade_id"]] = c.source
+    return out
+
+
+def learner_notebooks(
+    assignment: str, exercise: Path | None = None
+) -> dict[str, nbformat.NotebookNode]:
+    """Submissions for ``assignment``: "solution", "stub", and "mistakes-K" carrying the K-th
+    catalogued mistake of every function that has one (the others as in the solution).
+
+    ``exercise`` is the student version to start from (default: exercises/ of the repo;
+    a course made by make_course has its own under ``course/exercises/``).
+    """
+    from autograder import assignments, notebook
+
+    path = exercise or notebook.release_path(assignment, REPO)
+    exercise = nbformat.read(str(path), as_version=4)
+    source = nbformat.read(str(notebook.source_path(assignment, REPO)), as_version=4)
+    ref_cells = _solution_cells(source)
+    spec = assignments.get(assignment)
+
+    def cell_of(fn: str) -> str:
+        if fn in ref_cells:
+            return fn
+        for gid, src in ref_cells.items():
+            if re.search(rf"^def {re.escape(fn)}\(", src, re.M):
+                return gid
+        raise KeyError(f"{assignment}: no solution cell defines {fn}")
+
+    def with_cells(replace: dict[str, str]):
+        nb = copy.deepcopy(exercise)
+        for c in nb.cells:
+            m = c.get("metadata", {}).get("nbgrader", {})
+            if c.get("cell_type") == "code" and m.get("solution"):
+                c.source = replace.get(m["grade_id"], _strip_markers(ref_cells[m["grade_id"]]))
+        return nb
+
+    out = {"solution": with_cells({}), "stub": copy.deepcopy(exercise)}
+    most = max((len(f.mistakes) for f in spec.functions), default=0)
+    for k in range(most):
+        replace: dict[str, str] = {}
+        for f in spec.functions:
+            if k >= len(f.mistakes):
+                continue
+            gid = cell_of(f.name)
+            base = replace.get(gid, ref_cells[gid])
+            replace[gid] = replay_source(assignment, f.name, f.mistakes[k].id, base)
+        out[f"mistakes-{k + 1}"] = with_cells(replace)
+    return out

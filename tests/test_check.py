@@ -1,0 +1,64 @@
+"""`drills check NOTEBOOK`: the learner's grader (the "check my work" button calls it with --json)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+CORPUS = REPO / "tests" / "fixtures" / "corpus"
+
+
+def _check(*args: str) -> subprocess.CompletedProcess:
+    env = dict(os.environ)
+    env.pop("DRILLS_SECRET", None)
+    return subprocess.run(
+        [sys.executable, "-m", "autograder.cli", "check", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
+
+
+def test_check_json_reports_full_marks_for_the_solution():
+    """Does --json print one object with the score, every function and no warnings for the solution?"""
+    p = _check(str(CORPUS / "solution.ipynb"), "--json")
+    assert p.returncode == 0, p.stderr
+    body = json.loads(p.stdout)
+    assert set(body) == {"assignment", "score", "max_score", "functions", "warnings"}
+    assert (body["assignment"], body["score"], body["max_score"]) == ("01_exact_kl", 7.0, 7.0)
+    assert [f["function"] for f in body["functions"]] == ["log_ratios", "forward_kl", "reverse_kl"]
+    assert all(c["inputs"] is None for f in body["functions"] for c in f["cases"] if c["hidden"])
+
+
+def test_check_json_says_not_attempted_for_the_stub():
+    """An untouched exercise: exit 0, score 0, every function reported not attempted?"""
+    p = _check(str(CORPUS / "stub.ipynb"), "--json", "--assignment", "01_exact_kl")
+    assert p.returncode == 0, p.stderr
+    body = json.loads(p.stdout)
+    assert body["score"] == 0.0 and not any(f["attempted"] for f in body["functions"])
+
+
+def test_check_text_names_the_recognised_mistake_and_the_total():
+    """Does the plain output give each function's feedback and a total line?"""
+    p = _check(str(CORPUS / "duplicated_cell.ipynb"))
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.rstrip().endswith("Total: 7 / 7 points")
+    assert "appears 2 times" in p.stdout
+
+
+@pytest.mark.parametrize(
+    "args",
+    [["broken_json.ipynb"], ["missing.ipynb"], ["solution.ipynb", "--assignment", "99_nope"]],
+)
+def test_check_exits_2_on_unreadable_notebooks_and_usage_errors(args):
+    """Broken JSON, a missing file or an unknown assignment: exit status 2 and a message on stderr?"""
+    p = _check(str(CORPUS / args[0]), *args[1:])
+    assert p.returncode == 2
+    assert p.stderr.strip()

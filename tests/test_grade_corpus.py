@@ -1,0 +1,273 @@
+"""The misbehaving-submission corpus (tests/fixtures/corpus/) through `drills grade`.
+
+One `drills grade --jobs 2` run grades every fixture; the tests then read what it
+wrote. Each fixture is exercises/01_exact_kl with the reference solution except
+for the defect its name says; expected.json holds the expected points per
+function. The run must not crash, every fixture must have its row, and nothing
+outside the child's temporary folder may change.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from autograder import sandbox
+
+REPO = Path(__file__).resolve().parent.parent
+CORPUS = REPO / "tests" / "fixtures" / "corpus"
+EXPECTED = json.loads((CORPUS / "expected.json").read_text())
+SECRET = "corpus-secret-3f9a1c77e2b84d05"
+SKIP_DIRS = {
+    ".venv",
+    ".git",
+    "__pycache__",
+    ".pytest_cache",
+    ".ruff_cache",
+    "node_modules",
+    ".ipynb_checkpoints",
+}
+
+pytestmark = [
+    pytest.mark.slow,
+    # Without bubblewrap the vandal and snoop fixtures would reach this machine's files:
+    # test_grade_reduced.py covers what the limits alone must contain.
+    pytest.mark.skipif(
+        sandbox.detect([]).mode != "bwrap", reason="needs a working bubblewrap (bwrap)"
+    ),
+]
+
+
+def tree_digest(root: Path, skip: set[str] = SKIP_DIRS) -> dict[str, str]:
+    """Path -> sha256 of every file under ``root`` (the folders in ``skip`` left out)."""
+    out = {}
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if d not in skip)
+        for f in files:
+            p = Path(folder) / f
+            if p.is_symlink() or not p.is_file():
+                continue
+            out[str(p.relative_to(root))] = hashlib.sha256(p.read_bytes()).hexdigest()
+    return out
+
+
+def listing(folder: Path) -> dict[str, tuple[int, int]]:
+    """Name -> (size, mtime) of the entries of a folder (site-packages is too big to hash)."""
+    return {p.name: (p.stat().st_size, p.stat().st_mtime_ns) for p in folder.iterdir()}
+
+
+@pytest.fixture(scope="module")
+def corpus_run(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("corpus")
+    secret_file = tmp / "course-secret.txt"
+    secret_file.write_text(SECRET + "\n")
+    os.chmod(secret_file, 0o600)
+    out = tmp / "out"
+    out.mkdir()
+    (out / "canary.txt").write_text("the grader must leave this file alone\n")
+    site = [p for p in sandbox.library_dirs()]
+    before = {
+        "course": tree_digest(REPO),
+        "package": tree_digest(sandbox.grader_dir()),
+        "site": [listing(p) for p in site],
+        "out": tree_digest(out),
+        "secret": secret_file.read_bytes(),
+    }
+    env = dict(
+        os.environ, PATH=str(Path(sys.executable).parent) + os.pathsep + os.environ.get("PATH", "")
+    )
+    env.pop("DRILLS_SECRET", None)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "autograder.cli",
+            "grade",
+            str(CORPUS),
+            "--out",
+            str(out),
+            "--assignment",
+            EXPECTED["assignment"],
+            "--jobs",
+            "2",
+            "--timeout",
+            "5",
+            "--memory",
+            "1024",
+            "--secret-file",
+            str(secret_file),
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp,
+        timeout=600,
+    )
+    after = {
+        "course": tree_digest(REPO),
+        "package": tree_digest(sandbox.grader_dir()),
+        "site": [listing(p) for p in site],
+        "secret": secret_file.read_bytes(),
+    }
+    results = (
+        json.loads((out / "results.json").read_text()) if (out / "results.json").exists() else None
+    )
+    with (out / "grades.csv").open(newline="") as f:
+        rows = list(csv.DictReader(f))
+    yield {
+        "proc": proc,
+        "out": out,
+        "before": before,
+        "after": after,
+        "results": results,
+        "rows": rows,
+    }
+    shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _submission(run, name):
+    return next(s for s in run["results"]["submissions"] if s["student"] == name)
+
+
+def test_corpus_run_finishes_without_crashing(corpus_run):
+    """Does one grading run over every misbehaving submission end normally?"""
+    proc = corpus_run["proc"]
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "Traceback" not in proc.stderr
+
+
+def test_corpus_every_submission_has_its_row(corpus_run):
+    """Is there exactly one grades.csv row per fixture, even for broken notebooks?"""
+    students = sorted(r["student_id"] for r in corpus_run["rows"])
+    assert students == sorted(EXPECTED["submissions"])
+    assert {r["assignment"] for r in corpus_run["rows"]} == {EXPECTED["assignment"]}
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED["submissions"]))
+def test_corpus_scores_match_expected(corpus_run, name):
+    """Does each misbehaving submission get exactly the points the corpus says, per function?"""
+    exp = EXPECTED["submissions"][name]
+    sub = _submission(corpus_run, name)
+    got = {f["function"]: f["score"] for f in sub["functions"]}
+    assert got == exp["scores"], (
+        name,
+        [(f["function"], f["error"]) for f in sub["functions"]],
+        sub["child"]["notes"],
+    )
+    row = next(r for r in corpus_run["rows"] if r["student_id"] == name)
+    assert float(row["score"]) == pytest.approx(exp["total"], abs=1e-9)
+    assert float(row["max_score"]) == 7.0
+    fns = {f["function"]: f for f in sub["functions"]}
+    for fn, verdicts in exp.get("verdicts", {}).items():
+        by_id = {c["id"]: c["verdict"] for c in fns[fn]["cases"]}
+        for case_id, v in verdicts.items():
+            assert by_id[case_id] == v, (fn, case_id, by_id[case_id])
+    for fn, raised in exp.get("got_raised", {}).items():
+        by_id = {c["id"]: c["got"].get("raised") for c in fns[fn]["cases"]}
+        for case_id, r in raised.items():
+            assert by_id[case_id] == r
+    for fn, text in exp.get("function_error", {}).items():
+        assert text in (fns[fn]["error"] or ""), fns[fn]["error"]
+    if "error" in exp:
+        assert exp["error"] in (sub["error"] or "")
+    if "warning" in exp:
+        assert any(exp["warning"] in w for w in sub["warnings"]), sub["warnings"]
+
+
+def test_corpus_changes_nothing_outside_the_child_folder(corpus_run):
+    """After vandalising, snooping and crashing children: are the course folder, the grader's
+    package, the installed packages, the secret and the output folder's own files untouched?"""
+    before, after = corpus_run["before"], corpus_run["after"]
+    changed = sorted(
+        k
+        for k in set(before["course"]) | set(after["course"])
+        if before["course"].get(k) != after["course"].get(k)
+    )
+    assert changed == []
+    assert before["package"] == after["package"]
+    assert before["site"] == after["site"]
+    assert before["secret"] == after["secret"]
+    out = corpus_run["out"]
+    assert tree_digest(out)["canary.txt"] == before["out"]["canary.txt"]
+    written = {str(p.relative_to(out)) for p in out.rglob("*") if p.is_file()}
+    expected = {"canary.txt", "grades.csv", "results.json"} | {
+        f"feedback/{n}/{EXPECTED['assignment']}.html" for n in EXPECTED["submissions"]
+    }
+    assert written == expected
+
+
+def test_corpus_outputs_never_contain_the_secret(corpus_run):
+    """Could a submission that hunts for the course secret get it into the grader's outputs?"""
+    for p in corpus_run["out"].rglob("*"):
+        if p.is_file():
+            assert SECRET not in p.read_text(errors="replace"), p
+
+
+def test_corpus_floods_are_truncated(corpus_run):
+    """Are megabytes of learner output cut to a bounded excerpt in results.json?"""
+    for name in ("output_flood_print", "output_flood_fd"):
+        child = _submission(corpus_run, name)["child"]
+        assert 0 < len(child["stdout"]) <= sandbox.Limits().output_chars
+        assert len(child["stderr"]) <= sandbox.Limits().output_chars
+
+
+def test_corpus_runs_in_bubblewrap_when_installed(corpus_run):
+    """With bwrap on the machine, is it used (and no reduced-isolation warning given)?"""
+    iso = corpus_run["results"]["isolation"]
+    if shutil.which("bwrap") is None:
+        pytest.skip("bubblewrap is not installed here")
+    assert iso["mode"] == "bwrap", iso["warnings"]
+
+
+@pytest.mark.skipif(
+    os.geteuid() != 0 or sandbox._pids_cgroup(8) is None, reason="needs root and a pids cgroup"
+)
+def test_fork_bomb_in_a_root_child_is_held_by_a_pids_cgroup(tmp_path):
+    """When the child cannot run as another uid (root's Python unreadable to others), the
+    kernel ignores RLIMIT_NPROC: does the pids cgroup still stop a fork bomb, scoring it as
+    the corpus says and leaving no cgroup behind?"""
+    before = {p.name for p in sandbox._CGROUP_BASES[0].glob("drills-*")}
+    env = dict(os.environ, DRILLS_SANDBOX_UID="keep")
+    env.pop("DRILLS_SECRET", None)
+    out = tmp_path / "out"
+    p = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "autograder.cli",
+            "grade",
+            str(CORPUS / "fork_bomb.ipynb"),
+            "--out",
+            str(out),
+            "--timeout",
+            "5",
+            "--secret-file",
+            str(_secret(tmp_path)),
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
+    assert p.returncode == 0, p.stderr[-2000:]
+    rows = list(csv.DictReader((out / "grades.csv").open()))
+    assert [r["student_id"] for r in rows] == ["fork_bomb"]
+    want = EXPECTED["submissions"]["fork_bomb"]["scores"]
+    results = json.loads((out / "results.json").read_text())
+    got = {f["function"]: f["score"] for f in results["submissions"][0]["functions"]}
+    assert got == want
+    assert {p.name for p in sandbox._CGROUP_BASES[0].glob("drills-*")} <= before
+
+
+def _secret(tmp: Path) -> Path:
+    f = tmp / "secret.txt"
+    f.write_text(SECRET + "\n")
+    return f

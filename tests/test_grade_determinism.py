@@ -1,0 +1,81 @@
+"""Same submissions, same secret: the same grades every run, with any number of workers."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import nbgrader_course
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+CORPUS = REPO / "tests" / "fixtures" / "corpus"
+A = "01_exact_kl"
+
+pytestmark = pytest.mark.slow
+
+
+def _grade(subs: Path, out: Path, jobs: int) -> tuple[str, list]:
+    env = dict(os.environ)
+    env.pop("DRILLS_SECRET", None)
+    p = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "autograder.cli",
+            "grade",
+            str(subs),
+            "--out",
+            str(out),
+            "--jobs",
+            str(jobs),
+            "--timeout",
+            "10",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=600,
+    )
+    assert p.returncode == 0, p.stderr[-2000:]
+    res = json.loads((out / "results.json").read_text())
+    verdicts = [
+        (
+            s["student"],
+            s["assignment"],
+            f["function"],
+            f["mistake"],
+            [c["verdict"] for c in f["cases"]],
+        )
+        for s in res["submissions"]
+        for f in s["functions"]
+    ]
+    return (out / "grades.csv").read_text(), verdicts
+
+
+def test_grades_are_identical_across_runs_and_job_counts(tmp_path):
+    """Graded three times (--jobs 1, 2, 2): are grades.csv and every verdict identical?"""
+    subs = tmp_path / "submitted"
+    for student, nb in nbgrader_course.learner_notebooks(A).items():
+        folder = subs / student / A
+        folder.mkdir(parents=True)
+        nbformat.write(nb, str(folder / f"{A}.ipynb"))
+    for name in (
+        "fork_bomb",
+        "os_exit",
+        "nan_and_inf",
+        "duplicated_cell",
+        "broken_json",
+        "monkeypatch",
+    ):
+        folder = subs / f"corpus-{name}" / A
+        folder.mkdir(parents=True)
+        shutil.copy(CORPUS / f"{name}.ipynb", folder / f"{A}.ipynb")
+    runs = [_grade(subs, tmp_path / f"out{i}", jobs) for i, jobs in enumerate((1, 2, 2))]
+    assert runs[0] == runs[1] == runs[2]
+    assert len(runs[0][0].splitlines()) == 1 + 11 + 6

@@ -1,0 +1,155 @@
+"""drills grade and nbgrader (autograde + export) give the same points on the same submissions.
+
+Submissions per assignment (tests/nbgrader_course.py): the solution, the untouched
+stub, and "mistakes-K" notebooks, the K-th carrying the K-th catalogued mistake of
+every function that has one. nbgrader runs one course per assignment (two at a
+time); drills grade runs once over all of them.
+
+nbgrader needs a few seconds per notebook, so by default the nbgrader round trip
+covers the solution, the stub and mistakes-1 (the first mistake of every
+function); DRILLS_AGREEMENT_ALL=1 runs every catalogued mistake through nbgrader
+too (about 60 notebooks: minutes). Every mistake of every notebook is always
+checked against the in-kernel engine (the code nbgrader's hidden-test cells run),
+function by function, by test_sandbox_matches_in_kernel_engine_on_every_mistake.
+"""
+
+from __future__ import annotations
+
+import csv
+import os
+import subprocess
+import sys
+import types
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import nbformat
+import nbgrader_course
+import pytest
+
+from autograder import assignments, evaluate, notebook
+
+pytestmark = pytest.mark.slow
+
+# Assignments with a source notebook, a case module and a released exercise (exercises/).
+ASSIGNMENTS = [
+    a
+    for a in notebook.available_assignments()
+    if a in assignments.MODULES and notebook.release_path(a).is_file()
+]
+ALL = os.environ.get("DRILLS_AGREEMENT_ALL") == "1"
+
+
+def _env() -> dict[str, str]:
+    env = dict(os.environ)
+    env.pop("DRILLS_SECRET", None)
+    return env
+
+
+def _drills(subs: list[str], out: Path) -> dict[tuple[str, str], dict]:
+    p = subprocess.run(
+        [sys.executable, "-m", "autograder.cli", "grade", *subs, "--out", str(out), "--jobs", "2"],
+        capture_output=True,
+        text=True,
+        env=_env(),
+        timeout=1200,
+    )
+    assert p.returncode == 0, p.stderr[-3000:]
+    with (out / "grades.csv").open(newline="") as f:
+        return {(r["student_id"], r["assignment"]): r for r in csv.DictReader(f)}
+
+
+def _course_for(tmp: Path, a: str) -> tuple[str, list[dict], list[str]]:
+    course = nbgrader_course.make_course(tmp / a, [a])
+    nbs = nbgrader_course.learner_notebooks(a, exercise=course / "exercises" / a / f"{a}.ipynb")
+    chosen = {s: nb for s, nb in nbs.items() if ALL or s in ("solution", "stub", "mistakes-1")}
+    for student, nb in chosen.items():
+        nbgrader_course.submit(course, student, a, nb)
+    nbgrader_course.autograde(course, a)
+    return a, nbgrader_course.export(course), list(chosen)
+
+
+@pytest.fixture(scope="module")
+def both(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("agreement")
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        done = list(pool.map(lambda a: _course_for(tmp, a), ASSIGNMENTS))
+    nbgrader = {
+        (r["student_id"], r["assignment"]): float(r["score"]) for _, rows, _ in done for r in rows
+    }
+    students = {a: names for a, _, names in done}
+    ours = _drills([str(tmp / a / "course" / "submitted") for a in ASSIGNMENTS], tmp / "drills")
+    return nbgrader, ours, students
+
+
+@pytest.mark.parametrize("assignment", ASSIGNMENTS)
+def test_drills_grade_and_nbgrader_give_the_same_scores(both, assignment):
+    """Solution, stub and catalogued mistakes: the same score per student from both engines?"""
+    nbgrader, ours, students = both
+    keys = {(s, assignment) for s in students[assignment]}
+    theirs = {k: v for k, v in nbgrader.items() if k[1] == assignment}
+    assert set(theirs) == keys and keys <= set(ours)
+    mine = {k: float(ours[k]["score"]) for k in keys}
+    diff = {k: (theirs[k], mine[k]) for k in keys if abs(theirs[k] - mine[k]) > 1e-6}
+    assert diff == {}
+    top = float(ours[("solution", assignment)]["max_score"])
+    assert mine[("solution", assignment)] == top > 0
+    assert mine[("stub", assignment)] == 0.0
+    assert all(v < top for k, v in mine.items() if k[0].startswith("mistakes-"))
+    # students of other assignments get nbgrader export's "no submission" row: score 0
+    assert all(
+        float(r["score"]) == 0.0 and r["timestamp"] == ""
+        for k, r in ours.items()
+        if k[1] == assignment and k not in keys
+    )
+
+
+def _in_kernel(assignment: str, nb) -> dict[str, tuple[float, str | None]]:
+    """Points and recognised mistake per function, from the in-kernel engine on the same cells."""
+    src = notebook.read(notebook.source_path(assignment))
+    mod = types.ModuleType(f"agreement_{assignment}")
+    ns = mod.__dict__
+    sys.modules[mod.__name__] = mod
+    for _, _, s in notebook.code_cells(src, {"setup"}):
+        exec(s, ns)  # noqa: S102 (trusted: source notebook)
+    for c in nb.cells:
+        if c.get("cell_type") == "code" and c.get("metadata", {}).get("nbgrader", {}).get(
+            "solution"
+        ):
+            exec(c.source, ns)  # noqa: S102 (generated from the reference and the case modules)
+    out = {}
+    for f in assignments.get(assignment).functions:
+        r = evaluate.grade_function(assignment, f.name, ns[f.name], namespace=ns)
+        out[f.name] = (r.score, r.mistake)
+    return out
+
+
+def test_sandbox_matches_in_kernel_engine_on_every_mistake(tmp_path):
+    """Every catalogued mistake of every notebook: does the sandbox give the in-kernel engine's
+    points and recognise the same mistake, function by function?"""
+    import json
+
+    expected = {}
+    for a in ASSIGNMENTS:
+        for student, nb in nbgrader_course.learner_notebooks(a).items():
+            folder = tmp_path / "submitted" / student / a
+            folder.mkdir(parents=True)
+            nbformat.write(nb, str(folder / f"{a}.ipynb"))
+            expected[(student, a)] = _in_kernel(a, nb)
+    out = tmp_path / "out"
+    _drills([str(tmp_path / "submitted")], out)
+    res = json.loads((out / "results.json").read_text())
+    got = {
+        (s["student"], s["assignment"]): {
+            f["function"]: (f["score"], f["mistake"]) for f in s["functions"]
+        }
+        for s in res["submissions"]
+        if s["feedback"]
+    }
+    assert got == expected
+    for (student, a), fns in got.items():
+        if student.startswith("mistakes-"):
+            k = int(student.split("-")[1]) - 1
+            for f in assignments.get(a).functions:
+                if k < len(f.mistakes):
+                    assert fns[f.name][1] == f.mistakes[k].id, (a, f.name, fns[f.name])
