@@ -153,3 +153,17 @@ def test_sandbox_matches_in_kernel_engine_on_every_mistake(tmp_path):
             for f in assignments.get(a).functions:
                 if k < len(f.mistakes):
                     assert fns[f.name][1] == f.mistakes[k].id, (a, f.name, fns[f.name])
+
+
+@pytest.mark.parametrize("assignment", ASSIGNMENTS)
+def test_nbgrader_round_trip_exports_the_scores_the_cases_predict(both, assignment):
+    """generate_assignment, autograde, export: full marks for the solution, 0 for the stub,
+    and for a catalogued mistake exactly the partial score the in-kernel cases predict?"""
+    nbgrader, _, _ = both
+    total = sum(notebook.points(assignment, f.name) for f in assignments.get(assignment).functions)
+    assert nbgrader[("solution", assignment)] == pytest.approx(total)
+    assert nbgrader[("stub", assignment)] == 0.0
+    nb = nbgrader_course.learner_notebooks(assignment)["mistakes-1"]
+    predicted = sum(score for score, _ in _in_kernel(assignment, nb).values())
+    assert 0 < nbgrader[("mistakes-1", assignment)] < total
+    assert nbgrader[("mistakes-1", assignment)] == pytest.approx(predicted, abs=1e-9)
