@@ -227,6 +227,11 @@ def _bwrap_command(
         "/proc",
         "--dev",
         "/dev",
+        # The private /tmp first: binds made after it may lie under /tmp (a venv in a
+        # temporary folder) and must not be hidden by it.
+        "--bind",
+        str(workdir),
+        "/tmp",
     ]
     cmd += ["--ro-bind", "/usr", "/usr"]
     for top in ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"):
@@ -253,7 +258,7 @@ def _bwrap_command(
             cmd += ["--tmpfs", str(h)] if h.is_dir() else ["--ro-bind", "/dev/null", str(h)]
     if indir.exists():
         cmd += ["--ro-bind", str(indir), SANDBOX_IN]
-    cmd += ["--bind", str(workdir), "/tmp", "--chdir", "/tmp", "--remount-ro", "/"]
+    cmd += ["--chdir", "/tmp", "--remount-ro", "/"]
     return cmd + ["--", *argv]
 
 

@@ -249,8 +249,16 @@ def wait_all_executed(page, timeout_s: float) -> list[str]:
 
 
 def run_all_cells(page, timeout_s: float) -> None:
-    page.click(".lm-MenuBar-itemLabel:text-is('Run')")
-    page.click(".lm-Menu-item:has-text('Run All Cells')")
+    # On a busy machine the menu click can be lost before the kernel is wired up: if no cell
+    # is queued or run 20 s after a click, click again (Run All is idempotent until it starts).
+    for _ in range(3):
+        page.click(".lm-MenuBar-itemLabel:text-is('Run')")
+        page.click(".lm-Menu-item:has-text('Run All Cells')")
+        started = time.monotonic()
+        while time.monotonic() - started < 20:
+            if any(p != "[ ]:" for p in page.evaluate(_PROMPTS_JS)):
+                return wait_all_executed(page, timeout_s)
+            time.sleep(0.25)
     wait_all_executed(page, timeout_s)
 
 
@@ -396,16 +404,21 @@ def saved_error_names(path: Path) -> list[tuple[int, str]]:
     ]
 
 
+# What an exploration cell of 05/06 prints when the probe it needs could not run yet.
+SKIPPED = "Skipped until the functions above are written"
+
+
 def _problems_with_rendering(cells: list[dict]) -> list[str]:
     problems = []
     for i, c in enumerate(cells):
-        # A cell that raised (allowed only in exercises) shows no figure.
-        excused = bool(c["errors"])
+        # A cell that raised (allowed only in exercises) shows no figure; neither does one
+        # that says it waits for the learner's unfinished functions (05 and 06 exercises).
+        excused = bool(c["errors"]) or SKIPPED in c["text"]
         if c["plot_cell"] and not excused and c["images"] == 0:
             problems.append(f"cell {i} ({c['first_line']}) plots but shows no image")
         if (
             c["widget_cell"]
-            and not (excused and "NotImplementedError" in c["errors"])
+            and not (excused and ("NotImplementedError" in c["errors"] or SKIPPED in c["text"]))
             and c["widgets"] == 0
         ):
             problems.append(f"cell {i} ({c['first_line']}) makes a widget but none rendered")
