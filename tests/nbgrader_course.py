@@ -27,7 +27,6 @@ from __future__ import annotations
 import copy
 import csv
 import json
-import os
 import re
 import shutil
 import subprocess
@@ -36,22 +35,16 @@ from pathlib import Path
 
 import nbformat
 
+from autograder import release
+
 REPO = Path(__file__).resolve().parent.parent
 
-CONFIG = """\
-c = get_config()  # noqa: F821
-c.CourseDirectory.root = {root!r}
-c.CourseDirectory.source_directory = "solutions"
-c.CourseDirectory.release_directory = "exercises"
-c.CourseDirectory.db_url = "sqlite:///{root}/gradebook.db"
-c.CourseDirectory.course_id = "reward-drills-test"
-c.ExecutePreprocessor.timeout = 120
-"""
+# The release's scratch-course configuration, plus a per-cell time limit for autograde.
+CONFIG = release.CONFIG + "c.ExecutePreprocessor.timeout = 120\n"
 
 
 def _env() -> dict[str, str]:
-    env = dict(os.environ)
-    env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", "")
+    env = release.nbgrader_env()  # the venv's bin/ first on PATH: nbgrader runs `alembic`
     env.setdefault("DRILLS_COURSE_ROOT", str(REPO))
     return env
 
