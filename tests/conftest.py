@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -36,3 +37,17 @@ def available_assignments() -> list[str]:
     from autograder import notebook
 
     return notebook.available_assignments(ROOT)
+
+
+def run_drills(*args: str, timeout: float = 1200, cwd=None, **env_extra: str):
+    """`drills ARGS` in a fresh process (as a user runs it), with no secret from our environment."""
+    env = dict(os.environ, **env_extra)
+    env.pop("DRILLS_SECRET", None)
+    return subprocess.run(
+        [sys.executable, "-m", "autograder.cli", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=timeout,
+        cwd=cwd,
+    )

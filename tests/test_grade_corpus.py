@@ -19,6 +19,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import run_drills
 
 from autograder import sandbox
 
@@ -235,27 +236,18 @@ def test_fork_bomb_in_a_root_child_is_held_by_a_pids_cgroup(tmp_path):
     kernel ignores RLIMIT_NPROC: does the pids cgroup still stop a fork bomb, scoring it as
     the corpus says and leaving no cgroup behind?"""
     before = {p.name for p in sandbox._CGROUP_BASES[0].glob("drills-*")}
-    env = dict(os.environ, DRILLS_SANDBOX_UID="keep")
-    env.pop("DRILLS_SECRET", None)
     out = tmp_path / "out"
-    p = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "autograder.cli",
-            "grade",
-            str(CORPUS / "fork_bomb.ipynb"),
-            "--out",
-            str(out),
-            "--timeout",
-            "5",
-            "--secret-file",
-            str(_secret(tmp_path)),
-        ],
-        capture_output=True,
-        text=True,
-        env=env,
+    p = run_drills(
+        "grade",
+        str(CORPUS / "fork_bomb.ipynb"),
+        "--out",
+        str(out),
+        "--timeout",
+        "5",
+        "--secret-file",
+        str(_secret(tmp_path)),
         timeout=300,
+        DRILLS_SANDBOX_UID="keep",
     )
     assert p.returncode == 0, p.stderr[-2000:]
     rows = list(csv.DictReader((out / "grades.csv").open()))

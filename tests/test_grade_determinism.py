@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import nbformat
 import nbgrader_course
 import pytest
+from conftest import run_drills
 
 REPO = Path(__file__).resolve().parent.parent
 CORPUS = REPO / "tests" / "fixtures" / "corpus"
@@ -21,26 +19,8 @@ pytestmark = pytest.mark.slow
 
 
 def _grade(subs: Path, out: Path, jobs: int) -> tuple[str, list]:
-    env = dict(os.environ)
-    env.pop("DRILLS_SECRET", None)
-    p = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "autograder.cli",
-            "grade",
-            str(subs),
-            "--out",
-            str(out),
-            "--jobs",
-            str(jobs),
-            "--timeout",
-            "10",
-        ],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=600,
+    p = run_drills(
+        "grade", str(subs), "--out", str(out), "--jobs", str(jobs), "--timeout", "10", timeout=600
     )
     assert p.returncode == 0, p.stderr[-2000:]
     res = json.loads((out / "results.json").read_text())

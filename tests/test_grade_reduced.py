@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from conftest import run_drills
 
 REPO = Path(__file__).resolve().parent.parent
 CORPUS = REPO / "tests" / "fixtures" / "corpus"
@@ -37,32 +35,23 @@ def test_without_bwrap_limits_hold_and_the_output_warns(tmp_path):
     subs.mkdir()
     for n in NAMES:
         (subs / f"{n}.ipynb").write_bytes((CORPUS / f"{n}.ipynb").read_bytes())
-    env = dict(os.environ, DRILLS_SANDBOX="none")
-    env.pop("DRILLS_SECRET", None)
     out = tmp_path / "out"
-    p = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "autograder.cli",
-            "grade",
-            str(subs),
-            "--out",
-            str(out),
-            "--assignment",
-            "01_exact_kl",
-            "--jobs",
-            "2",
-            "--timeout",
-            "5",
-            "--memory",
-            "1024",
-        ],
-        capture_output=True,
-        text=True,
-        env=env,
+    p = run_drills(
+        "grade",
+        str(subs),
+        "--out",
+        str(out),
+        "--assignment",
+        "01_exact_kl",
+        "--jobs",
+        "2",
+        "--timeout",
+        "5",
+        "--memory",
+        "1024",
         timeout=600,
         cwd=tmp_path,
+        DRILLS_SANDBOX="none",
     )
     assert p.returncode == 0, p.stderr[-2000:]
     assert "isolation is reduced" in p.stderr
