@@ -427,28 +427,24 @@ def _problems_with_rendering(cells: list[dict]) -> list[str]:
     return problems
 
 
-# -- the tests ---------------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize("assignment", _notebooks("exercises"))
-def test_exercise_shows_only_not_implemented_errors_and_renders_widgets(lab, page, assignment):
-    """Does an unsolved notebook run in JupyterLab with no error but the stubs' NotImplementedError,
-    its widgets and figures rendered, and "Check my work" reporting 0 points?"""
-    rel = f"exercises/{assignment}/{assignment}.ipynb"
+def _open_run_check(page, lab: Lab, kind: str, assignment: str, run) -> tuple[list[dict], str]:
+    """Open ``<kind>s/<id>/<id>.ipynb``, run it with ``run``, save, press Check my work; record
+    timings and a screenshot. Returns the inspected cells and the check's text."""
+    rel = f"{kind}s/{assignment}/{assignment}.ipynb"
     sources = code_sources(lab.root / rel)
     t0 = time.monotonic()
     open_notebook(page, lab, rel)
     t_open = time.monotonic()
-    with screenshot_on_failure(page, f"exercise-{assignment}"):
-        run_cells_one_by_one(page, NOTEBOOK_TIMEOUT_S)
+    with screenshot_on_failure(page, f"{kind}-{assignment}"):
+        run(page, NOTEBOOK_TIMEOUT_S)
     t_run = time.monotonic()
     cells = inspect_cells(page, sources)
     save(page)
-    with screenshot_on_failure(page, f"exercise-{assignment}"):
+    with screenshot_on_failure(page, f"{kind}-{assignment}"):
         check_text = check_my_work(page)
     t_check = time.monotonic()
-    shot = screenshot(page, f"exercise-{assignment}")
-    TIMINGS[f"exercises/{assignment}"] = {
+    shot = screenshot(page, f"{kind}-{assignment}")
+    TIMINGS[f"{kind}s/{assignment}"] = {
         "open_s": round(t_open - t0, 1),
         "run_s": round(t_run - t_open, 1),
         "check_s": round(t_check - t_run, 1),
@@ -459,6 +455,18 @@ def test_exercise_shows_only_not_implemented_errors_and_renders_widgets(lab, pag
         "screenshot": str(shot.relative_to(ROOT)),
         "check": check_text.strip().splitlines()[:1],
     }
+    return cells, check_text
+
+
+# -- the tests ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("assignment", _notebooks("exercises"))
+def test_exercise_shows_only_not_implemented_errors_and_renders_widgets(lab, page, assignment):
+    """Does an unsolved notebook run in JupyterLab with no error but the stubs' NotImplementedError,
+    its widgets and figures rendered, and "Check my work" reporting 0 points?"""
+    rel = f"exercises/{assignment}/{assignment}.ipynb"
+    cells, check_text = _open_run_check(page, lab, "exercise", assignment, run_cells_one_by_one)
 
     unexpected = [
         (i, c["first_line"], c["errors"])
@@ -484,30 +492,10 @@ def test_solution_runs_clean_and_check_my_work_gives_full_marks(lab, page, assig
     figures rendered, and does "Check my work" show full marks?"""
     rel = f"solutions/{assignment}/{assignment}.ipynb"
     sources = code_sources(lab.root / rel)
-    t0 = time.monotonic()
-    open_notebook(page, lab, rel)
-    t_open = time.monotonic()
-    with screenshot_on_failure(page, f"solution-{assignment}"):
-        run_all_cells(page, NOTEBOOK_TIMEOUT_S)
-    t_run = time.monotonic()
-    cells = inspect_cells(page, sources)
-    save(page)
-    with screenshot_on_failure(page, f"solution-{assignment}"):
-        check_text = check_my_work(page)
-    t_check = time.monotonic()
-    shot = screenshot(page, f"solution-{assignment}")
-    TIMINGS[f"solutions/{assignment}"] = {
-        "open_s": round(t_open - t0, 1),
-        "run_s": round(t_run - t_open, 1),
-        "check_s": round(t_check - t_run, 1),
-        "code_cells": len(cells),
-        "images": sum(c["images"] for c in cells),
-        "widgets": sum(c["widgets"] for c in cells),
-        "errors": [e for c in cells for e in c["errors"]],
-        "stderr_cells": [i for i, c in enumerate(cells) if c["stderr"]],
-        "screenshot": str(shot.relative_to(ROOT)),
-        "check": check_text.strip().splitlines()[:1],
-    }
+    cells, check_text = _open_run_check(page, lab, "solution", assignment, run_all_cells)
+    TIMINGS[f"solutions/{assignment}"]["stderr_cells"] = [
+        i for i, c in enumerate(cells) if c["stderr"]
+    ]
 
     errors = [(i, c["first_line"], c["errors"]) for i, c in enumerate(cells) if c["errors"]]
     assert not errors, f"errors in the solved notebook: {errors}"
