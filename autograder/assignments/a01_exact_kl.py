@@ -11,24 +11,10 @@ import math
 
 import numpy as np
 
+from autograder.assignments.common import distribution_pair as _pair
 from autograder.spec import AssignmentSpec, Case, FunctionSpec, Mistake
 
 STORY = ([0.1, 0.9], [0.5, 0.5])  # policy, reference of the story
-
-
-def _dist(rng: np.random.Generator, n: int, zeros: int = 0) -> list[float]:
-    p = rng.dirichlet(np.ones(n))
-    if zeros:
-        p[rng.choice(n, size=zeros, replace=False)] = 0.0
-        p = p / p.sum()
-    return [float(x) for x in p]
-
-
-def _pair(n: int, zeros_p: int = 0, zeros_q: int = 0):
-    def make(rng):
-        return _dist(rng, n, zeros_p), _dist(rng, n, zeros_q)
-
-    return make
 
 
 def _invalid_cases(zero_is_invalid: bool) -> list[Case]:

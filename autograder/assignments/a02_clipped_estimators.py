@@ -13,6 +13,8 @@ import math
 
 import numpy as np
 
+from autograder.assignments.common import distribution_pair as _pair
+from autograder.assignments.common import random_distribution as _dist
 from autograder.spec import AssignmentSpec, Case, Fn, FunctionSpec, Mistake
 
 STORY = ([0.1, 0.9], [0.5, 0.5])  # policy, reference of notebook 01
@@ -46,21 +48,6 @@ def _logp_pair(shape_a, shape_b, close: bool = False):
         else:
             b = _logps(rng, shape_b)
         return a, b
-
-    return make
-
-
-def _dist(rng: np.random.Generator, n: int, zeros: int = 0) -> list[float]:
-    p = rng.dirichlet(np.ones(n))
-    if zeros:
-        p[rng.choice(n, size=zeros, replace=False)] = 0.0
-        p = p / p.sum()
-    return [float(x) for x in p]
-
-
-def _pair(n: int, zeros_p: int = 0):
-    def make(rng):
-        return _dist(rng, n, zeros_p), _dist(rng, n)
 
     return make
 
