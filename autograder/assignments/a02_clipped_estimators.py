@@ -1,10 +1,10 @@
 """02_clipped_estimators: cases and known mistakes for the KL estimators k1, k2, k3, clipped_k1
 and for clipped_expectation, estimator_moments, monte_carlo_kl.
 
-Mutants call the reference first (so that they raise where it raises) and then
-compute the wrong value: each differs from the reference in exactly the way its
-diagnosis names. Estimators passed as inputs are ``Fn`` source texts, elementwise
-on numpy values like the notebook's own.
+Each mistake is one entry: its diagnosis and its wrong ``formula``, which runs after
+the reference has validated the inputs (see spec.Mistake), so that it differs from
+the reference in exactly the way its diagnosis names. Estimators passed as inputs
+are ``Fn`` source texts, elementwise on numpy values like the notebook's own.
 """
 
 from __future__ import annotations
@@ -110,8 +110,14 @@ def _per_sample_cases() -> tuple[Case, ...]:
             "equal",
             (np.array([-0.7, -2.5, -0.01]), np.array([-0.7, -2.5, -0.01])),
             note="equal log probabilities give 0",
+            kind="edge",
         ),
-        Case("zero-logp", (0.0, -2.0), note="log probability 0 (probability 1) is allowed"),
+        Case(
+            "zero-logp",
+            (0.0, -2.0),
+            note="log probability 0 (probability 1) is allowed",
+            kind="edge",
+        ),
         Case(
             "broadcast-row",
             (np.array([[-1.0, -2.0, -0.5], [-0.1, -3.0, -1.5]]), np.array([-0.5, -0.5, -2.0])),
@@ -180,47 +186,14 @@ def _per_sample_cases() -> tuple[Case, ...]:
     )
 
 
-def _elementwise(own: str, formula):
-    """A mutant of the estimator ``own``: validate like the reference, then ``formula(lp, lq)``."""
+def _arrays(formula):
+    """A per-sample formula of float64 arrays, as the reference converts its inputs."""
 
-    def build(ns):
-        def mutant(logp, ref_logp):
-            ns[own](logp, ref_logp)
-            lp, lq = np.asarray(logp, dtype=np.float64), np.asarray(ref_logp, dtype=np.float64)
-            return np.asarray(formula(lp, lq), dtype=np.float64)
+    def on_arrays(logp, ref_logp):
+        lp, lq = np.asarray(logp, dtype=np.float64), np.asarray(ref_logp, dtype=np.float64)
+        return np.asarray(formula(lp, lq), dtype=np.float64)
 
-        return mutant
-
-    return build
-
-
-def _unchecked(formula):
-    """The estimator without any validation (numpy still refuses shapes that don't broadcast)."""
-
-    def build(ns):
-        def mutant(logp, ref_logp):
-            lp, lq = np.asarray(logp, dtype=np.float64), np.asarray(ref_logp, dtype=np.float64)
-            return np.asarray(formula(lp, lq), dtype=np.float64)
-
-        return mutant
-
-    return build
-
-
-def _k1(lp, lq):
-    return lp - lq
-
-
-def _k2(lp, lq):
-    return 0.5 * (lp - lq) ** 2
-
-
-def _k3(lp, lq):
-    return np.exp(lq - lp) - 1.0 - (lq - lp)
-
-
-def _clipped(lp, lq):
-    return np.maximum(0.0, lp - lq)
+    return on_arrays
 
 
 NO_VALIDATION = "invalid log probabilities (NaN, ±inf, entries above 0) must raise ValueError"
@@ -232,14 +205,14 @@ K1_SPEC = FunctionSpec(
         Mistake(
             "clipped-inside",
             "you clipped inside k1 (max(0, logp − ref_logp)): that is clipped_k1, a different estimator with a larger mean; k1 is the plain log ratio and may be negative",
-            _elementwise("k1", _clipped),
+            formula=_arrays(lambda lp, lq: np.maximum(0.0, lp - lq)),
         ),
         Mistake(
             "swapped",
             "you computed ref_logp − logp: the arguments are swapped (k1 = logp − ref_logp)",
-            _elementwise("k1", lambda lp, lq: lq - lp),
+            formula=_arrays(lambda lp, lq: lq - lp),
         ),
-        Mistake("no-validation", NO_VALIDATION, _unchecked(_k1)),
+        Mistake("no-validation", NO_VALIDATION, unchecked=True),
     ),
 )
 
@@ -250,9 +223,9 @@ K2_SPEC = FunctionSpec(
         Mistake(
             "no-half",
             "you left out the ½: k2 = 0.5 · (logp − ref_logp)², the quadratic approximation of the KL",
-            _elementwise("k2", lambda lp, lq: (lp - lq) ** 2),
+            formula=_arrays(lambda lp, lq: (lp - lq) ** 2),
         ),
-        Mistake("no-validation", NO_VALIDATION, _unchecked(_k2)),
+        Mistake("no-validation", NO_VALIDATION, unchecked=True),
     ),
 )
 
@@ -263,14 +236,14 @@ K3_SPEC = FunctionSpec(
         Mistake(
             "inverted-ratio",
             "you inverted the ratio: exp(logp − ref_logp) − 1 − (logp − ref_logp) is the form for samples from the reference; with x ~ π, k3 = exp(ref_logp − logp) − 1 − (ref_logp − logp)",
-            _elementwise("k3", lambda lp, lq: np.exp(lp - lq) - 1.0 - (lp - lq)),
+            formula=_arrays(lambda lp, lq: np.exp(lp - lq) - 1.0 - (lp - lq)),
         ),
         Mistake(
             "no-minus-one",
             "you left out the − 1: k3 = r − 1 − log r with r = π_ref / π; without it every value is off by 1",
-            _elementwise("k3", lambda lp, lq: np.exp(lq - lp) - (lq - lp)),
+            formula=_arrays(lambda lp, lq: np.exp(lq - lp) - (lq - lp)),
         ),
-        Mistake("no-validation", NO_VALIDATION, _unchecked(_k3)),
+        Mistake("no-validation", NO_VALIDATION, unchecked=True),
     ),
 )
 
@@ -281,30 +254,19 @@ CLIPPED_K1_SPEC = FunctionSpec(
         Mistake(
             "not-clipped",
             "you returned the log ratio without clipping: clipped_k1 = max(0, logp − ref_logp)",
-            _elementwise("clipped_k1", _k1),
+            formula=_arrays(lambda lp, lq: lp - lq),
         ),
         Mistake(
             "clipped-wrong-side",
             "you kept the negative part (min instead of max): clipped_k1 = max(0, logp − ref_logp)",
-            _elementwise("clipped_k1", lambda lp, lq: np.minimum(0.0, lp - lq)),
+            formula=_arrays(lambda lp, lq: np.minimum(0.0, lp - lq)),
         ),
-        Mistake("no-validation", NO_VALIDATION, _unchecked(_clipped)),
+        Mistake("no-validation", NO_VALIDATION, unchecked=True),
     ),
 )
 
 
 # -- clipped_expectation ---------------------------------------------------------------------
-
-
-def _ce_mutant(formula):
-    def build(ns):
-        def mutant(policy, reference):
-            ns["clipped_expectation"](policy, reference)
-            return formula(list(policy), list(reference))
-
-        return mutant
-
-    return build
 
 
 def _ce_unclipped(p, q):
@@ -329,27 +291,31 @@ def _ce_unweighted(p, q):
     return math.fsum(terms) / len(p)
 
 
-def _ce_unchecked(policy, reference):
-    with np.errstate(all="ignore"):
-        p, q = np.asarray(policy, dtype=float), np.asarray(reference, dtype=float)
-        terms = np.where(p > 0, p * np.maximum(0.0, np.log(np.where(p > 0, p, 1.0) / q)), 0.0)
-        return float(np.sum(terms))
-
-
 CLIPPED_EXPECTATION = FunctionSpec(
     "clipped_expectation",
     cases=(
         Case("story", STORY, note="the story's pair: 0.529008 (the exact KL is 0.368064)"),
         Case("three-outcomes", ([0.2, 0.3, 0.5], [0.4, 0.4, 0.2]), note="three outcomes"),
         Case("skewed", ([0.7, 0.2, 0.1], [0.1, 0.3, 0.6]), note="both distributions skewed"),
-        Case("equal", ([0.25, 0.25, 0.5], [0.25, 0.25, 0.5]), note="equal distributions give 0"),
+        Case(
+            "equal",
+            ([0.25, 0.25, 0.5], [0.25, 0.25, 0.5]),
+            note="equal distributions give 0",
+            kind="edge",
+        ),
         Case("tuples", ((0.25, 0.75), (0.75, 0.25)), note="tuples are sequences too"),
         Case(
             "policy-zero",
             ([0.0, 0.4, 0.6], [0.2, 0.3, 0.5]),
             note="a term with p_i = 0 contributes 0",
+            kind="edge",
         ),
-        Case("reference-zero", ([0.5, 0.5], [1.0, 0.0]), note="q_i = 0 < p_i: infinite (math.inf)"),
+        Case(
+            "reference-zero",
+            ([0.5, 0.5], [1.0, 0.0]),
+            note="q_i = 0 < p_i: infinite (math.inf)",
+            kind="edge",
+        ),
         *[
             Case(f"random-{n}", make=_pair(n), note=f"random distributions over {n} outcomes")
             for n in (2, 3, 5, 8)
@@ -358,6 +324,7 @@ CLIPPED_EXPECTATION = FunctionSpec(
             "random-policy-zeros",
             make=_pair(6, zeros_p=2),
             note="random pair where the policy has zeros",
+            kind="edge",
         ),
         *_invalid_distribution_cases(),
     ),
@@ -365,17 +332,17 @@ CLIPPED_EXPECTATION = FunctionSpec(
         Mistake(
             "clipped-after-sum",
             "you clipped the sum (or not at all): max(0, KL) is just the KL (0.368064 for the story); clip each log ratio before weighting (0.529008)",
-            _ce_mutant(_ce_unclipped),
+            formula=_ce_unclipped,
         ),
         Mistake(
             "unweighted",
             "you took the unweighted average of the clipped log ratios; weight each by the policy's p_i",
-            _ce_mutant(_ce_unweighted),
+            formula=_ce_unweighted,
         ),
         Mistake(
             "no-validation",
             "invalid inputs (empty, unequal lengths, entries outside [0, 1], not summing to 1) must raise ValueError",
-            lambda ns: _ce_unchecked,
+            unchecked=True,
         ),
     ),
 )
@@ -396,15 +363,11 @@ def _enumerate(policy, reference, estimator, swap=False):
     return weights, values
 
 
-def _moments_mutant(formula, swap=False):
-    def build(ns):
-        def mutant(policy, reference, estimator):
-            ns["estimator_moments"](policy, reference, estimator)
-            return formula(*_enumerate(policy, reference, estimator, swap))
-
-        return mutant
-
-    return build
+def _moments(formula, swap=False):
+    """A formula of (weights, values) over the enumerated outcomes."""
+    return lambda policy, reference, estimator: formula(
+        *_enumerate(policy, reference, estimator, swap)
+    )
 
 
 def _population(w, v):
@@ -426,19 +389,6 @@ def _unweighted_moments(w, v):
 def _std(w, v):
     mean, var = _population(w, v)
     return mean, math.sqrt(var)
-
-
-def _moments_unchecked(policy, reference, estimator):
-    with np.errstate(all="ignore"):
-        weights, values = [], []
-        for p, q in zip(policy, reference):
-            if p == 0:
-                continue
-            weights.append(p)
-            values.append(
-                float(np.asarray(estimator(np.log(np.float64(p)), np.log(np.float64(q)))))
-            )
-        return _population(weights, values)
 
 
 ESTIMATOR_MOMENTS = FunctionSpec(
@@ -474,11 +424,13 @@ ESTIMATOR_MOMENTS = FunctionSpec(
             "deterministic-policy",
             ([1.0, 0.0], [0.5, 0.5], K1),
             note="one outcome with p = 1: mean log 2, variance 0",
+            kind="edge",
         ),
         Case(
             "policy-zero-k3",
             ([0.0, 0.5, 0.5], [0.2, 0.4, 0.4], K3),
             note="outcomes with p_x = 0 are skipped (k3 then misses the reference's mass there)",
+            kind="edge",
         ),
         *[
             Case(
@@ -492,6 +444,7 @@ ESTIMATOR_MOMENTS = FunctionSpec(
             "random-policy-zeros",
             make=_moments_make(6, K3, zeros_p=2),
             note="random pair where the policy has zeros",
+            kind="edge",
         ),
         Case(
             "reference-zero",
@@ -505,44 +458,33 @@ ESTIMATOR_MOMENTS = FunctionSpec(
         Mistake(
             "ddof1",
             "you used the sample variance (dividing by n − 1, ddof=1); enumerating every outcome gives the population variance Σ p_x (f(x) − mean)²",
-            _moments_mutant(_ddof1),
+            formula=_moments(_ddof1),
         ),
         Mistake(
             "unweighted",
             "you averaged over the outcomes without weights; x ~ policy, so weight each outcome by p_x (mean and variance)",
-            _moments_mutant(_unweighted_moments),
+            formula=_moments(_unweighted_moments),
         ),
         Mistake(
             "std-not-variance",
             "you returned the standard deviation; the second value is the variance Σ p_x (f(x) − mean)²",
-            _moments_mutant(_std),
+            formula=_moments(_std),
         ),
         Mistake(
             "swapped",
             "you called estimator(log q_x, log p_x): the arguments are swapped (the policy's log probability comes first)",
-            _moments_mutant(_population, swap=True),
+            formula=_moments(_population, swap=True),
         ),
         Mistake(
             "no-validation",
             "invalid distributions (empty, unequal lengths, entries outside [0, 1], not summing to 1, q_x = 0 < p_x) must raise ValueError",
-            lambda ns: _moments_unchecked,
+            unchecked=True,
         ),
     ),
 )
 
 
 # -- monte_carlo_kl --------------------------------------------------------------------------
-
-
-def _mc_mutant(formula):
-    def build(ns):
-        def mutant(samples, policy, reference, estimator):
-            ns["monte_carlo_kl"](samples, policy, reference, estimator)
-            return formula([int(x) for x in samples], list(policy), list(reference), estimator)
-
-        return mutant
-
-    return build
 
 
 def _value(estimator, policy, reference, x, swap=False):
@@ -567,19 +509,6 @@ def _mc_swapped(samples, policy, reference, estimator):
     )
 
 
-def _mc_unchecked(samples, policy, reference, estimator):
-    with np.errstate(all="ignore"):
-        vals = [
-            float(
-                np.asarray(
-                    estimator(np.log(np.float64(policy[x])), np.log(np.float64(reference[x])))
-                )
-            )
-            for x in samples
-        ]
-        return math.fsum(vals) / len(vals) if vals else math.nan
-
-
 STORY_SAMPLE = [0] + [1] * 9  # the policy's frequencies exactly
 
 MONTE_CARLO_KL = FunctionSpec(
@@ -599,11 +528,19 @@ MONTE_CARLO_KL = FunctionSpec(
             "one-unlucky-sample",
             ([0], *STORY, K1),
             note="one sample of the first outcome: k1 = −1.609438",
+            kind="edge",
         ),
         Case(
             "one-sample-k3",
             ([0], *STORY, K3),
             note="one sample of the first outcome: k3 = 2.390562",
+            kind="edge",
+        ),
+        Case(
+            "unsampled-zero",
+            ([1, 1, 2], [0.0, 0.5, 0.5], [0.2, 0.4, 0.4], K1),
+            note="an outcome with p_x = 0 that is never sampled is fine",
+            kind="edge",
         ),
         Case(
             "tuple-sample",
@@ -657,22 +594,22 @@ MONTE_CARLO_KL = FunctionSpec(
         Mistake(
             "distinct-outcomes",
             "you averaged over the distinct sampled outcomes; every sample counts, repeats included: that is how sampling weights the outcomes",
-            _mc_mutant(_mc_distinct),
+            formula=_mc_distinct,
         ),
         Mistake(
             "weighted-twice",
             "you multiplied each sample's value by p_x; the samples are already drawn from the policy, so the plain mean is the estimate",
-            _mc_mutant(_mc_weighted),
+            formula=_mc_weighted,
         ),
         Mistake(
             "swapped",
             "you called estimator(log q_x, log p_x): the arguments are swapped (the policy's log probability comes first)",
-            _mc_mutant(_mc_swapped),
+            formula=_mc_swapped,
         ),
         Mistake(
             "no-validation",
             "an empty sample, indices outside [0, n) (negative ones too) and invalid distributions must raise ValueError",
-            lambda ns: _mc_unchecked,
+            unchecked=True,
         ),
     ),
 )

@@ -3,9 +3,10 @@ masked_mean and aggregate_loss.
 
 Batched cases use masks whose valid lengths differ from the padded length T and
 garbage at padded positions, so that a sum divided by T, a mean over valid
-tokens and a mean over padding all give different numbers. Mutants call the
-reference first (so that they raise where it raises) and then compute the wrong
-value, except the ones whose mistake is a missing check.
+tokens and a mean over padding all give different numbers. Each mistake is one
+entry: its diagnosis and its wrong ``formula``, which runs after the reference has
+validated the inputs (see spec.Mistake); the ``unchecked`` ones are the reference
+with some of its input checks removed.
 """
 
 from __future__ import annotations
@@ -97,17 +98,6 @@ def _norm_make(b: int, t: int, extra_len: int):
 # -- mean_sampled_log_ratio ------------------------------------------------------------------
 
 
-def _mslr_mutant(formula):
-    def build(ns):
-        def mutant(policy_logps, reference_logps):
-            ns["mean_sampled_log_ratio"](policy_logps, reference_logps)
-            return formula(list(policy_logps), list(reference_logps))
-
-        return mutant
-
-    return build
-
-
 def _sum(p, q):
     return math.fsum(a - b for a, b in zip(p, q))
 
@@ -116,11 +106,6 @@ def _arithmetic(p, q):
     return math.log(math.fsum(math.exp(a) for a in p) / len(p)) - math.log(
         math.fsum(math.exp(b) for b in q) / len(q)
     )
-
-
-def _mslr_unchecked(policy_logps, reference_logps):
-    diffs = [a - b for a, b in zip(policy_logps, reference_logps)]
-    return math.fsum(diffs) / len(diffs) if diffs else NAN
 
 
 def _list_cases(before: tuple = (), after: tuple = ()) -> list[Case]:
@@ -160,7 +145,18 @@ MEAN_SAMPLED_LOG_RATIO = FunctionSpec(
             note="the same tokens repeated 8 times: still 1.0",
         ),
         Case("swapped", (REF, CURRENT), note="swapping the lists negates the ratio: -1.0"),
-        Case("equal", ([-0.3, -2.0, -0.01], [-0.3, -2.0, -0.01]), note="equal inputs give 0"),
+        Case(
+            "equal",
+            ([-0.3, -2.0, -0.01], [-0.3, -2.0, -0.01]),
+            note="equal inputs give 0",
+            kind="edge",
+        ),
+        Case(
+            "zero-logp",
+            ([0.0, -1.5, 0.0], [-0.5, 0.0, 0.0]),
+            note="log probabilities of exactly 0 (probability 1) are allowed",
+            kind="edge",
+        ),
         Case(
             "tuples",
             ((-0.5, -1.5, 0.0), (-1.0, -0.25, -0.75)),
@@ -181,56 +177,28 @@ MEAN_SAMPLED_LOG_RATIO = FunctionSpec(
         Mistake(
             "sum",
             "you summed the token log ratios; the contract is their mean (divide by the number of tokens), so the penalty does not grow with length",
-            _mslr_mutant(_sum),
+            formula=_sum,
         ),
         Mistake(
             "swapped",
             "you computed reference − policy: the arguments are swapped (policy_logps first)",
-            _mslr_mutant(lambda p, q: _sum(q, p) / len(p)),
+            formula=lambda p, q: _sum(q, p) / len(p),
         ),
         Mistake(
             "arithmetic-mean",
             "you took the log of the arithmetic mean of the token probabilities; RLEF uses the geometric mean, i.e. the mean of the token log ratios",
-            _mslr_mutant(_arithmetic),
+            formula=_arithmetic,
         ),
         Mistake(
             "no-validation",
             "invalid inputs (empty, unequal lengths, entries not finite or above 0) must raise ValueError",
-            lambda ns: _mslr_unchecked,
+            unchecked=True,
         ),
     ),
 )
 
 
 # -- shaped_reward ---------------------------------------------------------------------------
-
-
-def _sr_mutant(formula):
-    def build(ns):
-        def mutant(base_reward, policy_logps, reference_logps, beta):
-            ns["shaped_reward"](base_reward, policy_logps, reference_logps, beta)
-            return formula(base_reward, list(policy_logps), list(reference_logps), beta)
-
-        return mutant
-
-    return build
-
-
-def _sr_unchecked(what: str):
-    """shaped_reward without the checks of ``what`` ("beta" or "base"); the lists still checked."""
-
-    def build(ns):
-        def mutant(base_reward, policy_logps, reference_logps, beta):
-            ratio = ns["mean_sampled_log_ratio"](policy_logps, reference_logps)
-            if what == "base" and (not math.isfinite(beta) or beta < 0):
-                raise ValueError("beta")
-            if what == "beta" and not math.isfinite(base_reward):
-                raise ValueError("base_reward")
-            return base_reward - beta * ratio
-
-        return mutant
-
-    return build
 
 
 SHAPED_REWARD = FunctionSpec(
@@ -253,8 +221,14 @@ SHAPED_REWARD = FunctionSpec(
             "equal-inputs",
             (1.0, CURRENT, CURRENT, 0.5),
             note="equal inputs: no penalty, the base reward",
+            kind="edge",
         ),
-        Case("beta-zero", (-0.2, CURRENT, REF, 0.0), note="beta = 0 returns the base reward"),
+        Case(
+            "beta-zero",
+            (-0.2, CURRENT, REF, 0.0),
+            note="beta = 0 returns the base reward",
+            kind="edge",
+        ),
         Case("swapped", (0, REF, CURRENT, 0.5), note="swapping the lists negates the ratio: +0.5"),
         Case(
             "rlef",
@@ -305,22 +279,22 @@ SHAPED_REWARD = FunctionSpec(
         Mistake(
             "sum-based",
             "you used the sum of the token log ratios: the penalty then grows with length (-8.0 instead of -0.5 for the 16-token response); use the mean",
-            _sr_mutant(lambda r, p, q, b: r - b * _sum(p, q)),
+            formula=lambda r, p, q, b: r - b * _sum(p, q),
         ),
         Mistake(
             "sign",
             "you added the penalty (or swapped the token lists): shaped reward = base_reward − beta · mean(policy − reference)",
-            _sr_mutant(lambda r, p, q, b: r + b * _sum(p, q) / len(p)),
+            formula=lambda r, p, q, b: r + b * _sum(p, q) / len(p),
         ),
         Mistake(
             "beta-unchecked",
             "beta must be finite and >= 0: a negative or non-finite beta raises ValueError",
-            _sr_unchecked("beta"),
+            unchecked=("beta",),
         ),
         Mistake(
             "base-unchecked",
             "a base_reward that is not finite (NaN, ±inf) raises ValueError",
-            _sr_unchecked("base"),
+            unchecked=("base_reward",),
         ),
     ),
 )
@@ -369,39 +343,9 @@ def _rows(values, mask):
     return v, m, np.where(m, v, 0.0).sum(axis=1), m.sum(axis=1)
 
 
-def _mm_mutant(formula):
-    def build(ns):
-        def mutant(values, mask):
-            ns["masked_mean"](values, mask)
-            return formula(*_rows(values, mask))
-
-        return mutant
-
-    return build
-
-
-def _mm_no_empty_check(ns):
-    def mutant(values, mask):
-        m = np.asarray(mask)
-        if m.ndim == 2 and m.size and (m.astype(bool).sum(axis=1) == 0).any():
-            v, mb, sums, counts = _rows(values, mask)
-            with np.errstate(all="ignore"):
-                return sums / counts
-        return ns["masked_mean"](values, mask)
-
-    return mutant
-
-
-def _mm_no_shape_check(ns):
-    def mutant(values, mask):
-        v, m = np.asarray(values, dtype=np.float64), np.asarray(mask)
-        with np.errstate(all="ignore"):
-            mb = np.broadcast_to(m, v.shape).astype(
-                bool
-            )  # numpy refuses shapes that don't broadcast
-            return np.where(mb, v, 0.0).sum(axis=-1) / mb.sum(axis=-1)
-
-    return mutant
+def _by_rows(formula):
+    """A formula of (values, mask, masked row sums, valid tokens per row)."""
+    return lambda values, mask: formula(*_rows(values, mask))
 
 
 MASKED_MEAN = FunctionSpec(
@@ -449,33 +393,45 @@ MASKED_MEAN = FunctionSpec(
             note="random (6, 12) batch with a bool mask",
         ),
         Case("random-single-row", make=_batch_make(1, 16), note="a single row, shorter than T"),
+        Case(
+            "one-valid-token",
+            (np.array([[3.0, 7.0, 7.0], [7.0, -2.0, 7.0]]), np.array([[1, 0, 0], [0, 1, 0]])),
+            note="rows with a single valid token: their mean is that token",
+            kind="edge",
+        ),
+        Case(
+            "no-padding",
+            (np.array([[1.0, 2.0], [4.0, -4.0]]), np.array([[1, 1], [1, 1]])),
+            note="every token valid: the plain row means",
+            kind="edge",
+        ),
         *_batch_errors(),
     ),
     mistakes=(
         Mistake(
             "sum-not-mean",
             "you returned each row's masked sum; the contract is the mean over its valid tokens",
-            _mm_mutant(lambda v, m, s, c: s),
+            formula=_by_rows(lambda v, m, s, c: s),
         ),
         Mistake(
             "mean-over-padding",
             "you averaged over every position, padding included (values.mean(axis=1)); average only over the valid tokens",
-            _mm_mutant(lambda v, m, s, c: v.mean(axis=1)),
+            formula=_by_rows(lambda v, m, s, c: v.mean(axis=1)),
         ),
         Mistake(
             "divide-by-T",
             "you divided the masked sum by T, the padded length; divide by the number of valid tokens of the row",
-            _mm_mutant(lambda v, m, s, c: s / v.shape[1]),
+            formula=_by_rows(lambda v, m, s, c: s / v.shape[1]),
         ),
         Mistake(
             "empty-row-accepted",
             "a row with no valid token has no mean: raise ValueError instead of returning NaN",
-            lambda ns: _mm_no_empty_check(ns),
+            unchecked=("no valid token",),
         ),
         Mistake(
             "no-shape-check",
             "values must be (B, T), the mask exactly the same shape, with 0/1 entries: raise ValueError otherwise",
-            _mm_no_shape_check,
+            unchecked=("shape", "0/1"),
         ),
     ),
 )
@@ -500,66 +456,30 @@ def _formula(mode: str, v, m, sums, counts, max_len):
 def _swap(a: str, b: str):
     """Modes a and b computed with each other's formula."""
 
-    def build(ns):
-        def mutant(per_token_loss, mask, mode, max_len=None):
-            ns["aggregate_loss"](per_token_loss, mask, mode, max_len)
-            use = {a: b, b: a}.get(mode, mode)
-            return _formula(use, *_rows(per_token_loss, mask), max_len)
+    def formula(per_token_loss, mask, mode, max_len):
+        use = {a: b, b: a}.get(mode, mode)
+        return _formula(use, *_rows(per_token_loss, mask), max_len)
 
-        return mutant
-
-    return build
+    return formula
 
 
 def _override(modes: tuple, formula):
     """``modes`` computed by ``formula(v, m, sums, counts, max_len)``; the others as the reference."""
 
-    def build(ns):
-        def mutant(per_token_loss, mask, mode, max_len=None):
-            out = ns["aggregate_loss"](per_token_loss, mask, mode, max_len)
-            if mode in modes:
-                return float(formula(*_rows(per_token_loss, mask), max_len))
-            return out
+    def wrong(per_token_loss, mask, mode, max_len, ns):
+        if mode in modes:
+            return float(formula(*_rows(per_token_loss, mask), max_len))
+        return ns["aggregate_loss"](per_token_loss, mask, mode, max_len)
 
-        return mutant
-
-    return build
+    return wrong
 
 
-def _lenient(skip: str):
-    """aggregate_loss without one check: "max_len-missing", "max_len-short", "mode", "empty-row"."""
-
-    def build(ns):
-        ref = ns["aggregate_loss"]
-
-        def mutant(per_token_loss, mask, mode, max_len=None):
-            if skip == "mode" and mode not in MODES:
-                mode = TM  # falls through to a default instead of raising
-            if mode == NORM and skip == "max_len-missing" and max_len is None:
-                max_len = np.asarray(per_token_loss).shape[-1]
-            if (
-                mode == NORM
-                and skip == "max_len-short"
-                and max_len is not None
-                and np.ndim(per_token_loss) == 2
-            ):
-                v, m, sums, counts = _rows(per_token_loss, mask)
-                if max_len < v.shape[1] and m.shape == v.shape and counts.min() > 0:
-                    return float(sums.sum() / (v.shape[0] * max_len))
-            if skip == "empty-row":
-                m = np.asarray(mask)
-                if (
-                    m.ndim == 2
-                    and m.shape == np.shape(per_token_loss)
-                    and (m.astype(bool).sum(axis=1) == 0).any()
-                ):
-                    with np.errstate(all="ignore"):
-                        return _formula(mode, *_rows(per_token_loss, mask), max_len)
-            return ref(per_token_loss, mask, mode, max_len)
-
-        return mutant
-
-    return build
+def _mode_falls_back(ns):
+    """aggregate_loss that treats an unknown mode as token-mean instead of raising."""
+    reference = ns["aggregate_loss"]
+    return lambda loss, mask, mode, max_len=None: reference(
+        loss, mask, mode if mode in MODES else TM, max_len
+    )
 
 
 WHAT = {
@@ -629,7 +549,22 @@ AGGREGATE_LOSS = FunctionSpec(
             "dr-grpo-max-len-equals-T",
             (HAND_VALUES, HAND_MASK, NORM, 4),
             note="max_len = T is allowed",
+            kind="edge",
         ),
+        *[
+            Case(
+                f"{tag}-no-padding",
+                (
+                    np.array([[1.0, 2.0, 6.0], [3.0, -1.0, 0.5]]),
+                    np.ones((2, 3), dtype=np.int64),
+                    mode,
+                ),
+                {"max_len": 3} if mode == NORM else {},
+                note=f"every token valid, {mode}",
+                kind="edge",
+            )
+            for tag, mode in (("grpo", SMTM), ("dapo", TM), ("seq-sum", SMTS), ("dr-grpo", NORM))
+        ],
         Case(
             "unknown-mode",
             (HAND_VALUES, HAND_MASK, "mean"),
@@ -681,39 +616,45 @@ AGGREGATE_LOSS = FunctionSpec(
             Mistake(
                 f"swapped-{a}-{b}",
                 f'you confused "{a}" and "{b}": each was computed with the other\'s formula ({WHAT[a]}; {WHAT[b]})',
-                _swap(a, b),
+                formula=_swap(a, b),
             )
             for a, b in itertools.combinations(MODES, 2)
         ],
         Mistake(
             "mean-over-padding",
             "you averaged over every position, padding included; the mean modes average over the valid tokens only",
-            _override((SMTM, TM), lambda v, m, s, c, L: v.mean()),
+            formula=_override((SMTM, TM), lambda v, m, s, c, L: v.mean()),
         ),
         Mistake(
             "divide-by-T",
             "you divided masked sums by T, the padded length; the mean modes divide by the number of valid tokens (of each row, or of the batch)",
-            _override((SMTM, TM), lambda v, m, s, c, L: s.sum() / v.size),
+            formula=_override((SMTM, TM), lambda v, m, s, c, L: s.sum() / v.size),
         ),
         Mistake(
             "max-len-missing-accepted",
             "seq-mean-token-sum-norm needs max_len: raise ValueError when it is missing (do not fall back to T)",
-            _lenient("max_len-missing"),
+            unchecked=("needs max_len",),
         ),
         Mistake(
             "max-len-short-accepted",
             "max_len smaller than T must raise ValueError: the batch has tokens beyond the budget",
-            _lenient("max_len-short"),
+            unchecked=("smaller than the padded length",),
         ),
         Mistake(
             "unknown-mode-accepted",
             "an unknown mode must raise ValueError, not fall back to a default",
-            _lenient("mode"),
+            build=_mode_falls_back,
+            validation=True,
         ),
         Mistake(
             "empty-row-accepted",
             "a row with no valid token must raise ValueError in every mode",
-            _lenient("empty-row"),
+            unchecked=("no valid token",),
+        ),
+        Mistake(
+            "no-validation",
+            "invalid inputs (an unknown mode, max_len missing or below T, masks of another shape or not 0/1, rows without a valid token) must raise ValueError",
+            unchecked=True,
         ),
     ),
 )

@@ -2,9 +2,10 @@
 episode_return.
 
 Turns are written ``Obj.of("Turn", ...)`` and rewards ``Obj.of("TurnReward", ...)``: the types
-come from the notebook's setup cells. Mutants reuse the reference's pieces (its extract_code,
-its validation, the provided mean_sampled_log_ratio) and differ from it in exactly the one way
-their diagnosis names.
+come from the notebook's setup cells. Each mistake is one entry: its diagnosis and its wrong
+``formula``, which runs after the reference has validated the inputs (see spec.Mistake) and
+reuses the reference's pieces (its extract_code, the provided mean_sampled_log_ratio and
+TurnReward, through ``ns``), so that it differs in exactly the one way its diagnosis names.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import math
 
 import numpy as np
 
-from autograder.spec import AssignmentSpec, Case, FunctionSpec, Mistake, Obj
+from autograder.spec import AssignmentSpec, Case, FunctionSpec, Mistake, Obj, Split
 
 # -- building blocks of responses ------------------------------------------------------------
 
@@ -157,50 +158,24 @@ def _parsed(code: str | None, parse: bool = True) -> str | None:
     return code
 
 
-def _extract_no_parse(ns):
-    def mutant(response):
-        ns["extract_code"](response)  # validation as in the reference
-        blocks = _blocks(response, _is_python)
-        return _parsed(blocks[0], parse=False) if blocks else None
+def _first_block(opens=_is_python, parse: bool = True):
+    def formula(response):
+        blocks = _blocks(response, opens)
+        return _parsed(blocks[0], parse) if blocks else None
 
-    return mutant
-
-
-def _extract_last(ns):
-    def mutant(response):
-        ns["extract_code"](response)  # validation as in the reference
-        blocks = _blocks(response, _is_python)
-        return _parsed(blocks[-1]) if blocks else None
-
-    return mutant
+    return formula
 
 
-def _extract_first_parsable(ns):
-    def mutant(response):
-        ns["extract_code"](response)  # validation as in the reference
-        for code in _blocks(response, _is_python):
-            if _parsed(code) is not None:
-                return code
-        return None
-
-    return mutant
+def _last_block(response):
+    blocks = _blocks(response, _is_python)
+    return _parsed(blocks[-1]) if blocks else None
 
 
-def _extract_unchecked(ns):
-    def mutant(response):
-        blocks = _blocks(response, _is_python)  # AttributeError for None, as str methods would give
-        return _parsed(blocks[0]) if blocks else None
-
-    return mutant
-
-
-def _extract_any_fence(ns):
-    def mutant(response):
-        ns["extract_code"](response)  # validation as in the reference
-        blocks = _blocks(response, lambda line: line.startswith("```"))
-        return _parsed(blocks[0]) if blocks else None
-
-    return mutant
+def _first_parsable(response):
+    for code in _blocks(response, _is_python):
+        if _parsed(code) is not None:
+            return code
+    return None
 
 
 EXTRACT_CODE = FunctionSpec(
@@ -250,22 +225,35 @@ EXTRACT_CODE = FunctionSpec(
             (OTHER_FENCES[1] + "\n" + _py(VALID[2]),),
             note="a bare ``` block before the Python block is skipped",
         ),
-        Case("unclosed", ("```python\nx = 1\ny = 2",), note="a block that is never closed: None"),
-        Case("empty-block", ("```python\n```",), note="an empty block holds no code: None"),
+        Case(
+            "unclosed",
+            ("```python\nx = 1\ny = 2",),
+            note="a block that is never closed: None",
+            kind="edge",
+        ),
+        Case(
+            "empty-block",
+            ("```python\n```",),
+            note="an empty block holds no code: None",
+            kind="edge",
+        ),
         Case(
             "blank-block",
             ("```python\n   \n\n```",),
             note="a block of blank lines holds no code: None",
+            kind="edge",
         ),
         Case(
             "inline-mention",
             ("Wrap code in ```python fences, like this:\n" + _py("x = 2"),),
             note="```python in the middle of a line opens no block",
+            kind="edge",
         ),
         Case(
             "trailing-spaces",
             ("```python  \nx = 3\n```   ",),
             note="trailing spaces after the fences are ignored",
+            kind="edge",
         ),
         Case(
             "last-invalid",
@@ -297,27 +285,27 @@ EXTRACT_CODE = FunctionSpec(
         Mistake(
             "no-parse-check",
             "you returned the block's text without checking that it parses: code that ast.parse rejects is not valid code (return None)",
-            _extract_no_parse,
+            formula=_first_block(parse=False),
         ),
         Mistake(
             "last-block",
             "you took the last ```python block; the code is the first one",
-            _extract_last,
+            formula=_last_block,
         ),
         Mistake(
             "first-parsable",
             "when the first ```python block did not parse you fell back to a later one; only the first block counts, and if it does not parse the answer is None",
-            _extract_first_parsable,
+            formula=_first_parsable,
         ),
         Mistake(
             "no-validation",
             "a response that is not a str (None from a failed generation) must raise ValueError",
-            _extract_unchecked,
+            unchecked=True,
         ),
         Mistake(
             "any-fence",
             "you accepted any fenced block (```js, a bare ```, ```py); only a line that is exactly ```python opens a Python block",
-            _extract_any_fence,
+            formula=_first_block(opens=lambda line: line.startswith("```")),
         ),
     ),
 )
@@ -331,34 +319,23 @@ BAD_CODE = _py(INVALID[0])
 ONE = ([-1.0], [-1.0])
 
 
-def _task_mutant(
-    ns, *, final_invalid=-1.0, final_needs_private=True, nonfinal_needs_pass=False, check_flags=True
-):
+def _task_value(
+    ns, turn, is_final, *, final_invalid=-1.0, final_needs_private=True, nonfinal_needs_pass=False
+) -> float:
     """The task reward with one rule changed (the defaults are the reference's rules)."""
-    extract = ns["extract_code"]
-
-    def reward(turn, is_final):
-        valid = extract(turn.response) is not None
-        if check_flags and not valid and (turn.public_passed or turn.private_passed):
-            raise ValueError("no valid code, yet a test flag is True")
-        if is_final:
-            if not valid:
-                return final_invalid
-            passed = turn.public_passed and (turn.private_passed or not final_needs_private)
-            return 1.0 if passed else -1.0
-        if nonfinal_needs_pass:
-            return 0.0 if valid and turn.public_passed else -0.2
-        return 0.0 if valid else -0.2
-
-    return reward
+    valid = ns["extract_code"](turn.response) is not None
+    if is_final:
+        if not valid:
+            return final_invalid
+        passed = turn.public_passed and (turn.private_passed or not final_needs_private)
+        return 1.0 if passed else -1.0
+    if nonfinal_needs_pass:
+        return 0.0 if valid and turn.public_passed else -0.2
+    return 0.0 if valid else -0.2
 
 
-TASK_VARIANTS = {
-    "final-minus-0.2": {"final_invalid": -0.2},
-    "final-public-only": {"final_needs_private": False},
-    "nonfinal-penalises-failure": {"nonfinal_needs_pass": True},
-    "flags-unchecked": {"check_flags": False},
-}
+def _task_rule(**rule):
+    return lambda turn, is_final, ns: _task_value(ns, turn, is_final, **rule)
 
 
 def _task_case(
@@ -374,6 +351,12 @@ def _random_task_args(rng: np.random.Generator):
 
 TASK_REWARD = FunctionSpec(
     "task_reward",
+    split=Split(
+        value=85,
+        edge=0,
+        invalid=15,
+        reason="task_reward is a table of branches: every case is one of its rules, none an edge of one",
+    ),
     cases=(
         _task_case(
             "final-solved", CODE, True, True, True, "final turn, valid code, all tests passed: +1"
@@ -470,22 +453,22 @@ TASK_REWARD = FunctionSpec(
         Mistake(
             "final-minus-0.2",
             "you gave -0.2 to a final turn without valid code; the final turn is judged: anything but a full pass is -1",
-            lambda ns: _task_mutant(ns, **TASK_VARIANTS["final-minus-0.2"]),
+            formula=_task_rule(final_invalid=-0.2),
         ),
         Mistake(
             "final-public-only",
             "you gave +1 to a final turn that passed the public tests only; the final turn must also pass the private tests",
-            lambda ns: _task_mutant(ns, **TASK_VARIANTS["final-public-only"]),
+            formula=_task_rule(final_needs_private=False),
         ),
         Mistake(
             "nonfinal-penalises-failure",
             "you gave -0.2 to a non-final turn whose valid code failed its tests; before the final turn only a turn without valid code gets -0.2",
-            lambda ns: _task_mutant(ns, **TASK_VARIANTS["nonfinal-penalises-failure"]),
+            formula=_task_rule(nonfinal_needs_pass=True),
         ),
         Mistake(
             "flags-unchecked",
             "you returned a reward for a turn whose test flags say it passed although it holds no valid code; that record is inconsistent: raise ValueError",
-            lambda ns: _task_mutant(ns, **TASK_VARIANTS["flags-unchecked"]),
+            unchecked=True,
         ),
     ),
 )
@@ -494,52 +477,24 @@ TASK_REWARD = FunctionSpec(
 # -- turn_rewards ----------------------------------------------------------------------------
 
 
-def _turn_rewards_mutant(
-    ns,
-    *,
-    task=None,
-    aggregate="mean",
-    sign=1.0,
-    final="last",
-    check_pass=True,
-    check_beta=True,
-    check_turns=True,
-):
+def _episode(*, task=None, aggregate="mean", sign=1.0, final="last"):
     """turn_rewards with one rule changed (the defaults are the reference's rules)."""
-    task = task or ns["task_reward"]
-    mean_ratio = ns["mean_sampled_log_ratio"]
-    record = ns["TurnReward"]
 
-    def mutant(turns, beta=0.05, max_turns=3):
-        if check_turns and len(turns) == 0:
-            raise ValueError("an episode has at least one turn")
-        if check_turns and len(turns) > max_turns:
-            raise ValueError("too many turns")
-        if check_pass and any(t.public_passed for t in turns[:-1]):
-            raise ValueError("a turn follows a public pass")
-        if check_beta and (not math.isfinite(beta) or beta < 0):
-            raise ValueError("beta invalid")
+    def formula(turns, beta, max_turns, ns):
         out = []
         for t, turn in enumerate(turns):
             is_final = t == (len(turns) - 1 if final == "last" else max_turns - 1)
-            r = task(turn, is_final)
-            m = mean_ratio(
-                turn.policy_logps, turn.reference_logps
-            )  # validates the log probabilities
+            r = _task_value(ns, turn, is_final, **(task or {}))
+            m = ns["mean_sampled_log_ratio"](turn.policy_logps, turn.reference_logps)
             if aggregate == "sum":
                 m = math.fsum(p - q for p, q in zip(turn.policy_logps, turn.reference_logps))
+            shaped = r - sign * beta * m
             out.append(
-                record(
-                    task_reward=r, mean_log_ratio=m, beta=beta, shaped_reward=r - sign * beta * m
-                )
+                ns["TurnReward"](task_reward=r, mean_log_ratio=m, beta=beta, shaped_reward=shaped)
             )
         return out
 
-    return mutant
-
-
-def _with_task(variant: str):
-    return lambda ns: _turn_rewards_mutant(ns, task=_task_mutant(ns, **TASK_VARIANTS[variant]))
+    return formula
 
 
 SOLVED = _turn(CODE, True, True, [-0.2, -0.4, -0.1], [-0.5, -0.6, -0.4])
@@ -591,6 +546,7 @@ TURN_REWARDS = FunctionSpec(
             ([INVALID_TURN, STORY_FIXED],),
             {"beta": 0.0},
             note="beta = 0: shaped equals task reward",
+            kind="edge",
         ),
         Case(
             "max-turns-5",
@@ -598,7 +554,13 @@ TURN_REWARDS = FunctionSpec(
             {"max_turns": 5},
             note="5 turns with max_turns = 5",
         ),
-        Case("max-turns-1", ([PUBLIC_ONLY],), {"max_turns": 1}, note="a one-turn budget"),
+        Case(
+            "max-turns-1",
+            ([PUBLIC_ONLY],),
+            {"max_turns": 1},
+            note="a one-turn budget",
+            kind="edge",
+        ),
         Case(
             "single-tokens",
             ([_turn(CODE, False, False, [-0.5], [-2.0]), _turn(CODE, True, True, [-3.0], [-1.0])],),
@@ -688,44 +650,42 @@ TURN_REWARDS = FunctionSpec(
         Mistake(
             "final-minus-0.2",
             "you gave -0.2 to a final turn without valid code; the final turn is judged: anything but a full pass is -1",
-            _with_task("final-minus-0.2"),
+            formula=_episode(task={"final_invalid": -0.2}),
         ),
         Mistake(
             "final-public-only",
             "your final reward looks at the public tests only; +1 needs the public and the private tests passed",
-            _with_task("final-public-only"),
+            formula=_episode(task={"final_needs_private": False}),
         ),
         Mistake(
             "final-at-max-turns",
             "you treated only turn number max_turns as final; the final turn is the last turn of the episode, which ends early at the first public pass",
-            lambda ns: _turn_rewards_mutant(ns, final="max"),
+            formula=_episode(final="max"),
         ),
         Mistake(
             "summed-reference",
             "you summed the token log ratios; RLEF's reference term uses their mean (the log of the geometric mean of the token probability ratios)",
-            lambda ns: _turn_rewards_mutant(ns, aggregate="sum"),
+            formula=_episode(aggregate="sum"),
         ),
         Mistake(
             "sign-flipped",
             "the reference term has the wrong sign: R_t = r_t - beta * mean log ratio (a positive log ratio lowers the reward)",
-            lambda ns: _turn_rewards_mutant(ns, sign=-1.0),
+            formula=_episode(sign=-1.0),
         ),
         Mistake(
             "no-end-on-pass",
             "you accepted a turn after one that passed the public tests; the episode ends at the first public pass (raise ValueError)",
-            lambda ns: _turn_rewards_mutant(ns, check_pass=False),
+            unchecked=("public tests",),
         ),
         Mistake(
             "beta-unchecked",
             "an invalid beta (negative, NaN or inf) must raise ValueError",
-            lambda ns: _turn_rewards_mutant(ns, check_beta=False),
+            unchecked=("beta",),
         ),
         Mistake(
             "no-validation",
             "invalid episodes (no turns, more than max_turns, a turn after a public pass) and invalid beta must raise ValueError",
-            lambda ns: _turn_rewards_mutant(
-                ns, check_pass=False, check_beta=False, check_turns=False
-            ),
+            unchecked=True,
         ),
     ),
 )
@@ -757,24 +717,6 @@ def _random_rewards(rng: np.random.Generator):
     return (out,)
 
 
-def _return_mutant(kind: str):
-    def build(ns):
-        def mutant(rewards):
-            if kind != "unchecked":
-                ns["episode_return"](rewards)  # validation as in the reference
-            if kind == "task-only":
-                return math.fsum(r.task_reward for r in rewards)
-            if kind == "mean":
-                return math.fsum(r.shaped_reward for r in rewards) / len(rewards)
-            if kind == "last-only":
-                return rewards[-1].shaped_reward
-            return math.fsum(r.shaped_reward for r in rewards)  # unchecked: 0.0 for no turns
-
-        return mutant
-
-    return build
-
-
 EPISODE_RETURN = FunctionSpec(
     "episode_return",
     cases=(
@@ -783,7 +725,12 @@ EPISODE_RETURN = FunctionSpec(
             ([_reward(-0.2, 0.5), _reward(1.0, -2.0)],),
             note="the self-check episode: -0.225 + 1.1 = 0.875",
         ),
-        Case("single-turn", ([_reward(1.0, 0.35)],), note="one turn: its shaped reward"),
+        Case(
+            "single-turn",
+            ([_reward(1.0, 0.35)],),
+            note="one turn: its shaped reward",
+            kind="edge",
+        ),
         Case(
             "never-fixed",
             ([_reward(0.0, -0.45), _reward(0.0, -0.7), _reward(-1.0, -1.2)],),
@@ -804,22 +751,22 @@ EPISODE_RETURN = FunctionSpec(
         Mistake(
             "task-only",
             "you summed the task rewards only; the return sums the shaped rewards, reference term included",
-            _return_mutant("task-only"),
+            formula=lambda rewards: math.fsum(r.task_reward for r in rewards),
         ),
         Mistake(
             "mean-over-turns",
             "you averaged over turns; the return is the plain sum of the turns' shaped rewards",
-            _return_mutant("mean"),
+            formula=lambda rewards: math.fsum(r.shaped_reward for r in rewards) / len(rewards),
         ),
         Mistake(
             "last-only",
             "you returned the final turn's reward only; the return sums every turn's shaped reward (no discount)",
-            _return_mutant("last-only"),
+            formula=lambda rewards: rewards[-1].shaped_reward,
         ),
         Mistake(
             "no-validation",
             "an empty list is not an episode: raise ValueError",
-            _return_mutant("unchecked"),
+            unchecked=True,
         ),
     ),
 )

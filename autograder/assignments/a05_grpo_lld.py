@@ -2,14 +2,13 @@
 likelihood_change and lld_rate.
 
 Inputs are float32 torch tensors built from the case generator, so tolerances
-are float32 ones (about 1e-5 relative). Every mutant first calls the reference
-(which raises on invalid input, so a mutant differs only in its arithmetic),
-except the ``no-validation`` ones, whose one difference is the missing checks.
+are float32 ones (about 1e-5 relative). Each mistake is one entry: its diagnosis
+and its wrong ``formula``, which runs after the reference has validated the inputs
+(see spec.Mistake), so that it differs only in its arithmetic; the ``unchecked``
+ones are the reference with its input checks removed.
 """
 
 from __future__ import annotations
-
-import math
 
 import numpy as np
 import torch
@@ -43,23 +42,19 @@ def _rewards_with_eps(rng):
 
 
 def _adv(std_fn, zero_equal: bool = True, per_group: bool = True):
-    def build(ns):
-        def mutant(rewards, eps=1e-6):
-            ns["group_advantages"](rewards, eps)
-            r = rewards.float()
-            if per_group:
-                mean, std = r.mean(dim=1, keepdim=True), std_fn(r, eps, 1)
-            else:
-                mean, std = r.mean(), std_fn(r.reshape(-1), eps, 0)
-            adv = (r - mean) / std
-            if zero_equal:
-                equal = (r == r[:, :1]).all(dim=1, keepdim=True)
-                adv = torch.where(equal, torch.zeros_like(adv), adv)
-            return adv
+    def formula(rewards, eps):
+        r = rewards.float()
+        if per_group:
+            mean, std = r.mean(dim=1, keepdim=True), std_fn(r, eps, 1)
+        else:
+            mean, std = r.mean(), std_fn(r.reshape(-1), eps, 0)
+        adv = (r - mean) / std
+        if zero_equal:
+            equal = (r == r[:, :1]).all(dim=1, keepdim=True)
+            adv = torch.where(equal, torch.zeros_like(adv), adv)
+        return adv
 
-        return mutant
-
-    return build
+    return formula
 
 
 def _bessel(r, eps, dim):
@@ -72,24 +67,6 @@ def _population(r, eps, dim):
 
 def _eps_in_sqrt(r, eps, dim):
     return torch.sqrt(r.var(dim=dim, keepdim=dim > 0) + eps)
-
-
-def _mean_only(ns):
-    def mutant(rewards, eps=1e-6):
-        ns["group_advantages"](rewards, eps)
-        r = rewards.float()
-        return r - r.mean(dim=1, keepdim=True)
-
-    return mutant
-
-
-def _adv_unchecked(ns):
-    def mutant(rewards, eps=1e-6):
-        r = torch.as_tensor(rewards).float()
-        mean = r.mean(dim=-1, keepdim=True)
-        return (r - mean) / (r.std(dim=-1, keepdim=True) + eps)
-
-    return mutant
 
 
 GROUP_ADVANTAGES = FunctionSpec(
@@ -106,18 +83,21 @@ GROUP_ADVANTAGES = FunctionSpec(
             "pair",
             (_t([[1.0, 0.0]]),),
             note="G = 2: std with Bessel's correction is 0.707107, advantages ±0.707107",
+            kind="edge",
             **F32,
         ),
         Case(
             "equal-groups",
             (_t([[1, 1, 1, 1], [0, 0, 0, 0], [1, 0, 1, 0]]),),
             note="groups of equal rewards get zeros",
+            kind="edge",
             **F32,
         ),
         Case(
             "equal-eps0",
             (_t([[0.5, 0.5, 0.5], [0.0, 1.0, 0.5]]), 0.0),
             note="eps = 0: a group of equal rewards still gets zeros, not NaN",
+            kind="edge",
             **F32,
         ),
         Case(
@@ -189,32 +169,34 @@ GROUP_ADVANTAGES = FunctionSpec(
         Mistake(
             "population-std",
             "you used the population std (dividing by G); GRPO here uses torch.std's default, Bessel's correction (G - 1)",
-            _adv(_population),
+            formula=_adv(_population),
         ),
         Mistake(
             "eps-in-sqrt",
             "you put eps inside the square root, sqrt(var + eps); it is added to the std: (r - mean) / (std + eps)",
-            _adv(_eps_in_sqrt),
+            formula=_adv(_eps_in_sqrt),
         ),
         Mistake(
             "no-zero-for-equal",
             "a group whose rewards are all equal must get zeros; with eps = 0 you divided 0 by 0 (NaN)",
-            _adv(_bessel, zero_equal=False),
+            formula=_adv(_bessel, zero_equal=False),
         ),
         Mistake(
             "batch-normalized",
             "you standardized with the mean and std of the whole batch; GRPO standardizes within each group (row)",
-            _adv(_bessel, per_group=False),
+            formula=_adv(_bessel, per_group=False),
         ),
         Mistake(
             "mean-only",
             "you only subtracted the group mean (that is Dr. GRPO's advantage); this function also divides by std + eps",
-            _mean_only,
+            formula=lambda rewards, eps: (
+                rewards.float() - rewards.float().mean(dim=1, keepdim=True)
+            ),
         ),
         Mistake(
             "no-validation",
             "invalid inputs (not a 2-D tensor, G < 2, NaN rewards, negative eps) must raise ValueError",
-            _adv_unchecked,
+            unchecked=True,
         ),
     ),
 )
@@ -242,16 +224,14 @@ def _logits_case(
     return make
 
 
-def _seq_mutant(picked_fn, reduce_fn):
-    def build(ns):
-        def mutant(logits, tokens, mask):
-            ns["sequence_logprobs"](logits, tokens, mask)
-            picked = picked_fn(logits).gather(-1, tokens.long().unsqueeze(-1)).squeeze(-1)  # (B, T)
-            return reduce_fn(picked, mask.bool())
+def _picked(log_probs, reduce):
+    """A formula: ``reduce`` over the per-position values that ``log_probs`` gives the tokens."""
 
-        return mutant
+    def formula(logits, tokens, mask):
+        picked = log_probs(logits).gather(-1, tokens.long().unsqueeze(-1)).squeeze(-1)  # (B, T)
+        return reduce(picked, mask.bool())
 
-    return build
+    return formula
 
 
 def _log_softmax(logits):
@@ -268,19 +248,6 @@ def _masked_mean(picked, m):
 
 def _unmasked_sum(picked, m):
     return picked.sum(dim=1)
-
-
-def _seq_unchecked(ns):
-    def mutant(logits, tokens, mask):
-        logp = torch.log_softmax(logits.float(), dim=-1)
-        idx = tokens.long().clamp(0, logits.shape[-1] - 1) if tokens.numel() else tokens.long()
-        try:
-            picked = logp.gather(-1, idx.unsqueeze(-1)).squeeze(-1)
-            return (picked * mask.float()).sum(dim=-1)
-        except RuntimeError:
-            return torch.zeros(logits.shape[0])
-
-    return mutant
 
 
 _UNIFORM = (torch.zeros(1, 3, 4), torch.tensor([[1, 2, 3]]), torch.tensor([[1, 1, 0]]))
@@ -329,6 +296,13 @@ SEQUENCE_LOGPROBS = FunctionSpec(
             "random-int-mask",
             make=_logits_case(5, 5, 11, scale=4.0, int_mask=True),
             note="random peaked logits, 0/1 integer mask",
+            **F32,
+        ),
+        Case(
+            "empty-mask-row",
+            (_SMALL[0], _SMALL[1], _t([[1, 1, 1], [0, 0, 0]])),
+            note="a row whose mask is all 0 (no response token) has log likelihood 0",
+            kind="edge",
             **F32,
         ),
         Case(
@@ -384,27 +358,27 @@ SEQUENCE_LOGPROBS = FunctionSpec(
         Mistake(
             "token-mean",
             "you averaged the log probabilities over the response's tokens; the sequence log likelihood is their masked sum",
-            _seq_mutant(_log_softmax, _masked_mean),
+            formula=_picked(_log_softmax, _masked_mean),
         ),
         Mistake(
             "mask-ignored",
             "you summed over all positions and ignored the mask: padding and prompt positions must not count",
-            _seq_mutant(_log_softmax, _unmasked_sum),
+            formula=_picked(_log_softmax, _unmasked_sum),
         ),
         Mistake(
             "raw-logits",
             "you gathered the raw logits; take log_softmax over the vocabulary first",
-            _seq_mutant(lambda x: x, _masked_sum),
+            formula=_picked(lambda x: x, _masked_sum),
         ),
         Mistake(
             "softmax-over-positions",
             "you normalized over the positions (dim 1); log_softmax goes over the vocabulary (the last dim)",
-            _seq_mutant(lambda x: torch.log_softmax(x, dim=1), _masked_sum),
+            formula=_picked(lambda x: torch.log_softmax(x, dim=1), _masked_sum),
         ),
         Mistake(
             "no-validation",
             "invalid inputs (wrong shapes, float tokens, token ids outside [0, V), a mask that is not 0/1, NaN logits) must raise ValueError",
-            _seq_unchecked,
+            unchecked=True,
         ),
     ),
 )
@@ -423,25 +397,9 @@ def _group(g: int):
     return make
 
 
-def _change_mutant(formula):
-    def build(ns):
-        def mutant(logp_before, logp_after, correct):
-            ns["likelihood_change"](logp_before, logp_after, correct)
-            return float(formula(logp_before, logp_after, correct.bool()))
-
-        return mutant
-
-    return build
-
-
-def _change_no_raise(ns):
-    def mutant(logp_before, logp_after, correct):
-        c = correct.bool()
-        if not bool(c.any()):
-            return math.nan
-        return ns["likelihood_change"](logp_before, logp_after, correct)
-
-    return mutant
+def _change(formula):
+    """A formula of (before, after, correct as bool), returned as a float."""
+    return lambda before, after, correct: float(formula(before, after, correct.bool()))
 
 
 LIKELIHOOD_CHANGE = FunctionSpec(
@@ -464,6 +422,15 @@ LIKELIHOOD_CHANGE = FunctionSpec(
             note="one correct response out of four",
             rtol=1e-4,
             atol=1e-5,
+            kind="edge",
+        ),
+        Case(
+            "all-correct",
+            (_t([-2.0, -3.5, -1.0]), _t([-2.5, -3.0, -0.25]), torch.tensor([True, True, True])),
+            note="every response correct: the mean change of all of them",
+            rtol=1e-4,
+            atol=1e-5,
+            kind="edge",
         ),
         Case(
             "displaced",
@@ -513,27 +480,32 @@ LIKELIHOOD_CHANGE = FunctionSpec(
         Mistake(
             "all-responses",
             "you averaged the change over all responses; Eq. 2 averages over the correct ones only",
-            _change_mutant(lambda b, a, c: (a - b).mean()),
+            formula=_change(lambda b, a, c: (a - b).mean()),
         ),
         Mistake(
             "sign-flipped",
             "you computed before − after; the change is ln π_θ′(y⁺) − ln π_θ(y⁺) (after − before)",
-            _change_mutant(lambda b, a, c: (b - a)[c].mean()),
+            formula=_change(lambda b, a, c: (b - a)[c].mean()),
         ),
         Mistake(
             "summed",
             "you summed the changes of the correct responses; take their mean",
-            _change_mutant(lambda b, a, c: (a - b)[c].sum()),
+            formula=_change(lambda b, a, c: (a - b)[c].sum()),
         ),
         Mistake(
             "incorrect-responses",
             "you averaged over the incorrect responses; LLD is about the correct ones",
-            _change_mutant(lambda b, a, c: (a - b)[~c].mean()),
+            formula=_change(lambda b, a, c: (a - b)[~c].mean()),
         ),
         Mistake(
             "nan-when-none-correct",
             "with no correct response you returned NaN; raise ValueError so the caller skips the group",
-            _change_no_raise,
+            unchecked=("no correct response",),
+        ),
+        Mistake(
+            "no-validation",
+            "invalid inputs (no correct response, tensors that are not 1-D or of different lengths, correct not 0/1, NaN log likelihoods) must raise ValueError",
+            unchecked=True,
         ),
     ),
 )
@@ -550,25 +522,6 @@ def _changes(n: int):
     return make
 
 
-def _rate_mutant(formula):
-    def build(ns):
-        def mutant(changes, eps=0.0):
-            ns["lld_rate"](changes, eps)
-            return formula(changes, eps)
-
-        return mutant
-
-    return build
-
-
-def _rate_unchecked(ns):
-    def mutant(changes, eps=0.0):
-        c = torch.as_tensor(changes, dtype=torch.float32).reshape(-1)
-        return float((c <= eps).float().mean()) if c.numel() else 0.0
-
-    return mutant
-
-
 LLD_RATE = FunctionSpec(
     "lld_rate",
     cases=(
@@ -583,9 +536,10 @@ LLD_RATE = FunctionSpec(
             (_t([-0.5, 0.25, 0.25, 1.0]),),
             {"eps": 0.25},
             note="changes equal to eps count: 0.75",
+            kind="edge",
             **F32,
         ),
-        Case("none", (_t([0.1, 0.2, 0.4]),), note="all increases: 0", **F32),
+        Case("none", (_t([0.1, 0.2, 0.4]),), note="all increases: 0", kind="edge", **F32),
         Case(
             "negative-eps",
             (_t([-0.25, -0.0625, 0.5]), -0.125),
@@ -624,27 +578,27 @@ LLD_RATE = FunctionSpec(
         Mistake(
             "strict",
             "you counted changes < eps; Def. 4.1 counts change ≤ eps, so a change of exactly eps (0 by default) is LLD",
-            _rate_mutant(lambda c, e: int((c < e).sum()) / c.numel()),
+            formula=lambda c, e: int((c < e).sum()) / c.numel(),
         ),
         Mistake(
             "increases",
             "you counted the changes above eps (likelihood going up); LLD is the fraction with change ≤ eps",
-            _rate_mutant(lambda c, e: int((c > e).sum()) / c.numel()),
+            formula=lambda c, e: int((c > e).sum()) / c.numel(),
         ),
         Mistake(
             "count",
             "you returned how many changes are ≤ eps; return the fraction (divide by the number of groups)",
-            _rate_mutant(lambda c, e: int((c <= e).sum())),
+            formula=lambda c, e: int((c <= e).sum()),
         ),
         Mistake(
             "eps-ignored",
             "you compared with 0 whatever eps is; use the eps argument",
-            _rate_mutant(lambda c, e: int((c <= 0).sum()) / c.numel()),
+            formula=lambda c, e: int((c <= 0).sum()) / c.numel(),
         ),
         Mistake(
             "no-validation",
             "invalid inputs (empty, not 1-D, NaN changes, NaN eps) must raise ValueError",
-            _rate_unchecked,
+            unchecked=True,
         ),
     ),
 )
