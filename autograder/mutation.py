@@ -152,6 +152,23 @@ class _Sites(ast.NodeTransformer):
         self.count = 0
         self.offered: list[tuple[str, str, str]] = []  # (operator, before, after)
         self.applied: tuple[str, str, str] | None = None
+        self.parents: list[ast.AST] = []
+
+    def visit(self, node):
+        self.parents.append(node)
+        try:
+            return super().visit(node)
+        finally:
+            self.parents.pop()
+
+    def _context(self) -> str:
+        """ " in <the enclosing expression>", for small nodes whose text alone is ambiguous."""
+        for parent in reversed(self.parents[:-1]):
+            if isinstance(parent, (ast.expr, ast.keyword, ast.arguments)):
+                return f" in {ast.unparse(parent)}"
+            if isinstance(parent, ast.stmt):
+                break
+        return ""
 
     def _offer(self, op: str, node: ast.AST, alternatives: Iterable[ast.AST]) -> ast.AST | None:
         for alt in alternatives:
@@ -171,8 +188,10 @@ class _Sites(ast.NodeTransformer):
         return node
 
     def visit_FunctionDef(self, node):
+        self.parents.append(node.args)  # a default reads "constant in x, eps=1e-06: ..."
         node.args.defaults = [self.visit(d) for d in node.args.defaults]
         node.args.kw_defaults = [self.visit(d) if d else d for d in node.args.kw_defaults]
+        self.parents.pop()
         node.body = self._body(node.body)
         return node
 
@@ -272,10 +291,11 @@ class _Sites(ast.NodeTransformer):
 
     def visit_Constant(self, node):
         v = node.value
+        op = "constant" + self._context()
         if isinstance(v, bool):
-            got = self._offer("constant", node, [ast.Constant(not v)])
+            got = self._offer(op, node, [ast.Constant(not v)])
         elif isinstance(v, (int, float)):
-            got = self._offer("constant", node, [ast.Constant(v + 1), ast.Constant(v - 1)])
+            got = self._offer(op, node, [ast.Constant(v + 1), ast.Constant(v - 1)])
         else:
             got = None
         return got if got is not None else node

@@ -169,7 +169,9 @@ class Mistake:
     def bound_to(self, function: str) -> Mistake:
         """This mistake for ``function``: a ``formula`` or ``unchecked`` becomes a ``build``."""
         if self.formula is not None:
-            return replace(self, function=function, build=_validated_formula(function, self.formula))
+            return replace(
+                self, function=function, build=_validated_formula(function, self.formula)
+            )
         if self.unchecked:
             words = () if self.unchecked is True else tuple(self.unchecked)
             return replace(self, function=function, build=_unchecked(function, words))

@@ -83,10 +83,37 @@ def _invalid_distribution_cases(
             ([0.5, 0.5], [0.6, 0.6]),
             "a reference not summing to 1 raises ValueError",
         ),
+        (
+            "negative-reference-unused",
+            ([0.0, 0.5, 0.5], [-0.2, 0.6, 0.6]),
+            "a negative reference entry raises ValueError even where p_x = 0",
+        ),
+        (
+            "outside-tolerance",
+            ([0.25, 0.25, 0.25, 0.25 + 6e-9], [0.25] * 4),
+            "a sum off by 6e-9 with 4 outcomes (more than 1e-9 · 4) raises ValueError",
+        ),
     ]
     return [
         Case(id_prefix + cid, (*before, *args, *after), raises=ValueError, note=note)
         for cid, args, note in bad
+    ]
+
+
+def _distribution_edges(before: tuple = (), after: tuple = (), id_prefix: str = "") -> list[Case]:
+    """Valid distributions at the edges of the checks: deterministic ones, the sum tolerance."""
+    edges = [
+        ("one-outcome", ([1.0], [1.0]), "a single outcome with probability 1"),
+        ("deterministic-equal", ([1.0, 0.0], [1.0, 0.0]), "the same deterministic distribution"),
+        (
+            "within-tolerance",
+            ([0.25, 0.25, 0.25, 0.25 + 2.5e-9], [0.25] * 4),
+            "a sum off by 2.5e-9 with 4 outcomes is within 1e-9 · 4: valid",
+        ),
+    ]
+    return [
+        Case(id_prefix + cid, (*before, *args, *after), note=note, kind="edge")
+        for cid, args, note in edges
     ]
 
 
@@ -326,6 +353,7 @@ CLIPPED_EXPECTATION = FunctionSpec(
             note="random pair where the policy has zeros",
             kind="edge",
         ),
+        *_distribution_edges(),
         *_invalid_distribution_cases(),
     ),
     mistakes=(
@@ -452,6 +480,7 @@ ESTIMATOR_MOMENTS = FunctionSpec(
             raises=ValueError,
             note="q_x = 0 < p_x: log q_x = −inf, ValueError",
         ),
+        *_distribution_edges(after=(K1,)),
         *_invalid_distribution_cases(after=(K1,)),
     ),
     mistakes=(
@@ -588,7 +617,38 @@ MONTE_CARLO_KL = FunctionSpec(
             raises=ValueError,
             note="a sampled outcome with p_x = 0 raises ValueError",
         ),
-        *_invalid_distribution_cases(before=([0],), after=(K1,), id_prefix="distribution-"),
+        Case(
+            "deterministic-policy",
+            ([0, 0], [1.0, 0.0], [0.5, 0.5], K1),
+            note="a policy with p = 1 on the sampled outcome: k1 = log 2",
+            kind="edge",
+        ),
+        Case(
+            "sampled-reference-zero",
+            ([1, 0], [0.5, 0.5], [0.0, 1.0], K3),
+            raises=ValueError,
+            note="a sampled outcome with q_x = 0 raises ValueError (log q_x = −inf)",
+        ),
+        Case(
+            "reference-one",
+            ([0, 0], [0.5, 0.5], [1.0, 0.0], K1),
+            note="q = 1 on the sampled outcome: k1 = log 0.5",
+            kind="edge",
+        ),
+        Case(
+            "float-index",
+            ([0, 1.0], *STORY, K1),
+            raises=ValueError,
+            note="an index that is a float (1.0) raises ValueError",
+        ),
+        Case(
+            "none-index",
+            ([0, None], *STORY, K1),
+            raises=ValueError,
+            note="an index that is None raises ValueError",
+        ),
+        *_distribution_edges(before=([0],), after=(K1,), id_prefix="distribution-"),
+        *_invalid_distribution_cases(before=([1],), after=(K1,), id_prefix="distribution-"),
     ),
     mistakes=(
         Mistake(

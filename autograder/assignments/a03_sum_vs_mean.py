@@ -333,6 +333,16 @@ def _batch_errors(mode: tuple = ()) -> list[Case]:
             "1-D values (not (B, T)) raise ValueError",
         ),
         ("mask-not-binary", (v, 2 * HAND_MASK), "mask entries other than 0/1 raise ValueError"),
+        (
+            "values-3d",
+            (np.ones((2, 2, 2)), np.ones((2, 2, 2), dtype=np.int64)),
+            "3-D values (not (B, T)) raise ValueError",
+        ),
+        (
+            "no-rows",
+            (np.zeros((0, 3)), np.zeros((0, 3), dtype=np.int64)),
+            "a batch of 0 rows raises ValueError",
+        ),
     ]
     return [Case(cid, (*args, *mode), raises=ValueError, note=note) for cid, args, note in bad]
 
@@ -545,6 +555,16 @@ AGGREGATE_LOSS = FunctionSpec(
         *_mode_cases(TM, "dapo"),
         *_mode_cases(SMTS, "seq-sum"),
         *_mode_cases(NORM, "dr-grpo"),
+        *[
+            Case(
+                f"{tag}-one-row",
+                (np.array([[2.0, -1.0, 9.0, 9.0]]), np.array([[1, 1, 0, 0]]), mode),
+                {"max_len": 5} if mode == NORM else {},
+                note=f"a batch of one row, {mode}",
+                kind="edge",
+            )
+            for tag, mode in (("grpo", SMTM), ("dapo", TM), ("seq-sum", SMTS), ("dr-grpo", NORM))
+        ],
         Case(
             "dr-grpo-max-len-equals-T",
             (HAND_VALUES, HAND_MASK, NORM, 4),
@@ -570,6 +590,12 @@ AGGREGATE_LOSS = FunctionSpec(
             (HAND_VALUES, HAND_MASK, "mean"),
             raises=ValueError,
             note="an unknown mode raises ValueError",
+        ),
+        Case(
+            "unknown-mode-with-max-len",
+            (HAND_VALUES, HAND_MASK, "sum", 8),
+            raises=ValueError,
+            note="an unknown mode raises ValueError even when max_len is given",
         ),
         Case(
             "unknown-mode-typo",
@@ -609,6 +635,18 @@ AGGREGATE_LOSS = FunctionSpec(
             (HAND_VALUES, 2 * HAND_MASK, TM),
             raises=ValueError,
             note="mask entries other than 0/1 raise ValueError",
+        ),
+        Case(
+            "values-3d",
+            (np.ones((2, 2, 2)), np.ones((2, 2, 2), dtype=np.int64), TM),
+            raises=ValueError,
+            note="3-D values (not (B, T)) raise ValueError",
+        ),
+        Case(
+            "no-rows",
+            (np.zeros((0, 3)), np.zeros((0, 3), dtype=np.int64), SMTS),
+            raises=ValueError,
+            note="a batch of 0 rows raises ValueError",
         ),
     ),
     mistakes=(

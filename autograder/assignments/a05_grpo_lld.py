@@ -353,6 +353,22 @@ SEQUENCE_LOGPROBS = FunctionSpec(
             raises=ValueError,
             note="NaN logits raise ValueError",
         ),
+        Case(
+            "int-logits",
+            (
+                torch.zeros(1, 3, 4, dtype=torch.int64),
+                torch.tensor([[1, 2, 3]]),
+                torch.tensor([[1, 1, 1]]),
+            ),
+            raises=ValueError,
+            note="integer logits raise ValueError",
+        ),
+        Case(
+            "list-logits",
+            ([[[0.0, 1.0], [1.0, 0.0]]], torch.tensor([[0, 1]]), torch.tensor([[1, 1]])),
+            raises=ValueError,
+            note="a nested list instead of a tensor raises ValueError",
+        ),
     ),
     mistakes=(
         Mistake(
@@ -475,6 +491,12 @@ LIKELIHOOD_CHANGE = FunctionSpec(
             raises=ValueError,
             note="a NaN log likelihood raises ValueError",
         ),
+        Case(
+            "list-input",
+            ([-3.0, -5.0], _t([-2.5, -6.0]), torch.tensor([True, False])),
+            raises=ValueError,
+            note="a list instead of a tensor raises ValueError",
+        ),
     ),
     mistakes=(
         Mistake(
@@ -566,6 +588,12 @@ LLD_RATE = FunctionSpec(
             (_t([0.1, float("nan")]),),
             raises=ValueError,
             note="a NaN change raises ValueError",
+        ),
+        Case(
+            "list-input",
+            ([0.1, -0.2],),
+            raises=ValueError,
+            note="a list instead of a tensor raises ValueError",
         ),
         Case(
             "nan-eps",

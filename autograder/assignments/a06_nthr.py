@@ -116,6 +116,24 @@ PREDICTION_ERRORS = FunctionSpec(
             raises=ValueError,
             note="NaN logits raise ValueError",
         ),
+        Case(
+            "int-logits",
+            (torch.zeros(2, 4, dtype=torch.int64), torch.tensor([1, 2])),
+            raises=ValueError,
+            note="integer logits raise ValueError",
+        ),
+        Case(
+            "two-dim-tokens",
+            (torch.zeros(2, 4), torch.tensor([[1], [2]])),
+            raises=ValueError,
+            note="tokens of shape (T, 1) instead of (T,) raise ValueError",
+        ),
+        Case(
+            "list-logits",
+            ([[0.0, 1.0, 0.5]], torch.tensor([0])),
+            raises=ValueError,
+            note="a nested list instead of a tensor raises ValueError",
+        ),
     ),
     mistakes=(
         Mistake(
@@ -231,6 +249,18 @@ TOKEN_SCORES = FunctionSpec(
             (_HA, _EA, torch.zeros(0, 2), torch.zeros(0, 3)),
             raises=ValueError,
             note="an empty set b raises ValueError",
+        ),
+        Case(
+            "empty-a",
+            (torch.zeros(0, 2), torch.zeros(0, 3), _HB, _EB),
+            raises=ValueError,
+            note="an empty set a raises ValueError",
+        ),
+        Case(
+            "list-input",
+            ([[1.0, 2.0]], _EA[:1], _HB, _EB),
+            raises=ValueError,
+            note="a list instead of a tensor raises ValueError",
         ),
         Case(
             "int-tensor",
@@ -363,6 +393,14 @@ NTHR_WEIGHTS = FunctionSpec(
             **EXACT,
         ),
         Case(
+            "eta-one",
+            (_t([0.5, 3.0, 1.0]), _t([2.0, 1.0])),
+            {"eta": 1.0},
+            note="η = 1 is allowed: every weight is 1 (NTHR switched off)",
+            kind="edge",
+            **EXACT,
+        ),
+        Case(
             "beta-zero",
             (_t([-0.5, 0.0, 0.25, 2.0]), _t([3.0, 1.0])),
             {"beta": 0.0, "eta": 0.25},
@@ -416,6 +454,19 @@ NTHR_WEIGHTS = FunctionSpec(
             ([0.5, 2.0], _t([1.0])),
             raises=ValueError,
             note="a list instead of a tensor raises ValueError",
+        ),
+        Case(
+            "pos-list",
+            (_t([0.5, 2.0]), [1.0, 0.5]),
+            raises=ValueError,
+            note="pos_mean_scores as a list raises ValueError",
+        ),
+        Case(
+            "int-scores",
+            (torch.tensor([0, 3, 1]), _t([1.0])),
+            {"eta": 0.25},
+            raises=ValueError,
+            note="integer scores raise ValueError",
         ),
     ),
     mistakes=(
@@ -503,6 +554,24 @@ ETA_SCHEDULE = FunctionSpec(
             (torch.tensor([0, 1]),),
             raises=ValueError,
             note="an integer tensor raises ValueError",
+        ),
+        Case(
+            "tensor-negative",
+            (_t([0.5, -0.25]),),
+            raises=ValueError,
+            note="a tensor with a negative rate raises ValueError",
+        ),
+        Case(
+            "tensor-nan",
+            (_t([0.5, float("nan")]),),
+            raises=ValueError,
+            note="a tensor holding NaN raises ValueError",
+        ),
+        Case(
+            "none",
+            (None,),
+            raises=ValueError,
+            note="a missing success rate (None) raises ValueError",
         ),
     ),
     mistakes=(
