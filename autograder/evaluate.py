@@ -231,14 +231,16 @@ def _match(
     mutants: Mapping[str, list[dict]],
     candidates: list[tuple[int, Mistake]],
     most: int,
+    full_match_suffices: bool = False,
 ) -> list[tuple[Mistake, set[int]]]:
     """Catalogued mistakes that explain the learner's failures among the cases ``among``.
 
     A mistake matches when, on the cases of ``among`` where it fails, the learner
     fails the same way (same value within tolerance, or, on a case that should
     raise, also fails to raise) on at least half of them, and it explains at least
-    half of the learner's failures not yet explained. The full match failing the
-    most cases wins (the most specific); then the next on what is left.
+    half of the learner's failures not yet explained (or, with ``full_match_suffices``,
+    the learner reproduces all of its failures: independent missing checks). The full
+    match failing the most cases wins (the most specific); then the next on what is left.
     """
     remaining = set(failed) & set(among)
     chosen: list[tuple[Mistake, set[int]]] = []
@@ -258,7 +260,7 @@ def _match(
             agree = {i for i in m_failed if _agrees(fspec.cases[i], expected[i], mo[i], got[i])}
             own = len(agree) / len(m_failed)
             explained = len(agree & remaining) / len(remaining)
-            if own < 0.5 or explained < 0.5:
+            if own < 0.5 or (explained < 0.5 and not (full_match_suffices and own == 1.0)):
                 continue
             rank = (own, len(m_failed) if own == 1.0 else len(agree), -order)
             if best is None or rank > best[0]:
@@ -277,6 +279,7 @@ def diagnose_all(
     expected: list[dict],
     got: list[dict],
     mutants: Mapping[str, list[dict]],
+    arg_names: list[str] | tuple[str, ...] = (),
 ) -> list[Diagnosis]:
     """At most three diagnoses, the conceptual ones first, each group ordered by the points it costs.
 
@@ -313,7 +316,8 @@ def diagnose_all(
             [
                 (inputs[i], expected[i], got[i], fspec.cases[i].rtol, fspec.cases[i].atol)
                 for i in value_failed
-            ]
+            ],
+            arg_names,
         )
         if found is not None:
             first = [Diagnosis("shape:" + found.id, found.text, "shape", cost(value_failed))]
@@ -322,7 +326,7 @@ def diagnose_all(
         second = [
             Diagnosis(m.id, m.diagnosis, "validation", cost(idx))
             for m, idx in _match(
-                fspec, invalid_cases, failed, expected, got, mutants, validation, 3
+                fspec, invalid_cases, failed, expected, got, mutants, validation, 3, True
             )
         ]
     first.sort(key=lambda d: -d.points)
@@ -389,10 +393,22 @@ def score(
         kinds=kind_scores(fspec, points, passed),
     )
     if attempted and fraction < 1.0:
-        result.diagnoses = diagnose_all(fspec, points, inputs, expected, got, mutants)
+        result.diagnoses = diagnose_all(
+            fspec, points, inputs, expected, got, mutants, _arg_names(assignment, fspec.name)
+        )
         if result.diagnoses:
             result.mistake, result.diagnosis = result.diagnoses[0].id, result.diagnoses[0].text
     return result
+
+
+def _arg_names(assignment: str, function: str) -> list[str]:
+    """The reference's parameter names, for error shapes; none when the notebook can't be read."""
+    from autograder import notebook
+
+    try:
+        return notebook.parameters(assignment, function)
+    except Exception:  # noqa: BLE001 (only a nicer wording is lost)
+        return []
 
 
 def grade_function(
@@ -455,7 +471,7 @@ def feedback_text(r: FunctionResult, show_hidden: bool = False, max_cases: int =
 
 
 def kinds_text(kinds: list[KindScore]) -> str:
-    """ "the formula 2.1 / 2.1 · edge cases 0.45 / 0.45 · input checks 0 / 0.45"."""
+    """Points per kind, e.g. "the formula 2.1 / 2.1 · edge cases 0.45 / 0.45 · input checks 0 / 0.45"."""
     return " · ".join(f"{k.label} {k.score:g} / {k.points:g}" for k in kinds)
 
 

@@ -168,9 +168,11 @@ def _wrong_type(cases, names) -> Shape | None:
     if all(numeric):
         return None  # numbers both sides: the value checks below
     wrong = [e != g and not n for (e, g), n in zip(kinds, numeric)]
-    if not all(wrong) or len(set(kinds)) > 1:
+    if not all(wrong) or len({g for _, g in kinds}) > 1:
         return Shape("", "")  # right types but wrong values, or no single pattern
     e, g = kinds[0]
+    if len({e for e, _ in kinds}) > 1:
+        e = "a value"
     hint = " (did you forget `return`?)" if g == "None" else ""
     return Shape("wrong-type", f"you returned {g} where {e} was expected{hint}")
 
@@ -362,9 +364,8 @@ def _factor(cases, pairs, points, distinct, names) -> Shape | None:
         return _named_length(cases, factors, names) or _per_row_factor(cases, pairs, names)
     for value, label, advice in CONSTANTS:
         if abs(c0 - value) <= 1e-6 * value:
-            return Shape(
-                "factor", f"every value is {label} ({value:.6g})× the expected one: {advice}"
-            )
+            shown = label if label == f"{value:g}" else f"{label} ({value:.6g})"
+            return Shape("factor", f"every value is {shown}× the expected one: {advice}")
     named = _named_length(cases, factors, names)
     if named is not None:
         return named
@@ -550,7 +551,7 @@ def _permuted(pairs) -> Shape | None:
 
 
 def _fmt(shape: tuple) -> str:
-    return "a scalar" if shape == () else "(" + ", ".join(str(n) for n in shape) + ")"
+    return "a scalar" if shape == () else str(tuple(int(n) for n in shape))
 
 
 def _join(values: list[float]) -> str:

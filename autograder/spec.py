@@ -116,11 +116,15 @@ class Split:
     def is_default(self) -> bool:
         return (self.value, self.edge, self.invalid) == (70, 15, 15)
 
-    def sentence(self, points: float) -> str:
-        """What the notebook says under the function, e.g. "the formula 70 %, edge cases 15 %, …"."""
-        parts = [f"{KIND_LABELS[k]} {self.share(k)} %" for k in KINDS if self.share(k)]
-        text = f"Graded out of {points:g} points: " + ", ".join(parts) + "."
-        return text + (f" ({self.reason})" if self.reason else "")
+    def text(self) -> str:
+        """ "the formula 70 %, edge cases 15 %, input checks 15 %" (kinds with no share left out)."""
+        return ", ".join(f"{KIND_LABELS[k]} {self.share(k)} %" for k in KINDS if self.share(k))
+
+
+def grading_line(function: str, points: float, split: Split) -> str:
+    """The line under each graded function in its notebook (tests keep the two in sync)."""
+    line = f"**How `{function}` is graded** ({points:g} points): {split.text()}."
+    return line + (f" {split.reason}." if split.reason else "")
 
 
 DEFAULT_SPLIT = Split()

@@ -234,7 +234,7 @@ FORWARD_KL = FunctionSpec(
         ),
         Mistake(
             "swapped",
-            "your value is KL(reference ‖ policy): the arguments are swapped",
+            "your value is KL(reference ‖ policy): the arguments are swapped; forward_kl weights by the policy, Σ p_i · log(p_i / q_i)",
             formula=_reverse(_kl(math.log)),
         ),
         Mistake("log2", "you used log base 2; use the natural log", formula=_kl(math.log2)),
@@ -289,7 +289,7 @@ REVERSE_KL = FunctionSpec(
     mistakes=(
         Mistake(
             "swapped",
-            "your value is KL(policy ‖ reference), the forward KL: reverse_kl is KL(reference ‖ policy)",
+            "your value is KL(policy ‖ reference), the forward KL: reverse_kl is KL(reference ‖ policy) = Σ q_i · log(q_i / p_i), weighted by the reference",
             formula=_kl(math.log),
         ),
         Mistake(

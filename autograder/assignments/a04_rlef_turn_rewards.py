@@ -355,7 +355,7 @@ TASK_REWARD = FunctionSpec(
         value=85,
         edge=0,
         invalid=15,
-        reason="task_reward is a table of branches: every case is one of its rules, none an edge of one",
+        reason="No edge cases: every case is one of the reward's branches, the rule itself",
     ),
     cases=(
         _task_case(
