@@ -2,13 +2,16 @@
 
 Table of contents (one small module per step):
 
-    spec        Case, Mistake, FunctionSpec, AssignmentSpec: how cases are written
+    spec        Case (value / edge / invalid), Split, Mistake, FunctionSpec: how cases are written
     seeds       the course secret and the per-case seeds derived from it
     codec       values <-> plain JSON; both engines compare these encoded outcomes
     compare     tolerance comparison of encoded values
     notebook    reading source notebooks: cell roles, points, setup/solution code
     reference   the trusted reference functions, executed from the source notebook
-    evaluate    running cases, scoring, recognising known mistakes
+    evaluate    running cases, scoring by kind, diagnosing (known mistakes first)
+    shapes      error shapes (a factor, an offset, a transpose ...) when no known mistake fits
+    mutation    mutants of the reference solutions, to prove the hidden cases; the reference
+                without its input checks
     kernel      grade_cell(): the call inside each nbgrader hidden-test cell
     release     `drills release`: exercises/ from solutions/ with nbgrader
 

@@ -3,7 +3,7 @@
 drills release [ASSIGNMENT...] [--check]     exercises/ from solutions/ (nbgrader)
 drills grade SUBMISSION... --out DIR ...     the sandboxed grader
 drills check NOTEBOOK                        one notebook, feedback for a learner
-drills cases ASSIGNMENT                      list an assignment's cases and known mistakes
+drills cases ASSIGNMENT                      an assignment's cases (kind, split) and known mistakes
 """
 
 from __future__ import annotations
@@ -42,18 +42,22 @@ def _release(args: argparse.Namespace) -> int:
 
 def _cases(args: argparse.Namespace) -> int:
     from autograder import assignments
+    from autograder.spec import KINDS, grading_line
 
     spec = assignments.get(args.assignment)
     for f in spec.functions:
         pts = notebook.points(spec.id, f.name)
-        print(f"{f.name} ({pts:g} points): {len(f.cases)} cases, {len(f.mistakes)} known mistakes")
+        counts = ", ".join(f"{k} {len(f.of_kind(k))}" for k in KINDS)
+        print(f"{f.name}: {len(f.cases)} cases ({counts}), {len(f.mistakes)} known mistakes")
+        print("  " + grading_line(f.name, pts, f.split).replace("**", ""))
         for c in f.cases:
-            kind = "generated" if c.hidden else "fixed"
+            origin = "generated" if c.hidden else "fixed"
             print(
-                f"  case {c.id:<28} {kind:<9} w={c.weight:g} rtol={c.rtol:g} atol={c.atol:g}  {c.note}"
+                f"  case {c.id:<28} {c.kind:<7} {origin:<9} w={c.weight:g} rtol={c.rtol:g} atol={c.atol:g}  {c.note}"
             )
         for m in f.mistakes:
-            print(f"  mistake {m.id:<25} {m.diagnosis}")
+            kind = "validation" if m.validation else "concept"
+            print(f"  mistake {m.id:<25} {kind:<10} {m.diagnosis}")
     return 0
 
 

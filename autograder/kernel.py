@@ -4,9 +4,10 @@
     import autograder; autograder.grade_cell("01_exact_kl", "log_ratios", log_ratios)
     ### END HIDDEN TESTS
 
-It runs the cases against the learner's function, prints what failed and the
-mistake it recognises to stdout (never stderr: nbgrader scores a cell with any
-stderr output 0), and returns the points earned as a float in [0, points],
+It runs the cases against the learner's function, prints the points per kind of
+case (the formula, edge cases, input checks), the diagnoses (a recognised mistake,
+or an error shape) and what failed to stdout (never stderr: nbgrader scores a cell
+with any stderr output 0), and returns the points earned as a float in [0, points],
 which nbgrader reads from the cell's execute_result as partial credit.
 
 This shares the learner's kernel (nbgrader's trust model): code in the

@@ -162,7 +162,7 @@ class _Sites(ast.NodeTransformer):
             self.parents.pop()
 
     def _context(self) -> str:
-        """ " in <the enclosing expression>", for small nodes whose text alone is ambiguous."""
+        """The text " in <enclosing expression>", for small nodes whose own text is ambiguous."""
         for parent in reversed(self.parents[:-1]):
             if isinstance(parent, (ast.expr, ast.keyword, ast.arguments)):
                 return f" in {ast.unparse(parent)}"

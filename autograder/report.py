@@ -27,7 +27,13 @@ from typing import Any
 
 from autograder import sandbox
 from autograder.compare import render_outcome
-from autograder.evaluate import CaseResult, FunctionResult, _render_inputs
+from autograder.evaluate import (
+    CaseResult,
+    FunctionResult,
+    _render_inputs,
+    diagnosis_line,
+    kinds_text,
+)
 
 CSV_COLUMNS = [
     "assignment",
@@ -214,8 +220,10 @@ def feedback_html(r: SubmissionResult, show_hidden: bool = False) -> str:
             )
             continue
         out.append(f"<p>{f.passed} of {len(f.cases)} checks passed.</p>")
-        if f.diagnosis:
-            out.append(f'<p class="diag">Recognised mistake: {_e(f.diagnosis)}</p>')
+        if f.kinds:
+            out.append(f"<p>{_e(kinds_text(f.kinds))}</p>")
+        for d in f.diagnoses:
+            out.append(f'<p class="diag">{_e(diagnosis_line(d))}</p>')
         failed = [c for c in f.cases if not c.passed]
         if failed:
             out.append(

@@ -12,6 +12,7 @@ the factor or offset it found, or returns None rather than guess:
     keepdim      the expected values with an extra (or a missing) axis of length 1
     wrong-axis   a reduction of an input over another axis than the expected one
     wrong-shape  any other shape, with the input dimensions its sizes match
+    constant     the same number on every failing case, whatever the inputs
     sign         every value negated
     factor       every value times one constant: 2, ½, ln 2, ln 10 (log base 2 or 10),
                  a length or a batch size of the inputs (sum vs mean), the number of
@@ -290,7 +291,7 @@ def _reduced_axes(cases, pairs):
 
 
 def _dims_hint(cases, pairs, names) -> str:
-    """ " (5 is the length of axis 0 of `h_a`; 7 of axis 0 of `h_b`)" when the sizes name input axes."""
+    """Which input axes the sizes name, e.g. " (5 is the length of axis 0 of `h_a`; …)"."""
     e0, g0 = pairs[0]
     sizes = []
     for n in list(dict.fromkeys([*e0.shape, *g0.shape])):
@@ -320,7 +321,7 @@ def _same_shape(cases, names) -> Shape | None:
         return None
     informative = np.concatenate([e[np.abs(e) > max(atol, 1e-300)] for e, _, _, atol in points])
     distinct = len(np.unique(np.round(informative, 12)))
-    for check in (_sign, _factor, _offset, _reciprocal):
+    for check in (_constant, _sign, _factor, _offset, _reciprocal):
         found = check(cases, pairs, points, distinct, names)
         if found is not None:
             return found
@@ -329,6 +330,20 @@ def _same_shape(cases, names) -> Shape | None:
         if found is not None:
             return found
     return None
+
+
+def _constant(cases, pairs, points, distinct, names) -> Shape | None:
+    """The same number everywhere, whatever the inputs (also what a factor 0 would be)."""
+    import numpy as np
+
+    values = np.concatenate([g for _, g, _, _ in points])
+    if distinct < 2 or not np.all(values == values[0]):
+        return None
+    return Shape(
+        "constant",
+        f"you returned {values[0]:g} on every failing check, whatever the inputs: your result "
+        "does not depend on them; check what you compute and what you return",
+    )
 
 
 def _sign(cases, pairs, points, distinct, names) -> Shape | None:

@@ -117,7 +117,7 @@ class Split:
         return (self.value, self.edge, self.invalid) == (70, 15, 15)
 
     def text(self) -> str:
-        """ "the formula 70 %, edge cases 15 %, input checks 15 %" (kinds with no share left out)."""
+        """The shares in words, e.g. "the formula 70 %, edge cases 15 %, input checks 15 %"."""
         return ", ".join(f"{KIND_LABELS[k]} {self.share(k)} %" for k in KINDS if self.share(k))
 
 

@@ -89,6 +89,11 @@ def test_constant_offset_is_named_with_its_value():
     assert s.id == "offset" and "+1" in s.text
 
 
+def test_the_same_number_whatever_the_inputs():
+    s = _find([_case([A], A, np.zeros(5)), _case([B], 0.5, 0.0)])
+    assert s.id == "constant" and "0 on every failing check" in s.text
+
+
 def test_sign_flip():
     s = _find([_case([A], A, -A)])
     assert s.id == "sign"
