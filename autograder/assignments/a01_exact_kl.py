@@ -12,67 +12,12 @@ import math
 
 import numpy as np
 
+from autograder.assignments.common import distribution_edge_cases as _edge_cases
 from autograder.assignments.common import distribution_pair as _pair
+from autograder.assignments.common import invalid_distribution_cases as _invalid_cases
 from autograder.spec import AssignmentSpec, Case, FunctionSpec, Mistake
 
 STORY = ([0.1, 0.9], [0.5, 0.5])  # policy, reference of the story
-
-
-def _edge_cases() -> list[Case]:
-    """Valid inputs at the edges of the distribution checks (one outcome, the sum tolerance)."""
-    return [
-        Case(
-            "one-outcome", ([1.0], [1.0]), note="a single outcome with probability 1", kind="edge"
-        ),
-        Case(
-            "within-tolerance",
-            ([0.25, 0.25, 0.25, 0.25 + 2.5e-9], [0.25] * 4),
-            note="a sum off by 2.5e-9 with 4 outcomes is within 1e-9 · 4: valid",
-            kind="edge",
-        ),
-    ]
-
-
-def _invalid_cases(zero_is_invalid: bool) -> list[Case]:
-    bad = [
-        ("empty", ([], []), "empty distributions raise ValueError"),
-        ("unequal-lengths", ([0.5, 0.5], [0.2, 0.3, 0.5]), "unequal lengths raise ValueError"),
-        ("negative-entry", ([1.2, -0.2], [0.5, 0.5]), "a negative probability raises ValueError"),
-        ("entry-above-one", ([0.5, 0.5], [1.5, -0.5]), "a probability above 1 raises ValueError"),
-        ("nan-entry", ([float("nan"), 0.5], [0.5, 0.5]), "NaN raises ValueError"),
-        ("not-normalized", ([0.3, 0.3], [0.5, 0.5]), "a policy not summing to 1 raises ValueError"),
-        (
-            "reference-not-normalized",
-            ([0.5, 0.5], [0.6, 0.6]),
-            "a reference not summing to 1 raises ValueError",
-        ),
-        (
-            "negative-pair",
-            ([-0.2, 0.6, 0.6], [-0.1, 0.55, 0.55]),
-            "negative entries raise ValueError even where their ratio is positive",
-        ),
-        (
-            "negative-reference-unused",
-            ([0.0, 0.5, 0.5], [-0.2, 0.6, 0.6]),
-            "a negative reference entry raises ValueError even where p_i = 0",
-        ),
-        (
-            "negative-policy-unused",
-            ([-0.2, 0.6, 0.6], [0.0, 0.5, 0.5]),
-            "a negative policy entry raises ValueError even where q_i = 0",
-        ),
-        (
-            "outside-tolerance",
-            ([0.25, 0.25, 0.25, 0.25 + 6e-9], [0.25] * 4),
-            "a sum off by 6e-9 with 4 outcomes (more than 1e-9 · 4) raises ValueError",
-        ),
-    ]
-    if zero_is_invalid:
-        bad += [
-            ("zero-in-policy", ([0.0, 1.0], [0.5, 0.5]), "p_i = 0: the log ratio is undefined"),
-            ("zero-in-reference", ([0.5, 0.5], [1.0, 0.0]), "q_i = 0: the log ratio is undefined"),
-        ]
-    return [Case(cid, args, raises=ValueError, note=note) for cid, args, note in bad]
 
 
 # -- log_ratios ------------------------------------------------------------------------------
@@ -93,8 +38,8 @@ LOG_RATIOS = FunctionSpec(
             Case(f"random-{n}", make=_pair(n), note=f"random distributions over {n} outcomes")
             for n in (2, 3, 5, 8)
         ],
-        *_edge_cases(),
-        *_invalid_cases(zero_is_invalid=True),
+        *_edge_cases(zeros=False),
+        *_invalid_cases(zeros_invalid=True),
     ),
     mistakes=(
         Mistake(
@@ -181,12 +126,6 @@ def _kl_cases(story_note: str) -> tuple[Case, ...]:
             Case(f"random-{n}", make=_pair(n), note=f"random distributions over {n} outcomes")
             for n in (2, 3, 4, 6, 10)
         ],
-        Case(
-            "deterministic-equal",
-            ([1.0, 0.0], [1.0, 0.0]),
-            note="the same deterministic distribution twice: 0",
-            kind="edge",
-        ),
         *_edge_cases(),
     )
 
@@ -219,7 +158,7 @@ FORWARD_KL = FunctionSpec(
             note="p_i = q_i = 0 contributes 0",
             kind="edge",
         ),
-        *_invalid_cases(zero_is_invalid=False),
+        *_invalid_cases(),
     ),
     mistakes=(
         Mistake(
@@ -284,7 +223,7 @@ REVERSE_KL = FunctionSpec(
             note="p_i = 0 < q_i: the reverse KL is infinite (math.inf)",
             kind="edge",
         ),
-        *_invalid_cases(zero_is_invalid=False),
+        *_invalid_cases(),
     ),
     mistakes=(
         Mistake(

@@ -13,7 +13,9 @@ import math
 
 import numpy as np
 
+from autograder.assignments.common import distribution_edge_cases as _distribution_edges
 from autograder.assignments.common import distribution_pair as _pair
+from autograder.assignments.common import invalid_distribution_cases as _invalid_distribution_cases
 from autograder.assignments.common import random_distribution as _dist
 from autograder.spec import AssignmentSpec, Case, Fn, FunctionSpec, Mistake
 
@@ -66,55 +68,6 @@ def _mc_make(n: int, m: int, estimator: Fn):
         return samples.astype(np.int64), policy, reference, estimator
 
     return make
-
-
-def _invalid_distribution_cases(
-    before: tuple = (), after: tuple = (), id_prefix: str = ""
-) -> list[Case]:
-    """The distribution checks shared with notebook 01, the pair placed between ``before`` and ``after``."""
-    bad = [
-        ("empty", ([], []), "empty distributions raise ValueError"),
-        ("unequal-lengths", ([0.5, 0.5], [0.2, 0.3, 0.5]), "unequal lengths raise ValueError"),
-        ("negative-entry", ([1.2, -0.2], [0.5, 0.5]), "a negative probability raises ValueError"),
-        ("nan-entry", ([NAN, 0.5], [0.5, 0.5]), "NaN raises ValueError"),
-        ("not-normalized", ([0.3, 0.3], [0.5, 0.5]), "a policy not summing to 1 raises ValueError"),
-        (
-            "reference-not-normalized",
-            ([0.5, 0.5], [0.6, 0.6]),
-            "a reference not summing to 1 raises ValueError",
-        ),
-        (
-            "negative-reference-unused",
-            ([0.0, 0.5, 0.5], [-0.2, 0.6, 0.6]),
-            "a negative reference entry raises ValueError even where p_x = 0",
-        ),
-        (
-            "outside-tolerance",
-            ([0.25, 0.25, 0.25, 0.25 + 6e-9], [0.25] * 4),
-            "a sum off by 6e-9 with 4 outcomes (more than 1e-9 · 4) raises ValueError",
-        ),
-    ]
-    return [
-        Case(id_prefix + cid, (*before, *args, *after), raises=ValueError, note=note)
-        for cid, args, note in bad
-    ]
-
-
-def _distribution_edges(before: tuple = (), after: tuple = (), id_prefix: str = "") -> list[Case]:
-    """Valid distributions at the edges of the checks: deterministic ones, the sum tolerance."""
-    edges = [
-        ("one-outcome", ([1.0], [1.0]), "a single outcome with probability 1"),
-        ("deterministic-equal", ([1.0, 0.0], [1.0, 0.0]), "the same deterministic distribution"),
-        (
-            "within-tolerance",
-            ([0.25, 0.25, 0.25, 0.25 + 2.5e-9], [0.25] * 4),
-            "a sum off by 2.5e-9 with 4 outcomes is within 1e-9 · 4: valid",
-        ),
-    ]
-    return [
-        Case(id_prefix + cid, (*before, *args, *after), note=note, kind="edge")
-        for cid, args, note in edges
-    ]
 
 
 # -- the per-sample estimators ---------------------------------------------------------------
