@@ -58,6 +58,8 @@ def _cases(args: argparse.Namespace) -> int:
         for m in f.mistakes:
             kind = "validation" if m.validation else "concept"
             print(f"  mistake {m.id:<25} {kind:<10} {m.diagnosis}")
+            if m.source:
+                print(f"          source: {m.source}")
     return 0
 
 

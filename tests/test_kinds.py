@@ -7,6 +7,8 @@ first and the input checks after it, at most three.
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from autograder import evaluate
@@ -213,3 +215,28 @@ def test_a_formula_mistake_validates_like_the_reference_then_computes_its_formul
         plus(-1.0)
     assert uses_ns(1.0) == 11.0
     assert all(m.function == "ref" for m in spec.mistakes)
+
+
+# -- where the learner and the instructor see it ---------------------------------------------
+
+
+def test_feedback_page_shows_points_per_kind_and_every_diagnosis():
+    from autograder import report
+
+    fspec = _spec((CONCEPT, CHECKS))
+    r = _score(fspec, MUTANTS["concept"][:3] + NO_RAISE, MUTANTS)
+    page = report.feedback_html(report.SubmissionResult("s", "x", "p", 2.0, functions=[r]))
+    assert "the formula 0 / 1.4 · edge cases 0.3 / 0.3 · input checks 0 / 0.3" in page
+    assert page.index("you did the formula wrong") < page.index("must raise ValueError")
+    assert "Recognised mistake (input checks)" in page
+
+
+def test_drills_cases_lists_kinds_and_the_split(capsys):
+    from autograder import cli
+
+    assert cli.main(["cases", "04_rlef_turn_rewards"]) == 0
+    out = capsys.readouterr().out
+    assert re.search(r"task_reward: \d+ cases \(value \d+, edge 0, invalid \d+\)", out)
+    assert "How `task_reward` is graded (2 points): the formula 85 %, input checks 15 %." in out
+    assert "How `extract_code` is graded (2 points): the formula 70 %, edge cases 15 %" in out
+    assert " edge " in out and " invalid " in out and "validation" in out
