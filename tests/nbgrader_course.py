@@ -20,6 +20,11 @@ its inputs up in a table of the mutant's outcomes on the graded cases (made with
 the course's default secret) and returns or raises exactly that. Both engines
 call it on the same inputs, so both see the mutant's behaviour; other inputs
 (the notebook's own self-checks) raise NotImplementedError.
+
+Generated inputs are per student, so a replay is made for one student id: by
+default each notebook for the student named like it ("mistakes-1" is graded as
+student "mistakes-1"), or for the ``student`` given. Graded as anyone else, its
+generated cases find no outcome and fail: a copied table of outputs is worthless.
 """
 
 from __future__ import annotations
@@ -176,12 +181,15 @@ def _strip_markers(src: str) -> str:
     return re.sub(r"\n[ \t]*### (BEGIN|END) SOLUTION[^\n]*", "", src)
 
 
-def replay_source(assignment: str, function: str, mistake_id: str, reference_cell: str) -> str:
-    """The reference cell, then ``function`` replaced by a replay of the mistake's outcomes."""
+def replay_source(
+    assignment: str, function: str, mistake_id: str, reference_cell: str, student: str | None
+) -> str:
+    """The reference cell, then ``function`` replaced by a replay of the mistake's outcomes
+    on ``student``'s inputs."""
     from autograder import assignments, codec, evaluate, reference, seeds
 
     fspec = assignments.get(assignment).function(function)
-    inputs = evaluate.materialize(assignment, fspec, seeds.course_secret())
+    inputs = evaluate.materialize(assignment, fspec, seeds.course_secret(), student)
     outcomes = evaluate.mistake_outcomes(assignment, fspec, inputs)[mistake_id]
     ns = reference.namespace(assignment)
     key = _ns_of(KEY_SRC)["_drills_key"]
@@ -210,13 +218,15 @@ def _solution_cells(nb) -> dict[str, str]:
 
 
 def learner_notebooks(
-    assignment: str, exercise: Path | None = None
+    assignment: str, exercise: Path | None = None, student: str | None = None
 ) -> dict[str, nbformat.NotebookNode]:
     """Submissions for ``assignment``: "solution", "stub", and "mistakes-K" carrying the K-th
     catalogued mistake of every function that has one (the others as in the solution).
 
     ``exercise`` is the student version to start from (default: exercises/ of the repo;
-    a course made by make_course has its own under ``course/exercises/``).
+    a course made by make_course has its own under ``course/exercises/``). Mistakes are
+    replayed on the generated inputs of ``student``, by default of the student named like
+    the notebook ("mistakes-K").
     """
     from autograder import assignments, notebook
 
@@ -251,6 +261,7 @@ def learner_notebooks(
                 continue
             gid = cell_of(f.name)
             base = replace.get(gid, ref_cells[gid])
-            replace[gid] = replay_source(assignment, f.name, f.mistakes[k].id, base)
+            who = student if student is not None else f"mistakes-{k + 1}"
+            replace[gid] = replay_source(assignment, f.name, f.mistakes[k].id, base, who)
         out[f"mistakes-{k + 1}"] = with_cells(replace)
     return out
