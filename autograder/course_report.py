@@ -176,29 +176,38 @@ def _pct(n: int, total: int) -> str:
     return f"{100.0 * n / total:.0f} %" if total else "–"
 
 
-def _figure(title: str, panels: list[tuple[str, list[list[float]], float]]) -> str:
-    """One PNG (base64) of bar charts: (title, [[score, count], ...], max points) per panel."""
+def _figure(a: dict[str, Any]) -> str:
+    """One PNG (base64) per assignment: the distribution of total scores (bars), and of each
+    function's score as a fraction of its points (one row per function, dot area ~ students)."""
     from matplotlib.figure import Figure  # lazy: only a written report needs matplotlib
 
-    cols = min(4, len(panels))
-    rows = (len(panels) + cols - 1) // cols
-    fig = Figure(figsize=(3.2 * cols, 2.4 * rows), layout="constrained")
-    axes = fig.subplots(rows, cols, squeeze=False)
-    for ax in axes.flat[len(panels) :]:
-        ax.set_visible(False)
-    for ax, (name, counts, top) in zip(axes.flat, panels):
-        xs = [s for s, _ in counts]
-        ys = [n for _, n in counts]
-        width = max(top, 1.0) / 25
-        ax.bar(xs, ys, width=width, color="#3b6ea8")
-        ax.set_xlim(-width, top + width)
-        ax.set_title(name, fontsize=9)
-        ax.set_xlabel("points", fontsize=8)
-        ax.set_ylabel("students", fontsize=8)
+    fns = a["functions"]
+    fig = Figure(figsize=(9.0, 1.6 + 0.32 * len(fns)))
+    fig.subplots_adjust(left=0.07, right=0.98, bottom=0.2, top=0.86, wspace=0.45)
+    left, right = fig.subplots(1, 2, gridspec_kw={"width_ratios": [1, 1.3]})
+    top = max(a["max_score"], 1.0)
+    width = top / 25
+    left.bar([s for s, _ in a["score_counts"]], [n for _, n in a["score_counts"]], width=width)
+    left.set_xlim(-width, top + width)
+    left.set_title("total score", fontsize=9)
+    left.set_xlabel("points", fontsize=8)
+    left.set_ylabel("students", fontsize=8)
+    xs, ys, sizes = [], [], []
+    for row, f in enumerate(fns):
+        for score, n in f["score_counts"]:
+            xs.append(score / f["points"] if f["points"] else 0.0)
+            ys.append(row)
+            sizes.append(12.0 + 140.0 * n / max(1, f["submissions"]))
+    right.scatter(xs, ys, s=sizes, alpha=0.7)
+    right.set_yticks(range(len(fns)), [f["function"] for f in fns], fontsize=7)
+    right.set_ylim(len(fns) - 0.5, -0.5)
+    right.set_xlim(-0.05, 1.05)
+    right.set_title("score per function (dot area: students)", fontsize=9)
+    right.set_xlabel("fraction of the function's points", fontsize=8)
+    for ax in (left, right):
         ax.tick_params(labelsize=7)
-    fig.suptitle(title, fontsize=10)
     buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=80)
+    fig.savefig(buf, format="png", dpi=72)
     return base64.b64encode(buf.getvalue()).decode("ascii")
 
 
@@ -222,10 +231,7 @@ def report_html(body: dict[str, Any]) -> str:
             + (f"; {a['could_not_grade']} could not be graded" if a["could_not_grade"] else "")
             + ".</p>"
         )
-        panels = [("total", a["score_counts"], a["max_score"])] + [
-            (f["function"], f["score_counts"], f["points"]) for f in a["functions"]
-        ]
-        png = _figure(f"{name}: scores", panels)
+        png = _figure(a)
         out.append(
             f'<img alt="score distributions of {_e(name)}" src="data:image/png;base64,{png}">'
         )

@@ -28,7 +28,6 @@ import io
 import json
 import os
 import tempfile
-import textwrap
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, fields
 from pathlib import Path
@@ -258,15 +257,18 @@ def grades_csv(results: list[SubmissionResult]) -> str:
 def results_json(
     results: list[SubmissionResult], meta: dict[str, Any], show_hidden: bool = False
 ) -> str:
-    body = dict(meta)
-    body["submissions"] = [
-        r.to_json(show_hidden) for r in sorted(results, key=lambda r: (r.assignment, r.student))
-    ]
-    return json.dumps(body, indent=1, ensure_ascii=False, allow_nan=False) + "\n"
+    """results.json of a list of results (the text :class:`ResultsDocument` streams)."""
+    buf = io.StringIO()
+    doc = ResultsDocument(buf, meta)
+    for r in sorted(results, key=lambda r: (r.assignment, r.student)):
+        doc.add(r.to_json(show_hidden))
+    doc.close()
+    return buf.getvalue()
 
 
-class _ResultsDocument:
-    """results.json written one submission at a time; the same text as :func:`results_json`."""
+class ResultsDocument:
+    """results.json written one submission at a time: the run's facts indented, then
+    ``"submissions"`` with one submission per line (one JSON document either way)."""
 
     def __init__(self, f: io.TextIOBase, meta: dict[str, Any]) -> None:
         head = json.dumps(
@@ -277,8 +279,8 @@ class _ResultsDocument:
         self.f, self.n = f, 0
 
     def add(self, item: dict[str, Any]) -> None:
-        text = json.dumps(item, indent=1, ensure_ascii=False, allow_nan=False)
-        self.f.write(("\n" if self.n == 0 else ",\n") + textwrap.indent(text, "  "))
+        text = json.dumps(item, ensure_ascii=False, allow_nan=False)
+        self.f.write(("\n  " if self.n == 0 else ",\n  ") + text)
         self.n += 1
 
     def close(self) -> None:
@@ -388,7 +390,7 @@ def assemble(
         atomic_writer(out / "results.jsonl") as lines,
         atomic_writer(out / "results.json") as whole,
     ):
-        doc = _ResultsDocument(whole, meta)
+        doc = ResultsDocument(whole, meta)
         for r in results:
             write_atomic(out / r.feedback_path(), feedback_html(r, show_hidden))
             item = r.to_json(show_hidden)

@@ -15,16 +15,16 @@ values): what a learner would replay if feedback showed them exactly.
 
 from __future__ import annotations
 
-import copy
 import json
 import re
 from html.parser import HTMLParser
 from pathlib import Path
 
 import nbformat
+from class_fixture import exercise_with
 from nbgrader_course import PLAY_SRC
 
-from autograder import assignments, notebook
+from autograder import assignments
 
 Table = dict[str, list[dict | None]]  # function -> outcome shown per case (None: nothing shown)
 
@@ -122,42 +122,24 @@ def {name}(*args, **kwargs):
 """
 
 
-def _cells_of(assignment: str) -> dict[str, list[str]]:
-    """Solution cell grade_id -> graded functions it defines (from the source notebook)."""
-    src = notebook.read(notebook.source_path(assignment))
-    out: dict[str, list[str]] = {}
-    for _, gid, source in notebook.code_cells(src, {"solution"}):
-        out[gid] = [
-            f.name
-            for f in assignments.get(assignment).functions
-            if re.search(rf"^def {re.escape(f.name)}\(", source, re.M)
-        ]
-    return out
-
-
 def notebook_returning(assignment: str, table: Table | None) -> nbformat.NotebookNode:
     """The exercise with every graded function replaced: by NaN-returning stubs when
     ``table`` is None (the first attempt), else by a replay of ``table``."""
-    nb = nbformat.read(str(notebook.release_path(assignment)), as_version=4)
-    nb = copy.deepcopy(nb)
-    cells = _cells_of(assignment)
-    for c in nb.cells:
-        gid = c.get("metadata", {}).get("nbgrader", {}).get("grade_id")
-        if c.get("cell_type") != "code" or gid not in cells:
-            continue
-        names = cells[gid]
+
+    def cell(names: list[str]) -> str:
         if table is None:
-            c.source = "\n\n".join(
+            return "\n\n".join(
                 f"def {n}(*args, **kwargs):\n    return float('nan')\n" for n in names
             )
-            continue
-        c.source = "import json as _drills_json\n" + PLAY_SRC
+        source = "import json as _drills_json\n" + PLAY_SRC
         for n in names:
-            c.source += (
+            source += (
                 f"\n_DRILLS_SHOWN_{n} = _drills_json.loads({json.dumps(json.dumps(table[n]))})\n"
                 f"_DRILLS_CALLS_{n} = [0]\n" + REPLAY_SRC.replace("{name}", n)
             )
-    return nb
+        return source
+
+    return exercise_with(assignment, cell)
 
 
 def write(nb: nbformat.NotebookNode, folder: Path, student: str, assignment: str) -> Path:
