@@ -201,7 +201,8 @@ def results_for(item: dict[str, Any] | None, visibility: str, seconds: float, no
                 "score": f.score,
                 "max_score": f.points,
                 "visibility": visibility,
-                "output": feedback_text(f),  # generated cases: pass/fail and note only
+                # every failed check; a generated one with its note only, never its values
+                "output": feedback_text(f, max_cases=len(f.cases)),
                 "tags": [r.assignment],
             }
         )

@@ -182,14 +182,19 @@ def _strip_markers(src: str) -> str:
 
 
 def replay_source(
-    assignment: str, function: str, mistake_id: str, reference_cell: str, student: str | None
+    assignment: str,
+    function: str,
+    mistake_id: str,
+    reference_cell: str,
+    student: str | None,
+    secret: str | None = None,
 ) -> str:
     """The reference cell, then ``function`` replaced by a replay of the mistake's outcomes
-    on ``student``'s inputs."""
+    on ``student``'s inputs (under ``secret``, default the secret in force)."""
     from autograder import assignments, codec, evaluate, reference, seeds
 
     fspec = assignments.get(assignment).function(function)
-    inputs = evaluate.materialize(assignment, fspec, seeds.course_secret(), student)
+    inputs = evaluate.materialize(assignment, fspec, seeds.course_secret(secret), student)
     outcomes = evaluate.mistake_outcomes(assignment, fspec, inputs)[mistake_id]
     ns = reference.namespace(assignment)
     key = _ns_of(KEY_SRC)["_drills_key"]
@@ -242,10 +247,15 @@ def learner_notebooks(
 
 
 def learner_notebook(
-    assignment: str, kind: str, student: str | None, exercise: Path | None = None
+    assignment: str,
+    kind: str,
+    student: str | None,
+    exercise: Path | None = None,
+    secret: str | None = None,
 ) -> nbformat.NotebookNode:
     """One learner notebook of ``kind`` ("solution", "stub" or "mistakes-K", see
-    learner_notebooks); a mistakes-K notebook replays ``student``'s generated inputs."""
+    learner_notebooks); a mistakes-K notebook replays ``student``'s generated inputs
+    under ``secret`` (default: the secret in force)."""
     from autograder import assignments, notebook
 
     path = exercise or notebook.release_path(assignment, REPO)
@@ -270,7 +280,9 @@ def learner_notebook(
             if k < len(f.mistakes):
                 gid = cell_of(f.name)
                 base = replace.get(gid, ref_cells[gid])
-                replace[gid] = replay_source(assignment, f.name, f.mistakes[k].id, base, student)
+                replace[gid] = replay_source(
+                    assignment, f.name, f.mistakes[k].id, base, student, secret
+                )
     elif kind != "solution":
         raise ValueError(f"unknown kind of learner notebook {kind!r}")
     nb = copy.deepcopy(stub)
