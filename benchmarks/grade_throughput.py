@@ -22,7 +22,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
 import tempfile
 import time
@@ -33,31 +32,19 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "tests"))
 
 import class_fixture  # noqa: E402
+from drills_run import timed_grade  # noqa: E402
 
 COURSE = 1000 * 6
 
 
 def _grade(paths: list[Path], out: Path, jobs: int) -> dict:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("DRILLS_SECRET")}
-    t0 = time.perf_counter()
-    p = subprocess.run(
-        [sys.executable, "-m", "autograder.cli", "grade", *map(str, paths)]
-        + ["--out", str(out), "--jobs", str(jobs)],
-        capture_output=True,
-        text=True,
-        env=env,
-    )
-    wall = time.perf_counter() - t0
-    if p.returncode != 0:
-        raise SystemExit(f"drills grade failed:\n{p.stderr[-3000:]}")
+    wall, _ = timed_grade(*map(str, paths), "--out", str(out), "--jobs", str(jobs))
     run = json.loads((out / "run.json").read_text())
     per_assignment: dict[str, list[float]] = defaultdict(list)
-    scores: dict[str, list[float]] = defaultdict(list)
     with (out / "results.jsonl").open() as f:
         for line in f:
             item = json.loads(line)
             per_assignment[item["assignment"]].append(item["child"]["seconds"])
-            scores[item["assignment"]].append(item["score"])
     return {
         "n": len(paths),
         "wall": wall,
@@ -92,7 +79,9 @@ def main(argv: list[str] | None = None) -> int:
         )
         runs = [_grade(paths[:n], Path(tmp) / f"out-{n}", args.jobs) for n in sizes]
     base = runs[0]
-    print(f"{'submissions':>11} {'wall s':>8} {'subs/s':>7} {'sandbox s':>9} {'parent peak MB':>14}")
+    print(
+        f"{'submissions':>11} {'wall s':>8} {'subs/s':>7} {'sandbox s':>9} {'parent peak MB':>14}"
+    )
     for r in runs:
         print(
             f"{r['n']:>11} {r['wall']:>8.1f} {r['n'] / r['wall']:>7.2f} {r['sandbox']:>9.1f} "
