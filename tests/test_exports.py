@@ -132,3 +132,19 @@ def test_class_report_counts_each_kind_of_diagnosis():
     got = [(d["kind"], d["id"], d["count"]) for d in fn["diagnoses"]]
     assert got == [("mistake", "m", 2), ("error-shape", "factor", 1), ("validation", "v", 1)]
     assert (fn["failed"], fn["unrecognised"]) == (4, 1)
+
+
+def test_learner_text_and_json_show_no_value_of_a_generated_case():
+    """The text the hidden-test cells and `drills check` print, and `drills check --json`:
+    a failed generated case by name and note, without inputs, expected or computed value?"""
+    from autograder.evaluate import feedback_text
+
+    f = _result().functions[0]
+    f.cases[1].note = "random distributions"
+    text = feedback_text(f)
+    assert "random-2: random distributions" in text
+    assert "expected" not in text.split("random-2")[1] and "3" not in text.split("random-2")[1]
+    assert "got:      3" in feedback_text(f, show_hidden=True)
+    learner = f.to_json(for_learner=True)["cases"][1]
+    assert (learner["inputs"], learner["expected"], learner["got"]) == (None, None, None)
+    assert f.to_json()["cases"][1]["got"] == {"value": 3.0}  # results.json keeps it
