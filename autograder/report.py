@@ -28,8 +28,9 @@ import io
 import json
 import os
 import tempfile
+import typing
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, is_dataclass
 from pathlib import Path
 from typing import Any
 
@@ -138,16 +139,25 @@ def function_json(f: FunctionResult, show_hidden: bool = False) -> dict[str, Any
     return d
 
 
-def _known(cls, d: dict[str, Any]) -> dict[str, Any]:
-    names = {f.name for f in fields(cls)}
-    return {k: v for k, v in d.items() if k in names}
+def _from_json(cls, d: dict[str, Any]):
+    """A dataclass from its ``asdict`` JSON: keys it does not know (e.g. ``verdict``) are
+    ignored, and a field typed ``list[SomeDataclass]`` (cases, diagnoses...) is rebuilt."""
+    hints = typing.get_type_hints(cls)
+    body = {}
+    for f in fields(cls):
+        if f.name not in d:
+            continue
+        value, hint = d[f.name], hints.get(f.name)
+        args = typing.get_args(hint) if typing.get_origin(hint) is list else ()
+        if args and is_dataclass(args[0]) and isinstance(value, list):
+            value = [_from_json(args[0], v) if isinstance(v, dict) else v for v in value]
+        body[f.name] = value
+    return cls(**body)
 
 
 def function_from_json(d: dict[str, Any]) -> FunctionResult:
-    """A FunctionResult from its JSON (fields it does not know, e.g. ``verdict``, ignored)."""
-    body = _known(FunctionResult, d)
-    body["cases"] = [CaseResult(**_known(CaseResult, c)) for c in d.get("cases", [])]
-    return FunctionResult(**body)
+    """A FunctionResult (its cases and any other list of dataclasses included) from its JSON."""
+    return _from_json(FunctionResult, d)
 
 
 # -- atomic files ------------------------------------------------------------------------------
