@@ -19,8 +19,18 @@ Table of contents (one small module per step):
     submission  reading a learner's notebook strictly; the program built from its cells
     sandbox     the child process: bubblewrap, rlimits, pids cgroup, timeouts, the outcome pipe
     child_harness  the code that runs inside the child (no import of this package)
-    report      grades.csv, results.json and feedback pages, written atomically
-    grade_cli   the `grade` and `check` subcommands
+    report      grades.csv, results.json(l) and feedback pages, assembled atomically from a stream
+    grade_cli   the `grade` and `check` subcommands: the streaming grade loop, resume, shards
+
+  grading a whole course:
+    results_cache  OUT/.drills-cache: one atomic entry per graded submission (resumable runs)
+    shards      `--shard K/N`: which submissions one of N batch jobs grades
+    run_manifest   run.json: what a run (or shard) was, checked before merging
+    merge       `drills merge`: one gradebook and report from shard outputs
+    course_report  report.html/report.json: score distributions, mistakes ranked per function
+    canvas      canvas.csv: the gradebook in Canvas's import format
+    gradescope  `drills gradescope-bundle`: a Gradescope autograder that runs `drills grade`
+
     widgets     the "Check my work" button of every notebook
 
     cli         the `drills` command

@@ -1,15 +1,18 @@
 """The `drills` command.
 
 drills release [ASSIGNMENT...] [--check]     exercises/ from solutions/ (nbgrader)
-drills grade SUBMISSION... --out DIR ...     the sandboxed grader
+drills grade SUBMISSION... --out DIR ...     the sandboxed grader (resumable, --shard K/N)
+drills merge OUT... --out DIR                one gradebook and report from shard outputs
 drills check NOTEBOOK                        one notebook, feedback for a learner
 drills cases ASSIGNMENT                      an assignment's cases (kind, split) and known mistakes
+drills gradescope-bundle --out ZIP           a Gradescope autograder running `drills grade`
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 from autograder import notebook
 
@@ -63,6 +66,44 @@ def _cases(args: argparse.Namespace) -> int:
     return 0
 
 
+def _merge(args: argparse.Namespace) -> int:
+    from autograder.canvas import RosterError
+    from autograder.merge import MergeError, merge
+
+    try:
+        body = merge(
+            [Path(o) for o in args.outputs],
+            Path(args.out),
+            Path(args.canvas_roster) if args.canvas_roster else None,
+        )
+    except (MergeError, RosterError, OSError) as e:
+        print(f"drills merge: {e}", file=sys.stderr)
+        return 2
+    print(
+        f"merged {len(args.outputs)} shards ({len(body['submissions'])} submissions) into "
+        f"{Path(args.out) / 'grades.csv'} and {Path(args.out) / 'report.html'}"
+    )
+    return 0
+
+
+def _gradescope_bundle(args: argparse.Namespace) -> int:
+    from autograder import gradescope
+
+    try:
+        path = gradescope.bundle(
+            Path(args.out),
+            assignment=args.assignment,
+            secret_file=Path(args.secret_file) if args.secret_file else None,
+            visibility=args.visibility,
+            timeout=args.timeout,
+        )
+    except (ValueError, OSError) as e:
+        print(f"drills gradescope-bundle: {e}", file=sys.stderr)
+        return 2
+    print(f"wrote {path}: upload it as the autograder of a Gradescope programming assignment")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="drills", description="reward-drills: release and grade the notebooks"
@@ -81,6 +122,29 @@ def build_parser() -> argparse.ArgumentParser:
     c = sub.add_parser("cases", help="list an assignment's cases and known mistakes")
     c.add_argument("assignment")
     c.set_defaults(func=_cases)
+
+    m = sub.add_parser("merge", help="join `drills grade --shard K/N` outputs into one gradebook")
+    m.add_argument("outputs", nargs="+", help="the --out folders of the N shards")
+    m.add_argument("--out", required=True, help="folder for the merged outputs")
+    m.add_argument(
+        "--canvas-roster", metavar="EXPORT.csv", help="a Canvas gradebook export (see grade)"
+    )
+    m.set_defaults(func=_merge)
+
+    b = sub.add_parser(
+        "gradescope-bundle", help="write a Gradescope autograder zip that runs `drills grade`"
+    )
+    b.add_argument("--out", required=True, help="the zip to write, e.g. autograder.zip")
+    b.add_argument("--assignment", help="grade every submission as this assignment")
+    b.add_argument("--secret-file", help="course secret to put in the bundle (recommended)")
+    b.add_argument(
+        "--visibility",
+        default="visible",
+        choices=["visible", "hidden", "after_due_date", "after_published"],
+        help="Gradescope visibility of the score and of each function's test (default visible)",
+    )
+    b.add_argument("--timeout", type=float, default=30.0, help="seconds per cell or call")
+    b.set_defaults(func=_gradescope_bundle)
 
     # `grade` and `check` (the sandboxed engine) register themselves here.
     import importlib.util

@@ -17,6 +17,7 @@ import contextlib
 import io
 import time
 import warnings
+from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -84,11 +85,15 @@ class FunctionResult:
     def passed(self) -> int:
         return sum(c.passed for c in self.cases)
 
-    def to_json(self, show_hidden: bool = False) -> dict:
+    def to_json(self, show_hidden: bool = False, for_learner: bool = False) -> dict:
+        """Plain JSON. Generated cases lose their inputs unless ``show_hidden``; for a learner
+        (``for_learner``) they also lose their expected and computed values (replay guard)."""
         d = asdict(self)
         for c in d["cases"]:
             if c["hidden"] and not show_hidden:
                 c["inputs"] = None
+                if for_learner:
+                    c["expected"] = c["got"] = None
         return d
 
 
@@ -133,8 +138,22 @@ def run_cases(fn, inputs: list[dict], namespace: dict) -> tuple[list[dict], list
     return outcomes, times
 
 
-_EXPECTED: dict[tuple, list[dict]] = {}
-_MUTANTS: dict[tuple, dict[str, list[dict]]] = {}
+class _Bounded(OrderedDict):
+    """A dict that forgets its oldest entries: with per-student inputs every student adds
+    keys, and a grading process must not grow with the number of students."""
+
+    def __init__(self, size: int) -> None:
+        super().__init__()
+        self.size = size
+
+    def __setitem__(self, key, value) -> None:
+        super().__setitem__(key, value)
+        while len(self) > self.size:
+            self.popitem(last=False)
+
+
+_EXPECTED: dict[tuple, list[dict]] = _Bounded(256)
+_MUTANTS: dict[tuple, dict[str, list[dict]]] = _Bounded(64)
 
 
 def _key(assignment, fspec, inputs, root):
@@ -461,10 +480,10 @@ def feedback_text(r: FunctionResult, show_hidden: bool = False, max_cases: int =
     for c in failed[:max_cases]:
         label = c.note or c.id
         lines.append(f"  ✗ {c.id}: {label}")
-        if not c.hidden or show_hidden:
+        if shows_values(c, show_hidden):
             lines.append(f"      inputs:   {_render_inputs(c.inputs)}")
-        lines.append(f"      expected: {render_outcome(c.expected)}")
-        lines.append(f"      got:      {render_outcome(c.got)}")
+            lines.append(f"      expected: {render_outcome(c.expected)}")
+            lines.append(f"      got:      {render_outcome(c.got)}")
     if len(failed) > max_cases:
         lines.append(f"  … and {len(failed) - max_cases} more failed checks")
     return "\n".join(lines)
@@ -484,6 +503,17 @@ DIAGNOSIS_LABELS = {
 
 def diagnosis_line(d: Diagnosis) -> str:
     return f"{DIAGNOSIS_LABELS.get(d.kind, 'Diagnosis')}: {d.text} (costs {d.points:g} points)"
+
+
+def shows_values(c: CaseResult, show_hidden: bool = False) -> bool:
+    """May feedback show this case's inputs, expected value and the learner's value?
+
+    Not for a generated case (unless the instructor asks, ``--show-hidden``): the course
+    secret and the student id stay the same on a regrade, so values shown in case order
+    could be returned in call order by a resubmission that computes nothing. Pass/fail
+    and the case's note are always shown; the values stay in results.json.
+    """
+    return not c.hidden or show_hidden
 
 
 def _render_inputs(inputs: Any) -> str:

@@ -10,6 +10,12 @@ or an error shape) and what failed to stdout (never stderr: nbgrader scores a ce
 with any stderr output 0), and returns the points earned as a float in [0, points],
 which nbgrader reads from the cell's execute_result as partial credit.
 
+Under ``nbgrader autograde`` the kernel runs in ``autograded/<student>/<assignment>/``:
+the student id is read from there and seeds the generated cases, exactly as
+``drills grade`` seeds them from ``submitted/<student>/``, so both engines grade
+each student on the same inputs. Values of generated cases are not printed
+(they could be replayed on a regrade).
+
 This shares the learner's kernel (nbgrader's trust model): code in the
 notebook can patch it. `drills grade` runs the same cases in a sandbox.
 """
@@ -20,6 +26,7 @@ import contextlib
 import io
 
 from autograder.evaluate import feedback_text, grade_function
+from autograder.seeds import autograde_student
 
 
 def grade_cell(assignment: str, function: str, fn, points: float | None = None) -> float:
@@ -27,7 +34,8 @@ def grade_cell(assignment: str, function: str, fn, points: float | None = None) 
     err = io.StringIO()
     with contextlib.redirect_stderr(err):
         try:
-            result = grade_function(assignment, function, fn, points=points)
+            student = autograde_student(assignment)
+            result = grade_function(assignment, function, fn, points=points, student=student)
         except Exception as e:  # noqa: BLE001 (never a traceback in a graded cell)
             print(f"{function}: could not be graded ({type(e).__name__}: {e})")
             return 0.0
