@@ -25,6 +25,7 @@ VERL_CORE = "volcengine/verl verl/trainer/ppo/core_algos.py@012be9d"
 TRL_2562 = "huggingface/trl#2562: RLOO's sequence-level KL penalty sums the per-token KL over the tokens before the coefficient"
 TRL_2854 = "huggingface/trl#2854: a user reads GRPO's per-token KL exp(ref - logp) - (ref - logp) - 1 as the log ratio; the answer: it is Schulman's k3"
 ALPACA_67 = "tatsu-lab/alpaca_farm#67: AlpacaFarm's PPO KL term is torch.clamp(logprobs - ref_logprobs, min=0.0); a user proposes the swapped ref_logprobs - logprobs and the maintainer explains the direction"
+OPENRLHF_KL_COEF = "OpenRLHF/OpenRLHF openrlhf/models/utils.py@02a2605: compute_reward silently replaces a kl_coef <= 0 by 0 instead of rejecting it"
 ROLL_444 = "alibaba/ROLL#444: token-mean divided by the number of valid tokens but summed the whole, unmasked loss matrix"
 SKYRL_462 = "NovaSky-AI/SkyRL#462: the average token loss included padded tokens"
 CURRENT, REF = [-1.0, -3.0], [-2.0, -4.0]  # the source's two-token response
@@ -337,7 +338,7 @@ SHAPED_REWARD = FunctionSpec(
             "beta-unchecked",
             "beta must be finite and >= 0: a negative or non-finite beta raises ValueError",
             unchecked=("beta",),
-            source="OpenRLHF/OpenRLHF openrlhf/models/utils.py@02a2605: compute_reward silently replaces a kl_coef <= 0 by 0 instead of rejecting it",
+            source=OPENRLHF_KL_COEF,
         ),
         Mistake(
             "base-unchecked",

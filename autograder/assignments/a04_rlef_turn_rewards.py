@@ -16,15 +16,16 @@ import re
 
 import numpy as np
 
+from autograder.assignments.a03_sum_vs_mean import OPENRLHF_KL_COEF, TRL_2562, TRL_2854
 from autograder.spec import NO_SOURCE, AssignmentSpec, Case, FunctionSpec, Mistake, Obj, Split
 
 # Sources of the known mistakes, named where more than one mistake cites them. RLEF's §2.2 (the
 # reward rules) is the contract here, not a source of mistakes: nobody could open it, so the
-# RLEF-specific slips are marked NO_SOURCE.
+# RLEF-specific slips are marked NO_SOURCE. The slips of the reference term (03's mean log ratio)
+# share notebook 03's sources.
 OPEN_R1 = "huggingface/open-r1 src/open_r1/rewards.py@0056faa"
 LUNA = "papers.lunadong.com/paper/4687 (a glossary of RLEF, arXiv 2410.02089): private tests are held out and used only for the final reward"
 VERIFIERS_22 = "PrimeIntellect-ai/verifiers#22: a multi-turn rollout ends when max_steps turns have occurred or as soon as an answer has been parsed"
-TRL_2854 = "huggingface/trl#2854: a user reads GRPO's per-token KL exp(ref - logp) - (ref - logp) - 1 as the log ratio; the answer: it is Schulman's k3"
 
 # -- building blocks of responses ------------------------------------------------------------
 
@@ -777,7 +778,7 @@ TURN_REWARDS = FunctionSpec(
             "summed-reference",
             "you summed the token log ratios; RLEF's reference term uses their mean (the log of the geometric mean of the token probability ratios)",
             formula=_episode(term="sum"),
-            source="huggingface/trl#2562: RLOO's sequence-level KL penalty sums the per-token KL over the tokens before the coefficient",
+            source=TRL_2562,
         ),
         Mistake(
             "sign-flipped",
@@ -795,7 +796,7 @@ TURN_REWARDS = FunctionSpec(
             "beta-unchecked",
             "an invalid beta (negative, NaN or inf) must raise ValueError",
             unchecked=("beta",),
-            source="OpenRLHF/OpenRLHF openrlhf/models/utils.py@02a2605: compute_reward silently replaces a kl_coef <= 0 by 0 instead of rejecting it",
+            source=OPENRLHF_KL_COEF,
         ),
         Mistake(
             "no-validation",
