@@ -16,9 +16,18 @@ import math
 
 import numpy as np
 
-from autograder.spec import AssignmentSpec, Case, FunctionSpec, Mistake
+from autograder.spec import NO_SOURCE, AssignmentSpec, Case, FunctionSpec, Mistake
 
 NAN, INF = float("nan"), float("inf")
+
+# Sources of the known mistakes, named where more than one mistake cites them.
+VERL_CORE = "volcengine/verl verl/trainer/ppo/core_algos.py@012be9d"
+TRL_2562 = "huggingface/trl#2562: RLOO's sequence-level KL penalty sums the per-token KL over the tokens before the coefficient"
+TRL_2854 = "huggingface/trl#2854: a user reads GRPO's per-token KL exp(ref - logp) - (ref - logp) - 1 as the log ratio; the answer: it is Schulman's k3"
+ALPACA_67 = "tatsu-lab/alpaca_farm#67: AlpacaFarm's PPO KL term is torch.clamp(logprobs - ref_logprobs, min=0.0); a user proposes the swapped ref_logprobs - logprobs and the maintainer explains the direction"
+OPENRLHF_KL_COEF = "OpenRLHF/OpenRLHF openrlhf/models/utils.py@02a2605: compute_reward silently replaces a kl_coef <= 0 by 0 instead of rejecting it"
+ROLL_444 = "alibaba/ROLL#444: token-mean divided by the number of valid tokens but summed the whole, unmasked loss matrix"
+SKYRL_462 = "NovaSky-AI/SkyRL#462: the average token loss included padded tokens"
 CURRENT, REF = [-1.0, -3.0], [-2.0, -4.0]  # the source's two-token response
 MODES = ("seq-mean-token-mean", "token-mean", "seq-mean-token-sum", "seq-mean-token-sum-norm")
 SMTM, TM, SMTS, NORM = MODES
@@ -102,6 +111,15 @@ def _sum(p, q):
     return math.fsum(a - b for a, b in zip(p, q))
 
 
+def _mean_of(per_token):
+    """The mean over tokens of ``per_token(p_t, q_t)`` instead of p_t - q_t."""
+    return lambda p, q: math.fsum(per_token(a, b) for a, b in zip(p, q)) / len(p)
+
+
+def _k3(p: float, q: float) -> float:
+    return math.exp(q - p) - 1 - (q - p)
+
+
 def _arithmetic(p, q):
     return math.log(math.fsum(math.exp(a) for a in p) / len(p)) - math.log(
         math.fsum(math.exp(b) for b in q) / len(q)
@@ -178,27 +196,55 @@ MEAN_SAMPLED_LOG_RATIO = FunctionSpec(
             "sum",
             "you summed the token log ratios; the contract is their mean (divide by the number of tokens), so the penalty does not grow with length",
             formula=_sum,
+            source=TRL_2562,
         ),
         Mistake(
             "swapped",
             "you computed reference − policy: the arguments are swapped (policy_logps first)",
             formula=lambda p, q: _sum(q, p) / len(p),
+            source=ALPACA_67,
         ),
         Mistake(
             "arithmetic-mean",
             "you took the log of the arithmetic mean of the token probabilities; RLEF uses the geometric mean, i.e. the mean of the token log ratios",
             formula=_arithmetic,
+            source=f"{VERL_CORE} (indirect: it shows the right form, not this slip): GSPO's sequence ratio is exp of the mean token log ratio, the geometric mean of the token ratios",
         ),
         Mistake(
             "no-validation",
             "invalid inputs (empty, unequal lengths, entries not finite or above 0) must raise ValueError",
             unchecked=True,
+            source="huggingface/trl#6693: a maintainer asks to raise on a NaN token log probability rather than neutralise it",
+        ),
+        Mistake(
+            "k3-per-token",
+            "you averaged the per-token k3 estimator exp(q − p) − 1 − (q − p) (GRPO's KL term); this function averages the plain log ratios p − q",
+            formula=_mean_of(_k3),
+            source=TRL_2854,
+        ),
+        Mistake(
+            "exp-of-mean",
+            "you returned exp of the mean log ratio (the ratio of the geometric-mean probabilities); return its log, the mean of p − q itself",
+            formula=lambda p, q: math.exp(_sum(p, q) / len(p)),
+            source=f"{VERL_CORE}: GSPO exponentiates the mean token log ratio to get a sequence-level probability ratio",
+        ),
+        Mistake(
+            "clamped-per-token",
+            "you clamped each token's log ratio at 0 (max(0, p − q)); a token whose policy log probability is below the reference's counts with its negative log ratio: average p − q as it is",
+            formula=_mean_of(lambda a, b: max(0.0, a - b)),
+            source=ALPACA_67,
         ),
     ),
 )
 
 
 # -- shaped_reward ---------------------------------------------------------------------------
+
+
+def _penalised(per_token):
+    """shaped_reward with the mean of ``per_token(p_t, q_t)`` as the penalty."""
+    mean = _mean_of(per_token)
+    return lambda r, p, q, b: r - b * mean(p, q)
 
 
 SHAPED_REWARD = FunctionSpec(
@@ -280,21 +326,49 @@ SHAPED_REWARD = FunctionSpec(
             "sum-based",
             "you used the sum of the token log ratios: the penalty then grows with length (-8.0 instead of -0.5 for the 16-token response); use the mean",
             formula=lambda r, p, q, b: r - b * _sum(p, q),
+            source=TRL_2562,
         ),
         Mistake(
             "sign",
             "you added the penalty (or swapped the token lists): shaped reward = base_reward − beta · mean(policy − reference)",
             formula=lambda r, p, q, b: r + b * _sum(p, q) / len(p),
+            source="huggingface/trl#463: the per-token kl = logprob - ref_logprob is subtracted from the rewards, and can turn negative",
         ),
         Mistake(
             "beta-unchecked",
             "beta must be finite and >= 0: a negative or non-finite beta raises ValueError",
             unchecked=("beta",),
+            source=OPENRLHF_KL_COEF,
         ),
         Mistake(
             "base-unchecked",
             "a base_reward that is not finite (NaN, ±inf) raises ValueError",
             unchecked=("base_reward",),
+            source="modelscope/ms-swift#8123: a None/NaN reward propagates through the normalisation and silently ruins training",
+        ),
+        Mistake(
+            "clipped-penalty",
+            "you clamped each token's log ratio at 0 before averaging; a negative mean log ratio lowers the penalty and raises the reward (shaped_reward(0.0, [-4.0], [-2.0], 0.5) is 1.0): use p − q as it is",
+            formula=_penalised(lambda a, b: max(0.0, a - b)),
+            source=ALPACA_67,
+        ),
+        Mistake(
+            "k3-penalty",
+            "you penalised with the k3 estimator exp(q − p) − 1 − (q − p) (GRPO's KL term); RLEF's reference term is the mean token log ratio p − q",
+            formula=_penalised(_k3),
+            source=TRL_2854,
+        ),
+        Mistake(
+            "abs-penalty",
+            "you penalised the absolute token log ratios |p − q|; the penalty keeps their sign: base_reward − beta · mean(p − q)",
+            formula=_penalised(lambda a, b: abs(a - b)),
+            source='huggingface/trl#1161: PPOTrainer\'s kl_penalty="abs" penalises |logprob - ref_logprob|; the maintainer calls it safer when the KL turns negative',
+        ),
+        Mistake(
+            "squared-penalty",
+            "you penalised the squared token log ratios (p − q)²; the penalty is the mean log ratio itself, with its sign",
+            formula=_penalised(lambda a, b: (a - b) ** 2),
+            source="one-covenant/grail#42: a review flags a GRPO KL penalty written as the mean squared log ratio, log_ratio.pow(2).mean()",
         ),
     ),
 )
@@ -358,6 +432,12 @@ def _by_rows(formula):
     return lambda values, mask: formula(*_rows(values, mask))
 
 
+def _mask_as_index(values, mask) -> np.ndarray:
+    """Each row's mean of ``values[b][mask[b]]``: right for bool masks, positions 0/1 for int masks."""
+    v, m = np.asarray(values, dtype=np.float64), np.asarray(mask)
+    return np.array([v[b][m[b]].mean() for b in range(v.shape[0])])
+
+
 MASKED_MEAN = FunctionSpec(
     "masked_mean",
     cases=(
@@ -415,6 +495,12 @@ MASKED_MEAN = FunctionSpec(
             note="every token valid: the plain row means",
             kind="edge",
         ),
+        Case(
+            "non-finite-padding",
+            (np.array([[1.0, NAN, INF], [-INF, 2.0, 4.0]]), np.array([[1, 0, 0], [0, 1, 1]])),
+            note="NaN and ±inf at padded positions are ignored (padding may hold anything): [1.0, 3.0]",
+            kind="edge",
+        ),
         *_batch_errors(),
     ),
     mistakes=(
@@ -422,26 +508,55 @@ MASKED_MEAN = FunctionSpec(
             "sum-not-mean",
             "you returned each row's masked sum; the contract is the mean over its valid tokens",
             formula=_by_rows(lambda v, m, s, c: s),
+            source="NousResearch/atropos#236: a fix clamped each row's mask count, and the review notes the masked sum was no longer divided by it",
         ),
         Mistake(
             "mean-over-padding",
             "you averaged over every position, padding included (values.mean(axis=1)); average only over the valid tokens",
             formula=_by_rows(lambda v, m, s, c: v.mean(axis=1)),
+            source=SKYRL_462,
         ),
         Mistake(
             "divide-by-T",
             "you divided the masked sum by T, the padded length; divide by the number of valid tokens of the row",
             formula=_by_rows(lambda v, m, s, c: s / v.shape[1]),
+            source="d2l-ai/d2l-en#2076 (a textbook's errata): MaskedSoftmaxCELoss takes .mean(dim=1) of the masked loss, so the padding counts in the denominator",
         ),
         Mistake(
             "empty-row-accepted",
             "a row with no valid token has no mean: raise ValueError instead of returning NaN",
             unchecked=("no valid token",),
+            source="huggingface/trl#3248: a batch whose completions are all truncated divided 0 by 0 and gave NaN",
         ),
         Mistake(
             "no-shape-check",
             "values must be (B, T), the mask exactly the same shape, with 0/1 entries: raise ValueError otherwise",
             unchecked=("shape", "0/1"),
+            source="huggingface/lerobot#3377: a mask whose shape differs from the loss's gives a wrong valid count in the denominator",
+        ),
+        Mistake(
+            "unmasked-numerator",
+            "you divided by the number of valid tokens but summed the padding too: mask the numerator (np.where(mask, values, 0.0).sum(axis=1))",
+            formula=_by_rows(lambda v, m, s, c: v.sum(axis=1) / c),
+            source=ROLL_444,
+        ),
+        Mistake(
+            "global-mean",
+            "you pooled every row into one mean over all valid tokens; compute one mean per row (sum over axis 1, divide by that row's count)",
+            formula=_by_rows(lambda v, m, s, c: np.full(v.shape[0], s.sum() / c.sum())),
+            source="scipy/scipy#12106: stats.tmean ignored its axis argument and returned one global mean instead of one mean per row",
+        ),
+        Mistake(
+            "int-mask-as-index",
+            "you indexed with the mask: an integer 0/1 mask picks positions 0 and 1 instead of the valid tokens; convert it with mask.astype(bool), or use np.where(mask, values, 0.0)",
+            formula=lambda values, mask: _mask_as_index(values, mask),
+            source="QData/TextAttack#68: indexing with an integer 0/1 array selected elements 0 and 1 instead of masking",
+        ),
+        Mistake(
+            "nan-poisoning",
+            "you masked by multiplying (values * mask): 0 · NaN and 0 · inf are NaN, so non-finite padding poisons the row; select the valid entries with np.where(mask, values, 0.0)",
+            formula=_by_rows(lambda v, m, s, c: (v * m).sum(axis=1) / c),
+            source="ecmwf/WeatherGenerator#2717: masking by multiplication let a NaN at an excluded position poison the whole loss",
         ),
     ),
 )
@@ -461,6 +576,12 @@ def _formula(mode: str, v, m, sums, counts, max_len):
     if max_len is None:
         raise ValueError("max_len")
     return float(sums.sum() / (batch * max_len))
+
+
+def _unmasked_numerator(per_token_loss, mask, mode, max_len):
+    """Every mode computed from row sums that include the padding."""
+    v, m, _, counts = _rows(per_token_loss, mask)
+    return _formula(mode, v, m, v.sum(axis=1), counts, max_len)
 
 
 def _swap(a: str, b: str):
@@ -497,6 +618,32 @@ WHAT = {
     TM: "token-mean is the masked sum over the batch divided by the number of valid tokens",
     SMTS: "seq-mean-token-sum is the mean over rows of each row's masked sum",
     NORM: "seq-mean-token-sum-norm is the masked sum divided by B · max_len",
+}
+
+
+# Where each confusion of two modes is documented.
+SWAP_SOURCES = {
+    (
+        SMTM,
+        TM,
+    ): "huggingface/trl#2995: TRL's GRPO loss divided by the batch's number of valid tokens (token-mean) where the original GRPO averages per sequence",
+    (
+        SMTM,
+        SMTS,
+    ): "huggingface/trl#4988: LUSPO sums each sequence's token losses and averages over sequences, dropping grpo's per-sequence length normaliser",
+    (
+        SMTM,
+        NORM,
+    ): "volcengine/verl#2435: proposes a constant max response length instead of each row's length in the masked mean",
+    (TM, SMTS): NO_SOURCE,
+    (
+        TM,
+        NORM,
+    ): "huggingface/trl#3231: proposes replacing the batch's valid-token normaliser by a constant, the maximum possible tokens in a batch",
+    (
+        SMTS,
+        NORM,
+    ): 'verl-project/verl#5366: its new error for seq-mean-token-sum-norm without a loss scale steers users to "seq-mean-token-sum", the same sums without the constant',
 }
 
 
@@ -655,6 +802,7 @@ AGGREGATE_LOSS = FunctionSpec(
                 f"swapped-{a}-{b}",
                 f'you confused "{a}" and "{b}": each was computed with the other\'s formula ({WHAT[a]}; {WHAT[b]})',
                 formula=_swap(a, b),
+                source=SWAP_SOURCES[a, b],
             )
             for a, b in itertools.combinations(MODES, 2)
         ],
@@ -662,37 +810,62 @@ AGGREGATE_LOSS = FunctionSpec(
             "mean-over-padding",
             "you averaged over every position, padding included; the mean modes average over the valid tokens only",
             formula=_override((SMTM, TM), lambda v, m, s, c, L: v.mean()),
+            source=SKYRL_462,
         ),
         Mistake(
             "divide-by-T",
             "you divided masked sums by T, the padded length; the mean modes divide by the number of valid tokens (of each row, or of the batch)",
             formula=_override((SMTM, TM), lambda v, m, s, c, L: s.sum() / v.size),
+            source="PrimeIntellect-ai/prime-rl#674: the padded tokens were counted in the loss scale",
         ),
         Mistake(
             "max-len-missing-accepted",
             "seq-mean-token-sum-norm needs max_len: raise ValueError when it is missing (do not fall back to T)",
             unchecked=("needs max_len",),
+            source="verl-project/verl#5366: replaces the fallback loss_scale_factor = loss_mask.shape[-1] (the padded length) by a ValueError",
         ),
         Mistake(
             "max-len-short-accepted",
             "max_len smaller than T must raise ValueError: the batch has tokens beyond the budget",
             unchecked=("smaller than the padded length",),
+            source=NO_SOURCE,
         ),
         Mistake(
             "unknown-mode-accepted",
             "an unknown mode must raise ValueError, not fall back to a default",
             build=_mode_falls_back,
             validation=True,
+            source="huggingface/trl#4935: the SDPO trainer's final else: computes a token-mean loss for any loss type it does not know",
         ),
         Mistake(
             "empty-row-accepted",
             "a row with no valid token must raise ValueError in every mode",
             unchecked=("no valid token",),
+            source="verl-project/verl#3986: an agg_loss that adds 1e-8 to each row's count and leaves fully masked rows out of the row mean instead of rejecting them",
         ),
         Mistake(
             "no-validation",
             "invalid inputs (an unknown mode, max_len missing or below T, masks of another shape or not 0/1, rows without a valid token) must raise ValueError",
             unchecked=True,
+            source=NO_SOURCE,
+        ),
+        Mistake(
+            "unmasked-numerator",
+            "you divided by the valid counts but summed the padding too: mask the per-token loss before every sum (np.where(mask, per_token_loss, 0.0))",
+            formula=_unmasked_numerator,
+            source=ROLL_444,
+        ),
+        Mistake(
+            "sum-norm-without-B",
+            "in seq-mean-token-sum-norm you divided the masked sum by max_len only; Dr. GRPO divides by B · max_len (a mean over rows of sums over a fixed budget)",
+            formula=_override((NORM,), lambda v, m, s, c, L: s.sum() / L),
+            source="verl-project/verl#3741: seq-mean-token-sum-norm summed the row sums over the batch and divided by loss_mask.shape[-1] only, not by the number of rows",
+        ),
+        Mistake(
+            "max-len-ignored",
+            "in seq-mean-token-sum-norm you divided by B · T, the padded length of this batch; the constant is the max_len argument (B · max_len), so that padding does not change the loss",
+            formula=_override((NORM,), lambda v, m, s, c, L: s.sum() / v.size),
+            source="verl-project/verl#4360: replaces the hard-coded divisor of seq-mean-token-sum-norm, the padded length, by a configurable loss_scale_factor",
         ),
     ),
 )
