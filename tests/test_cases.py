@@ -315,3 +315,14 @@ def test_common_mistakes_table_lists_the_catalogue(assignment):
     assert table == catalogue, (
         f"missing from the notebook: {sorted(catalogue - table)}; not catalogued: {sorted(table - catalogue)}"
     )
+
+
+@pytest.mark.parametrize("assignment", ASSIGNMENTS)
+def test_a_documented_catalogue_names_a_source_for_every_mistake(assignment):
+    """Issue 8: once an assignment's catalogue names sources, does every one of its mistakes
+    name where it is documented ("what: what it shows") or say spec.NO_SOURCE?"""
+    mistakes = [m for f in assignments.get(assignment).functions for m in f.mistakes]
+    if not any(m.source for m in mistakes):
+        pytest.skip(f"{assignment}: the catalogue names no sources yet")
+    for m in mistakes:
+        assert m.source == spec.NO_SOURCE or ": " in m.source, (m.function, m.id, m.source)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from autograder.spec import AssignmentSpec, Case, FunctionSpec, Mistake
+from autograder.spec import NO_SOURCE, AssignmentSpec, Case, FunctionSpec, Mistake
 
 F32 = {"rtol": 1e-5, "atol": 1e-6}
 
@@ -69,6 +69,18 @@ def _eps_in_sqrt(r, eps, dim):
     return torch.sqrt(r.var(dim=dim, keepdim=dim > 0) + eps)
 
 
+def _batch_std(rewards, eps):
+    """Centred within each group, scaled by the std of the whole batch."""
+    r = rewards.float()
+    return (r - r.mean(dim=1, keepdim=True)) / (r.std() + eps)
+
+
+def _rloo(rewards, eps):
+    """The leave-one-out baseline: each reward minus the mean of the other G - 1."""
+    r = rewards.float()
+    return r - (r.sum(dim=1, keepdim=True) - r) / (r.shape[1] - 1)
+
+
 GROUP_ADVANTAGES = FunctionSpec(
     "group_advantages",
     cases=(
@@ -97,6 +109,15 @@ GROUP_ADVANTAGES = FunctionSpec(
             "equal-eps0",
             (_t([[0.5, 0.5, 0.5], [0.0, 1.0, 0.5]]), 0.0),
             note="eps = 0: a group of equal rewards still gets zeros, not NaN",
+            kind="edge",
+            **F32,
+        ),
+        Case(
+            "equal-rounded",
+            (_t([[0.85, 0.85, 0.85], [0.45, 0.45, 0.45], [0.1, 0.1, 0.1], [0.9, 0.1, 0.45]]),),
+            note="equal rewards that float32 cannot hold exactly (0.85, 0.45, 0.1): the float32 "
+            "mean of such a group can be a rounding error off (it is for 0.85), yet each such "
+            "group still gets zeros",
             kind="edge",
             **F32,
         ),
@@ -170,21 +191,35 @@ GROUP_ADVANTAGES = FunctionSpec(
             "population-std",
             "you used the population std (dividing by G); GRPO here uses torch.std's default, Bessel's correction (G - 1)",
             formula=_adv(_population),
+            source="NVIDIA/TorchFort#38: a PPO advantage std was missing Bessel's correction and was fixed",
         ),
         Mistake(
             "eps-in-sqrt",
             "you put eps inside the square root, sqrt(var + eps); it is added to the std: (r - mean) / (std + eps)",
             formula=_adv(_eps_in_sqrt),
+            source="keras-team/keras#8726: moves epsilon from the variance to the denominator, noting that sqrt(epsilon) is much larger than epsilon",
         ),
         Mistake(
             "no-zero-for-equal",
-            "a group whose rewards are all equal must get zeros; with eps = 0 you divided 0 by 0 (NaN)",
+            "a group whose rewards are all equal must get zeros, whatever eps is: with eps = 0 you divided 0 by 0 (NaN), "
+            "and for equal rewards that float32 cannot hold exactly (three 0.85s) the mean is a rounding error off, "
+            "which dividing by std + eps (about 1e-6) blows up to about 0.06; test each group for equal rewards and give it zeros",
             formula=_adv(_bessel, zero_equal=False),
+            source="NVIDIA-NeMo/RL#4161: fp32 rounding left a tiny std for identical non-dyadic rewards (0.35) and multiplied an advantage about 4000 times",
         ),
         Mistake(
             "batch-normalized",
             "you standardized with the mean and std of the whole batch; GRPO standardizes within each group (row)",
             formula=_adv(_bessel, per_group=False),
+            source="XU-YIJIE/grpo-flat#2: advantages were normalized over the whole batch and fixed to per-group statistics",
+        ),
+        # TRL's scale_rewards="batch" (huggingface/trl#3935) and verl's RF++-baseline are the same
+        # computation on purpose; here the contract asks for the group's own std.
+        Mistake(
+            "batch-std",
+            "you centred each group on its own mean but divided by the std of the whole batch; divide by the group's own std (dim 1) as well",
+            formula=_batch_std,
+            source="NVIDIA-NeMo/RL#1423: a review found a per-prompt std immediately overwritten by a global std",
         ),
         Mistake(
             "mean-only",
@@ -192,11 +227,20 @@ GROUP_ADVANTAGES = FunctionSpec(
             formula=lambda rewards, eps: (
                 rewards.float() - rewards.float().mean(dim=1, keepdim=True)
             ),
+            source="thinking-machines-lab/tinker-cookbook#579: mean-centred advantages without the std, on purpose (Dr. GRPO)",
+        ),
+        Mistake(
+            "rloo-baseline",
+            "you subtracted the mean of the other G - 1 rewards (RLOO's leave-one-out baseline) and did not divide by the std; "
+            "GRPO subtracts the mean of the whole group, then divides by its std + eps",
+            formula=_rloo,
+            source="volcengine/verl verl/trainer/ppo/core_algos.py@012be9d: an RLOO estimator is registered next to GRPO's",
         ),
         Mistake(
             "no-validation",
             "invalid inputs (not a 2-D tensor, G < 2, NaN rewards, negative eps) must raise ValueError",
             unchecked=True,
+            source=NO_SOURCE,
         ),
     ),
 )
@@ -248,6 +292,23 @@ def _masked_mean(picked, m):
 
 def _unmasked_sum(picked, m):
     return picked.sum(dim=1)
+
+
+def _mean_over_t(picked, m):
+    return _masked_sum(picked, m) / m.shape[1]
+
+
+def _causal_shift(logits, tokens, mask):
+    """Logits and tokens shifted against each other, as for a raw causal LM's outputs."""
+    lp = torch.log_softmax(logits[:, :-1], dim=-1)
+    picked = lp.gather(-1, tokens[:, 1:].long().unsqueeze(-1)).squeeze(-1)  # (B, T - 1)
+    return _masked_sum(picked, mask[:, 1:].bool())
+
+
+def _mask_shifted(logits, tokens, mask):
+    """The mask one position off its tokens: mask[t] applied to the token at t + 1."""
+    picked = _picked(_log_softmax, lambda p, m: p)(logits, tokens, mask)  # (B, T)
+    return _masked_sum(picked[:, 1:], mask[:, :-1].bool())
 
 
 _UNIFORM = (torch.zeros(1, 3, 4), torch.tensor([[1, 2, 3]]), torch.tensor([[1, 1, 0]]))
@@ -302,6 +363,14 @@ SEQUENCE_LOGPROBS = FunctionSpec(
             "empty-mask-row",
             (_SMALL[0], _SMALL[1], _t([[1, 1, 1], [0, 0, 0]])),
             note="a row whose mask is all 0 (no response token) has log likelihood 0",
+            kind="edge",
+            **F32,
+        ),
+        Case(
+            "unlikely-token",
+            (_t([[[0.0, 200.0, 0.0], [3.0, -1.0, 0.5]]]), torch.tensor([[0, 2]]), _t([[1, 1]])),
+            note="a token 200 below the favourite: its log probability is about -200, "
+            "where softmax rounds the probability to 0 in float32",
             kind="edge",
             **F32,
         ),
@@ -375,26 +444,64 @@ SEQUENCE_LOGPROBS = FunctionSpec(
             "token-mean",
             "you averaged the log probabilities over the response's tokens; the sequence log likelihood is their masked sum",
             formula=_picked(_log_softmax, _masked_mean),
+            source="huggingface/trl#789: TRL's DPO log-prob helper returns either the sum or the average of the token log-probs",
+        ),
+        Mistake(
+            "mean-over-T",
+            "you divided the masked sum by T, the padded length; the sequence log likelihood is the masked sum itself, with no division",
+            formula=_picked(_log_softmax, _mean_over_t),
+            source="jingyaogong/minimind#298: a DPO loss averaged token log-probs with .mean(dim=1), dividing by the padded length",
         ),
         Mistake(
             "mask-ignored",
             "you summed over all positions and ignored the mask: padding and prompt positions must not count",
             formula=_picked(_log_softmax, _unmasked_sum),
+            source="Goekdeniz-Guelmez/mlx-lm-lora#88: right padding had been counted in get_logps' target mask",
+        ),
+        Mistake(
+            "mask-shifted",
+            "your mask is one position off its tokens; weight the log probability of tokens[b, t] by mask[b, t], at the same t",
+            formula=_mask_shifted,
+            source="Goekdeniz-Guelmez/mlx-lm-lora#80: the mask was applied at input-token positions instead of target-token positions",
+        ),
+        Mistake(
+            "causal-shift",
+            "you shifted logits and tokens by one as for a causal LM's raw outputs; here logits[b, t] already predicts tokens[b, t]: do not shift",
+            formula=_causal_shift,
+            source="AI-Hypercomputer/maxtext#2103: an off-by-one alignment between logits and tokens made real tokens look extremely unlikely",
         ),
         Mistake(
             "raw-logits",
             "you gathered the raw logits; take log_softmax over the vocabulary first",
             formula=_picked(lambda x: x, _masked_sum),
+            source="flowersteam/lamorel#37: a scoring function used the logits without log_softmax",
         ),
         Mistake(
             "softmax-over-positions",
             "you normalized over the positions (dim 1); log_softmax goes over the vocabulary (the last dim)",
             formula=_picked(lambda x: torch.log_softmax(x, dim=1), _masked_sum),
+            source="ctallec/world-models#10: a softmax taken over the batch dimension, confirmed and fixed",
+        ),
+        Mistake(
+            "log-of-softmax",
+            "you took torch.log(torch.softmax(...)); for a very unlikely token softmax rounds the probability to 0 and the log "
+            "gives -inf: use torch.log_softmax, which stays finite",
+            formula=_picked(lambda x: torch.log(torch.softmax(x, dim=-1)), _masked_sum),
+            source="PyTorch docs, torch.nn.functional.log_softmax: doing log and softmax separately is slower and numerically unstable",
+        ),
+        Mistake(
+            "nll-sign",
+            "you returned the negative log likelihood (what cross_entropy gives); the sequence log likelihood is its negative, ≤ 0",
+            formula=lambda logits, tokens, mask: (
+                -_picked(_log_softmax, _masked_sum)(logits, tokens, mask)
+            ),
+            source="PRIME-RL/PRIME#44: a cross-entropy formula written without its minus sign, acknowledged and fixed",
         ),
         Mistake(
             "no-validation",
             "invalid inputs (wrong shapes, float tokens, token ids outside [0, V), a mask that is not 0/1, NaN logits) must raise ValueError",
             unchecked=True,
+            source=NO_SOURCE,
         ),
     ),
 )
@@ -503,31 +610,51 @@ LIKELIHOOD_CHANGE = FunctionSpec(
             "all-responses",
             "you averaged the change over all responses; Eq. 2 averages over the correct ones only",
             formula=_change(lambda b, a, c: (a - b).mean()),
+            source="arXiv 2505.18830 (Deng et al.) §3: the probe evaluates the average change in the log-likelihood of the correct responses",
+        ),
+        Mistake(
+            "diluted-mean",
+            "you summed the correct responses' changes but divided by G, the size of the whole group; divide by the number of correct responses",
+            formula=_change(
+                lambda b, a, c: torch.where(c, a - b, torch.zeros_like(a)).sum() / c.numel()
+            ),
+            source=NO_SOURCE,
         ),
         Mistake(
             "sign-flipped",
             "you computed before − after; the change is ln π_θ′(y⁺) − ln π_θ(y⁺) (after − before)",
             formula=_change(lambda b, a, c: (b - a)[c].mean()),
+            source="arXiv 2505.18830 (Deng et al.) §3: the change from θ to θ′, one update later, of the correct responses' log-likelihood",
         ),
         Mistake(
             "summed",
             "you summed the changes of the correct responses; take their mean",
             formula=_change(lambda b, a, c: (a - b)[c].sum()),
+            source="arXiv 2505.18830 (Deng et al.) §3: the average change over the correct responses",
         ),
         Mistake(
             "incorrect-responses",
             "you averaged over the incorrect responses; LLD is about the correct ones",
             formula=_change(lambda b, a, c: (a - b)[~c].mean()),
+            source="arXiv 2505.18830 (Deng et al.) §3-4: lazy likelihood displacement concerns the correct responses y⁺",
+        ),
+        Mistake(
+            "probability-change",
+            "you compared probabilities, exp(after) − exp(before); Eq. 2 compares log likelihoods: ln π_θ′(y⁺) − ln π_θ(y⁺)",
+            formula=_change(lambda b, a, c: (a.exp() - b.exp())[c].mean()),
+            source="arXiv 2505.18830 (Deng et al.) §3: the change in the log-likelihood of the correct responses",
         ),
         Mistake(
             "nan-when-none-correct",
             "with no correct response you returned NaN; raise ValueError so the caller skips the group",
             unchecked=("no correct response",),
+            source="arXiv 2505.18830 (Deng et al.) §3: groups whose responses are all correct or all incorrect are filtered out",
         ),
         Mistake(
             "no-validation",
             "invalid inputs (no correct response, tensors that are not 1-D or of different lengths, correct not 0/1, NaN log likelihoods) must raise ValueError",
             unchecked=True,
+            source=NO_SOURCE,
         ),
     ),
 )
@@ -607,26 +734,43 @@ LLD_RATE = FunctionSpec(
             "strict",
             "you counted changes < eps; Def. 4.1 counts change ≤ eps, so a change of exactly eps (0 by default) is LLD",
             formula=lambda c, e: int((c < e).sum()) / c.numel(),
+            source="arXiv 2505.18830 (Deng et al.) §4, Def. 4.1: LLD is a likelihood that decreases or increases only marginally, up to a small ε ≥ 0 (the inequality is not legible in the copy read; ≤ is the curriculum's reading)",
         ),
         Mistake(
             "increases",
             "you counted the changes above eps (likelihood going up); LLD is the fraction with change ≤ eps",
             formula=lambda c, e: int((c > e).sum()) / c.numel(),
+            source="arXiv 2505.18830 (Deng et al.) abstract, §4: under LLD the likelihood of correct responses only marginally increases or even decreases",
+        ),
+        Mistake(
+            "abs-band",
+            "you counted only the changes within eps of 0 (|change| ≤ eps); a clear decrease is LLD too: count every change ≤ eps",
+            formula=lambda c, e: int((c.abs() <= e).sum()) / c.numel(),
+            source="arXiv 2505.18830 (Deng et al.) abstract: the likelihood of correct responses marginally increases or even decreases",
         ),
         Mistake(
             "count",
             "you returned how many changes are ≤ eps; return the fraction (divide by the number of groups)",
             formula=lambda c, e: int((c <= e).sum()),
+            source=NO_SOURCE,
+        ),
+        Mistake(
+            "percent",
+            "you returned a percentage (× 100); the rate is a fraction in [0, 1]",
+            formula=lambda c, e: 100 * int((c <= e).sum()) / c.numel(),
+            source="broadinstitute/picard#546: metrics named as percents are documented to be fractions",
         ),
         Mistake(
             "eps-ignored",
             "you compared with 0 whatever eps is; use the eps argument",
             formula=lambda c, e: int((c <= 0).sum()) / c.numel(),
+            source="arXiv 2505.18830 (Deng et al.) Def. 4.1: the threshold ε is a parameter of the definition",
         ),
         Mistake(
             "no-validation",
             "invalid inputs (empty, not 1-D, NaN changes, NaN eps) must raise ValueError",
             unchecked=True,
+            source=NO_SOURCE,
         ),
     ),
 )

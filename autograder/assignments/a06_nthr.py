@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from autograder.spec import AssignmentSpec, Case, FunctionSpec, Mistake
+from autograder.spec import NO_SOURCE, AssignmentSpec, Case, FunctionSpec, Mistake
 
 F32 = {"rtol": 1e-5, "atol": 1e-6}
 SCORES = {"rtol": 1e-4, "atol": 1e-4}  # sums of Na x Nb float32 products: summation order matters
@@ -140,26 +140,43 @@ PREDICTION_ERRORS = FunctionSpec(
             "sign-flipped",
             "you computed softmax − one-hot; the prediction error is one-hot − softmax (the gradient of ln π(y_t) with respect to the logits)",
             formula=_pe(lambda e, z: torch.softmax(z, -1) - e),
+            source="stats.stackexchange.com/questions/560391: the cross-entropy loss's gradient with respect to the logits is softmax − one-hot, the opposite sign",
         ),
         Mistake(
             "no-one-hot",
             "you returned −softmax without the one-hot vector of the token: the error is e_y − π(·)",
             formula=_pe(lambda e, z: -torch.softmax(z, -1)),
+            source="arXiv 2505.18830 (Deng et al.) §7.2: α is an inner product of prediction errors e_y − π(·)",
         ),
         Mistake(
             "log-softmax",
             "you subtracted log_softmax; the error subtracts the probabilities (softmax)",
             formula=_pe(lambda e, z: e - torch.log_softmax(z, -1)),
+            source="arXiv 2505.18830 (Deng et al.) §7.2: the prediction error e_y − π(·) subtracts the probabilities π",
         ),
         Mistake(
             "one-hot-only",
             "you returned the one-hot vectors only; subtract the softmax probabilities",
             formula=_pe(lambda e, z: e.clone()),
+            source="arXiv 2505.18830 (Deng et al.) §7.2: the prediction error e_y − π(·) includes the model's probabilities",
+        ),
+        Mistake(
+            "softmax-over-positions",
+            "you took the softmax over the positions (dim 0); each position has its own distribution over the vocabulary: softmax over dim -1",
+            formula=_pe(lambda e, z: e - torch.softmax(z, 0)),
+            source="fxia22/pointnet.pytorch#27: log_softmax applied along the batch instead of the class channels, fixed",
+        ),
+        Mistake(
+            "causal-shift",
+            "you shifted tokens against logits as for a causal LM's raw outputs (T − 1 rows); here row t of logits already predicts tokens[t]: do not shift",
+            formula=_pe(lambda e, z: e[1:] - torch.softmax(z[:-1], -1)),
+            source="huggingface/trl#1172: causal-LM code shifts logits against labels because the model predicts the next token",
         ),
         Mistake(
             "no-validation",
             "invalid inputs (wrong dimensions or lengths, float tokens, token ids outside [0, V), NaN logits) must raise ValueError",
             unchecked=True,
+            source=NO_SOURCE,
         ),
     ),
 )
@@ -183,6 +200,12 @@ def _ts_case(na: int, nb: int, d: int, v: int):
 def _ts(formula):
     """A formula of (α = err_a @ err_b.T, ⟨h_a, h_b⟩ = h_a @ h_b.T), both (Na, Nb)."""
     return lambda h_a, err_a, h_b, err_b: formula(err_a @ err_b.T, h_a @ h_b.T)
+
+
+def _cosine_scores(h_a, err_a, h_b, err_b):
+    """Eq. 7 with the cosine similarity of the hidden states instead of their inner product."""
+    unit = torch.nn.functional.normalize
+    return ((err_a @ err_b.T) * (unit(h_a, dim=1) @ unit(h_b, dim=1).T)).sum(dim=1)
 
 
 _H = _t([[1.0, 0.0], [0.0, 2.0]])
@@ -280,31 +303,43 @@ TOKEN_SCORES = FunctionSpec(
             "alpha-dropped",
             "you summed the hidden-state similarities ⟨h_a, h_b⟩ only; each one is weighted by α = ⟨err_a, err_b⟩",
             formula=_ts(lambda al, s: s.sum(dim=1)),
+            source="arXiv 2505.18830 (Deng et al.) §4.1, Cor. 4.5: a negative token's effect grows with α · ⟨h⁺, h⁻⟩, not with the similarity alone",
         ),
         Mistake(
             "hidden-dropped",
             "you summed α = ⟨err_a, err_b⟩ only; each α multiplies the hidden-state similarity ⟨h_a, h_b⟩",
             formula=_ts(lambda al, s: al.sum(dim=1)),
+            source="arXiv 2505.18830 (Deng et al.) §4.1, Cor. 4.5: the score is α · ⟨h⁺, h⁻⟩, the prediction-error similarity times the hidden-state similarity",
         ),
         Mistake(
             "wrong-axis",
             "you summed over set a's tokens (dim 0); each token of a is summed against all tokens of b (dim 1), giving Na scores",
             formula=_ts(lambda al, s: (al * s).sum(dim=0)),
+            source="arXiv 2505.18830 (Deng et al.) §5: one score per token of an incorrect response, against all tokens of the correct responses",
         ),
         Mistake(
             "product-of-sums",
             "you multiplied Σ α by Σ ⟨h_a, h_b⟩; the score sums the products α · ⟨h_a, h_b⟩ pair by pair",
             formula=_ts(lambda al, s: al.sum(dim=1) * s.sum(dim=1)),
+            source="arXiv 2505.18830 (Deng et al.) §7.4: the sums may be taken first only inside the matrix inner product of Σ e hᵀ, not of α and ⟨h, h⟩ separately",
         ),
         Mistake(
             "mean-over-b",
             "you averaged over set b's tokens; Eq. 7 sums over them",
             formula=_ts(lambda al, s: (al * s).mean(dim=1)),
+            source="arXiv 2505.18830 (Deng et al.) §5: the score sums over all tokens of all correct responses",
+        ),
+        Mistake(
+            "cosine-hidden",
+            "you normalized the hidden states (cosine similarity); the score uses the raw inner products ⟨h_a, h_b⟩, whose size matters",
+            formula=_cosine_scores,
+            source=NO_SOURCE,
         ),
         Mistake(
             "no-validation",
             "invalid inputs (not 2-D, mismatched rows, hidden or vocabulary sizes, an empty set, integer tensors, NaN) must raise ValueError",
             unchecked=True,
+            source=NO_SOURCE,
         ),
     ),
 )
@@ -474,36 +509,61 @@ NTHR_WEIGHTS = FunctionSpec(
             "max-threshold",
             "you set τ from the max of the correct responses' mean scores; Algorithm 1 uses the min",
             formula=_nw(lambda p, b: b * p.max(), _above),
+            source="arXiv 2505.18830 (Deng et al.) §5.2, Algorithm 1: τ = β · min of the correct responses' mean scores",
         ),
         Mistake(
             "mean-threshold",
             "you set τ from the mean of the correct responses' mean scores; Algorithm 1 uses the min",
             formula=_nw(lambda p, b: b * p.mean(), _above),
+            source="arXiv 2505.18830 (Deng et al.) §5.2, Algorithm 1: τ = β · min of the correct responses' mean scores",
+        ),
+        Mistake(
+            "zero-threshold",
+            "you selected the scores above 0; the threshold is τ = β · min(pos_mean_scores), which is 0 only when β = 0",
+            formula=_nw(lambda p, b: 0.0, _above),
+            source="arXiv 2505.18830 (Deng et al.) §5.1 vs Algorithm 1: a token harms the correct responses when s⁻ ≥ 0, but NTHR selects s⁻ > β · min s̄⁺",
         ),
         Mistake(
             "beta-ignored",
             "you left out β: τ = β · min(pos_mean_scores)",
             formula=_nw(lambda p, b: p.min(), _above),
+            source="arXiv 2505.18830 (Deng et al.) §7.6, Table 4: β scales the threshold τ (ablation over β)",
         ),
         Mistake(
             "ge",
             "you selected scores ≥ τ; a token is selected only when s > τ (strictly)",
             formula=_nw(_min_tau, lambda s, t: s >= t),
+            source="arXiv 2505.18830 (Deng et al.) Algorithm 1: a token is selected when its score exceeds τ",
         ),
         Mistake(
             "below",
             "you selected the tokens below τ; NTHR softens the tokens ABOVE τ, those most aligned with correct responses",
             formula=_nw(_min_tau, lambda s, t: s < t),
+            source="arXiv 2505.18830 (Deng et al.) §5.2, Algorithm 1: the tokens with scores above τ are softened",
         ),
         Mistake(
             "eta-on-unselected",
             "you gave η to the unselected tokens and 1 to the selected ones; it is the other way round",
             formula=_nw(_min_tau, _above, swap=True),
+            source="arXiv 2505.18830 (Deng et al.) Algorithm 1: the selected tokens' advantages are scaled by η, the others are kept",
+        ),
+        Mistake(
+            "eta-everywhere",
+            "you gave η to every token; only the tokens with s > τ get η, the others keep weight 1 (η on all tokens did worse than GRPO in the paper's ablation)",
+            formula=lambda neg_scores, pos_mean_scores, beta, eta: torch.full_like(neg_scores, eta),
+            source="arXiv 2505.18830 (Deng et al.) §7.6, Table 4: β = −∞ applies η to all incorrect tokens and does worse than GRPO",
+        ),
+        Mistake(
+            "eta-hardcoded-zero",
+            "you gave the selected tokens weight 0 whatever eta is (the one-step probe's setting); give them the eta argument",
+            formula=lambda s, p, beta, eta: _nw(_min_tau, _above)(s, p, beta, 0.0),
+            source="arXiv 2505.18830 (Deng et al.) §5.3 vs §7.3: η = 0 in the one-step probe, η = 2·|0.5 − p| in training",
         ),
         Mistake(
             "no-validation",
             "invalid inputs (empty or non-1-D pos_mean_scores, NaN scores, η outside [0, 1], negative β, lists) must raise ValueError",
             unchecked=True,
+            source=NO_SOURCE,
         ),
     ),
 )
@@ -579,21 +639,43 @@ ETA_SCHEDULE = FunctionSpec(
             "no-abs",
             "you left out the absolute value: 2·(0.5 − p) is negative when most of the group is right; η = 2·|0.5 − p|",
             formula=_eta(lambda p, ab: 2 * (0.5 - p)),
+            source="arXiv 2505.18830 (Deng et al.) §7.3: η = 2 × |0.5 − p|, p the success rate",
         ),
         Mistake(
             "no-factor-2",
             "you left out the factor 2: |0.5 − p| only reaches 0.5; η = 2·|0.5 − p| reaches 1 for all-right or all-wrong groups",
             formula=_eta(lambda p, ab: ab(0.5 - p)),
+            source="arXiv 2505.18830 (Deng et al.) §7.3: η = 2 × |0.5 − p|, p the success rate",
         ),
         Mistake(
             "inverted",
             "you computed 1 − 2·|0.5 − p|: η must be small for balanced groups (p near 0.5), where LLD is strongest, and 1 for lopsided ones",
             formula=_eta(lambda p, ab: 1 - 2 * ab(0.5 - p)),
+            source="arXiv 2505.18830 (Deng et al.) §7.3: the schedule penalizes questions with success rates near 0.5 less",
+        ),
+        Mistake(
+            "eta-p",
+            "you used η = p, one of the paper's ablation variants; this notebook's schedule (the paper's training setting) is η = 2·|0.5 − p|",
+            formula=_eta(lambda p, ab: p * 1.0),
+            source="arXiv 2505.18830 (Deng et al.) §7.6, Table 5: η = p, η = 1 − p and η = 2·|0.5 − p| compared; 2·|0.5 − p| is adopted",
+        ),
+        Mistake(
+            "eta-one-minus-p",
+            "you used η = 1 − p, one of the paper's ablation variants; this notebook's schedule (the paper's training setting) is η = 2·|0.5 − p|",
+            formula=_eta(lambda p, ab: 1 - p),
+            source="arXiv 2505.18830 (Deng et al.) §7.6, Table 5: η = p, η = 1 − p and η = 2·|0.5 − p| compared; 2·|0.5 − p| is adopted",
+        ),
+        Mistake(
+            "squared",
+            "you squared the distance, 4·(0.5 − p)²; η is linear in it: 2·|0.5 − p| (0.5 at p = 0.25, not 0.25)",
+            formula=_eta(lambda p, ab: 4 * (0.5 - p) ** 2),
+            source=NO_SOURCE,
         ),
         Mistake(
             "no-validation",
             "success rates outside [0, 1], NaN, or integer tensors must raise ValueError",
             unchecked=True,
+            source=NO_SOURCE,
         ),
     ),
 )
