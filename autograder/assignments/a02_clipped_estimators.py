@@ -202,6 +202,14 @@ NO_VALIDATION_SOURCE = cite(src.TRL_6693, src.PYTORCH_RL_4255)
 ABS_SOURCE = cite(src.VERL_CORE_ALGOS, src.TRL_1161)
 CLAMP_BOUND = 40.0  # the log-ratio clamp asked for in databricks/compose-rl#44
 
+# Only the check of finite entries left out: NaN and ±inf go through (or are zeroed by hand).
+NONFINITE_ACCEPTED = Mistake(
+    "nonfinite-accepted",
+    "you let NaN and ±inf log probabilities through (into the result, or replaced by 0): a log probability is finite, so raise ValueError for them",
+    unchecked=("finite",),
+    source=cite(src.PYTORCH_RL_4255, src.TRL_6693),
+)
+
 K1_SPEC = FunctionSpec(
     "k1",
     cases=_per_sample_cases(),
@@ -230,6 +238,7 @@ K1_SPEC = FunctionSpec(
             formula=_arrays(lambda lp, lq: np.clip(lp - lq, -CLAMP_BOUND, CLAMP_BOUND)),
             source=src.COMPOSE_RL_44,
         ),
+        NONFINITE_ACCEPTED,
         Mistake("no-validation", NO_VALIDATION, unchecked=True, source=NO_VALIDATION_SOURCE),
     ),
 )
@@ -262,6 +271,7 @@ K2_SPEC = FunctionSpec(
             formula=_arrays(lambda lp, lq: 0.5 * np.clip(lp - lq, -CLAMP_BOUND, CLAMP_BOUND) ** 2),
             source=src.COMPOSE_RL_44,
         ),
+        NONFINITE_ACCEPTED,
         Mistake("no-validation", NO_VALIDATION, unchecked=True, source=NO_VALIDATION_SOURCE),
     ),
 )
@@ -300,6 +310,7 @@ K3_SPEC = FunctionSpec(
             formula=_arrays(lambda lp, lq: np.clip(_k3_of(np.clip(lq - lp, -20.0, 20.0)), -10, 10)),
             source=cite(src.VERL_CORE_ALGOS, src.TUNIX_1560),
         ),
+        NONFINITE_ACCEPTED,
         Mistake("no-validation", NO_VALIDATION, unchecked=True, source=NO_VALIDATION_SOURCE),
     ),
 )
@@ -333,6 +344,7 @@ CLIPPED_K1_SPEC = FunctionSpec(
             formula=_arrays(lambda lp, lq: np.abs(lp - lq)),
             source=ABS_SOURCE,
         ),
+        NONFINITE_ACCEPTED,
         Mistake("no-validation", NO_VALIDATION, unchecked=True, source=NO_VALIDATION_SOURCE),
     ),
 )
