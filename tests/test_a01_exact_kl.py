@@ -65,13 +65,15 @@ def test_feedback_names_the_clamping_mistake(ns):
     assert "story" in text  # the failing public case is shown with its note
 
 
-def test_every_function_has_five_mistakes_each_with_its_source_or_no_source_said():
-    """Does each function catalogue at least five mistakes, each naming where it is documented
-    ("<where>: <what it shows>") or saying plainly that no source was found?"""
-    from autograder.assignments import a01_exact_kl
+@pytest.mark.parametrize("assignment", [A, "02_clipped_estimators"])
+def test_every_function_has_five_mistakes_each_with_its_source_or_no_source_said(assignment):
+    """Does each function of 01 and 02 (their sources live in assignments/common.py) catalogue at
+    least five mistakes, each naming where it is documented ("<where>: <what it shows>", several
+    joined by "; ") or saying plainly that no source was found?"""
+    from autograder import assignments
     from autograder.spec import NO_SOURCE
 
-    for f in a01_exact_kl.SPEC.functions:
+    for f in assignments.get(assignment).functions:
         assert len(f.mistakes) >= 5, f.name
         for m in f.mistakes:
             parts = m.source.split("; ") if m.source != NO_SOURCE else []

@@ -132,19 +132,6 @@ def test_inverted_k3_is_biased_for_the_story(ns):
     assert round(mean, 6) == 0.271936
 
 
-def test_every_function_has_five_mistakes_each_with_its_source_or_no_source_said():
-    """Does each function catalogue at least five mistakes, each naming where it is documented
-    ("<where>: <what it shows>") or saying plainly that no source was found?"""
-    from autograder.assignments import a02_clipped_estimators as spec
-    from autograder.spec import NO_SOURCE
-
-    for f in spec.SPEC.functions:
-        assert len(f.mistakes) >= 5, f.name
-        for m in f.mistakes:
-            parts = m.source.split("; ") if m.source != NO_SOURCE else []
-            assert m.source == NO_SOURCE or all(": " in p for p in parts), (f.name, m.id, m.source)
-
-
 @pytest.mark.parametrize("function", ["k1", "k2", "k3"])
 def test_log_ratio_clamps_are_caught_by_the_large_gaps_case_alone(ns, function):
     """A clamp of the log ratio (±40 for k1 and k2, ±20 for k3) changes nothing on ordinary log

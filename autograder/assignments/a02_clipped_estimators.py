@@ -468,6 +468,12 @@ CLIPPED_EXPECTATION = FunctionSpec(
 )
 
 
+# -- estimator_moments and monte_carlo_kl: the same two slips in calling the estimator -------
+
+SWAPPED_ESTIMATOR_ARGUMENTS = "you called estimator(log q_x, log p_x): the arguments are swapped (the policy's log probability comes first)"
+PROBS_NOT_LOGPROBS = "you passed the probabilities p_x, q_x to the estimator; it takes log probabilities: estimator(log p_x, log q_x)"
+
+
 # -- estimator_moments -----------------------------------------------------------------------
 
 
@@ -601,7 +607,7 @@ ESTIMATOR_MOMENTS = FunctionSpec(
         ),
         Mistake(
             "swapped",
-            "you called estimator(log q_x, log p_x): the arguments are swapped (the policy's log probability comes first)",
+            SWAPPED_ESTIMATOR_ARGUMENTS,
             formula=_moments(_population, swap=True),
             source=cite(src.ALPACA_FARM_67, src.SCHULMAN_BLOG),
         ),
@@ -619,7 +625,7 @@ ESTIMATOR_MOMENTS = FunctionSpec(
         ),
         Mistake(
             "probs-not-logprobs",
-            "you passed the probabilities p_x, q_x to the estimator; it takes log probabilities: estimator(log p_x, log q_x)",
+            PROBS_NOT_LOGPROBS,
             formula=_moments(_population, log=float),
             source=cite(src.PYTORCH_43348, src.LIGHTLY_1341),
         ),
@@ -797,7 +803,7 @@ MONTE_CARLO_KL = FunctionSpec(
         ),
         Mistake(
             "swapped",
-            "you called estimator(log q_x, log p_x): the arguments are swapped (the policy's log probability comes first)",
+            SWAPPED_ESTIMATOR_ARGUMENTS,
             formula=_mc_swapped,
             source=cite(src.ALPACA_FARM_67, src.SCHULMAN_BLOG),
         ),
@@ -811,7 +817,7 @@ MONTE_CARLO_KL = FunctionSpec(
         ),
         Mistake(
             "probs-not-logprobs",
-            "you passed the probabilities p_x, q_x to the estimator; it takes log probabilities: estimator(log p_x, log q_x)",
+            PROBS_NOT_LOGPROBS,
             formula=_mc_probabilities,
             source=cite(src.PYTORCH_43348, src.LIGHTLY_1341),
         ),
