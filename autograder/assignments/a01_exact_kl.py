@@ -12,10 +12,12 @@ import math
 
 import numpy as np
 
+from autograder.assignments import common as src
+from autograder.assignments.common import cite
 from autograder.assignments.common import distribution_edge_cases as _edge_cases
 from autograder.assignments.common import distribution_pair as _pair
 from autograder.assignments.common import invalid_distribution_cases as _invalid_cases
-from autograder.spec import AssignmentSpec, Case, FunctionSpec, Mistake
+from autograder.spec import NO_SOURCE, AssignmentSpec, Case, FunctionSpec, Mistake
 
 STORY = ([0.1, 0.9], [0.5, 0.5])  # policy, reference of the story
 
@@ -25,6 +27,10 @@ STORY = ([0.1, 0.9], [0.5, 0.5])  # policy, reference of the story
 
 def _ratios(log):
     return lambda policy, reference: [log(p / q) for p, q in zip(policy, reference)]
+
+
+SMOOTHING = 1e-5  # the epsilon of PIQuIL/QuCumber#67
+LOG_BASE_SOURCE = cite(src.FIELDTRIP_686, src.KANSA_71, src.SCIPY_ENTROPY)
 
 
 LOG_RATIOS = FunctionSpec(
@@ -46,21 +52,39 @@ LOG_RATIOS = FunctionSpec(
             "log2",
             "you used log base 2; KL in RL code uses the natural log (math.log)",
             formula=_ratios(math.log2),
+            source=LOG_BASE_SOURCE,
         ),
         Mistake(
             "log10",
             "you used log base 10; KL in RL code uses the natural log (math.log)",
             formula=_ratios(math.log10),
+            source=NO_SOURCE,
         ),
         Mistake(
             "swapped",
             "you computed log(q_i / p_i): the arguments are swapped (policy first, reference second)",
             formula=lambda policy, reference: _ratios(math.log)(reference, policy),
+            source=cite(src.ALPACA_FARM_67, src.SCHULMAN_BLOG),
+        ),
+        Mistake(
+            "probs-as-logprobs",
+            "you subtracted the probabilities, p_i − q_i, as if they were log probabilities: take the logs first, log(p_i) − log(q_i) = log(p_i / q_i)",
+            formula=lambda policy, reference: [p - q for p, q in zip(policy, reference)],
+            source=cite(src.PYTORCH_43348, src.LIGHTLY_1341),
+        ),
+        Mistake(
+            "epsilon-smoothed",
+            "you added a small epsilon to p_i and q_i inside the log: every log ratio is slightly off, and a zero no longer raises; use log(p_i / q_i) exactly and raise ValueError for a zero, where the log ratio is undefined",
+            formula=lambda policy, reference: [
+                math.log((p + SMOOTHING) / (q + SMOOTHING)) for p, q in zip(policy, reference)
+            ],
+            source=cite(src.QUCUMBER_67, src.XPSI_331),
         ),
         Mistake(
             "no-validation",
             "invalid inputs (empty, unequal lengths, entries outside [0, 1], not summing to 1, zeros) must raise ValueError",
             unchecked=True,
+            source=cite(src.THE_ALGORITHMS_12233, src.SCIPY_ENTROPY),
         ),
     ),
 )
@@ -83,16 +107,19 @@ def _weighted_by_other(p, q):
     return math.fsum(b * math.log(a / b) for a, b in zip(p, q) if a > 0 and b > 0)
 
 
-def _kl(log):
+def _kl(log, clamp=False):
+    """The reference's KL with another log (and, with ``clamp``, each log ratio clamped at 0)."""
+
     def formula(p, q):
-        total = 0.0
+        terms = []
         for a, b in zip(p, q):
             if a == 0:
                 continue
             if b == 0:
                 return math.inf
-            total += a * log(a / b)
-        return total
+            r = log(a / b)
+            terms.append(a * (max(0.0, r) if clamp else r))
+        return math.fsum(terms)
 
     return formula
 
@@ -106,8 +133,9 @@ def _math_zero_terms(p, q):
     return math.fsum(a * math.log(a / b) for a, b in zip(p, q))
 
 
-def _clamped(p, q):
-    return math.fsum(a * max(0.0, math.log(a / b)) for a, b in zip(p, q) if a > 0)
+def _zero_clamped(p, q):
+    """The KL with q_i clamped to 1e-6 (as uber/causalml#167 does): finite where q_i = 0 < p_i."""
+    return math.fsum(a * math.log(a / max(b, 1e-6)) for a, b in zip(p, q) if a > 0)
 
 
 def _kl_cases(story_note: str) -> tuple[Case, ...]:
@@ -161,42 +189,71 @@ FORWARD_KL = FunctionSpec(
         *_invalid_cases(),
     ),
     mistakes=(
+        # indirect: the thread shows the confusion between the sampled log ratio and the weighted sum
         Mistake(
             "unweighted",
             "you took the unweighted average of the log ratios; the forward KL weights each log ratio by the policy's p_i",
             formula=_unweighted,
+            source=src.MWP_REFT_40,
         ),
         Mistake(
             "weighted-by-reference",
             "you weighted the log ratios by the reference q_i; the forward KL takes the expectation under the policy p",
             formula=_weighted_by_other,
+            source=NO_SOURCE,
         ),
         Mistake(
             "swapped",
             "your value is KL(reference ‖ policy): the arguments are swapped; forward_kl weights by the policy, Σ p_i · log(p_i / q_i)",
             formula=_reverse(_kl(math.log)),
+            source=cite(src.PYTORCH_57459, src.ACER_6, src.XIHUAI_KL_ESTIMATORS),
         ),
-        Mistake("log2", "you used log base 2; use the natural log", formula=_kl(math.log2)),
-        Mistake("log10", "you used log base 10; use the natural log", formula=_kl(math.log10)),
+        Mistake(
+            "log2",
+            "you used log base 2; use the natural log",
+            formula=_kl(math.log2),
+            source=LOG_BASE_SOURCE,
+        ),
+        Mistake(
+            "log10",
+            "you used log base 10; use the natural log",
+            formula=_kl(math.log10),
+            source=NO_SOURCE,
+        ),
         Mistake(
             "zero-term-nan",
             "a term with p_i = 0 gave NaN (0 · log 0); such terms contribute exactly 0, skip them",
             formula=_nan_zero_terms,
+            source=cite(
+                src.THE_ALGORITHMS_12233,
+                src.TORCHMETRICS_1029,
+                src.DISTRIBUTIONS_JL_793,
+                src.SCIPY_REL_ENTR,
+            ),
         ),
         Mistake(
             "zero-term-error",
             "a term with p_i = 0 raised an error (log 0); such terms contribute exactly 0, skip them",
             formula=_math_zero_terms,
+            source=cite(src.THE_ALGORITHMS_12233, src.SCIPY_REL_ENTR),
+        ),
+        Mistake(
+            "reference-zero-finite",
+            "where q_i = 0 < p_i you returned a finite number (q_i clamped to a small epsilon): the KL is infinite there, so return math.inf as soon as some q_i = 0 < p_i",
+            formula=_zero_clamped,
+            source=cite(src.LEAN_POOL_28, src.CAUSALML_167, src.TORCHMETRICS_1029),
         ),
         Mistake(
             "clamped",
             "you clamped each log ratio at 0 before averaging: that is the clipped expectation (0.529008 for the story's pair), not the KL",
-            formula=_clamped,
+            formula=_kl(math.log, clamp=True),
+            source=src.ALPACA_FARM_67,
         ),
         Mistake(
             "no-validation",
             "invalid inputs (empty, unequal lengths, entries outside [0, 1], not summing to 1) must raise ValueError",
             unchecked=True,
+            source=src.SCIPY_ENTROPY,
         ),
     ),
 )
@@ -230,34 +287,56 @@ REVERSE_KL = FunctionSpec(
             "swapped",
             "your value is KL(policy ‖ reference), the forward KL: reverse_kl is KL(reference ‖ policy) = Σ q_i · log(q_i / p_i), weighted by the reference",
             formula=_kl(math.log),
+            source=cite(src.XIHUAI_KL_ESTIMATORS, src.PYTORCH_57459),
         ),
+        # indirect: the thread shows the confusion between the sampled log ratio and the weighted sum
         Mistake(
             "unweighted",
             "you took the unweighted average of the log ratios; the reverse KL weights by the reference's q_i",
             formula=_reverse(_unweighted),
+            source=src.MWP_REFT_40,
         ),
         Mistake(
             "weighted-by-policy",
             "you weighted by the policy p_i; the reverse KL takes the expectation under the reference q",
             formula=_reverse(_weighted_by_other),
+            source=NO_SOURCE,
         ),
         Mistake(
-            "log2", "you used log base 2; use the natural log", formula=_reverse(_kl(math.log2))
+            "log2",
+            "you used log base 2; use the natural log",
+            formula=_reverse(_kl(math.log2)),
+            source=LOG_BASE_SOURCE,
         ),
         Mistake(
             "zero-term-nan",
             "a term with q_i = 0 gave NaN (0 · log 0); such terms contribute exactly 0, skip them",
             formula=_reverse(_nan_zero_terms),
+            source=cite(src.TORCHMETRICS_1029, src.DISTRIBUTIONS_JL_793, src.SCIPY_REL_ENTR),
         ),
         Mistake(
             "zero-term-error",
             "a term with q_i = 0 raised an error (log 0); such terms contribute exactly 0, skip them",
             formula=_reverse(_math_zero_terms),
+            source=cite(src.THE_ALGORITHMS_12233, src.SCIPY_REL_ENTR),
+        ),
+        Mistake(
+            "policy-zero-finite",
+            "where p_i = 0 < q_i you returned a finite number (p_i clamped to a small epsilon): the reverse KL is infinite there, so return math.inf as soon as some p_i = 0 < q_i",
+            formula=_reverse(_zero_clamped),
+            source=cite(src.LEAN_POOL_28, src.CAUSALML_167, src.TORCHMETRICS_1029),
+        ),
+        Mistake(
+            "clamped",
+            "you clamped each log ratio log(q_i / p_i) at 0 before weighting: the KL weights the signed log ratios, negative ones included (0.510826 for the story's pair, not 0.804719)",
+            formula=_reverse(_kl(math.log, clamp=True)),
+            source=src.ALPACA_FARM_67,
         ),
         Mistake(
             "no-validation",
             "invalid inputs (empty, unequal lengths, entries outside [0, 1], not summing to 1) must raise ValueError",
             unchecked=True,
+            source=src.SCIPY_ENTROPY,
         ),
     ),
 )
