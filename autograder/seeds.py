@@ -12,8 +12,6 @@ import hashlib
 import os
 from pathlib import Path
 
-import numpy as np
-
 PUBLIC_DEFAULT_SECRET = "reward-drills-public-default-secret"
 
 
@@ -44,4 +42,6 @@ def case_seed(secret: str, assignment: str, case_id: str, student: str | None = 
 
 
 def case_rng(secret: str, assignment: str, case_id: str, student: str | None = None):
+    import numpy as np  # here, not at the top: `import autograder` must stay cheap
+
     return np.random.default_rng(case_seed(secret, assignment, case_id, student))
