@@ -26,6 +26,7 @@ import json
 import queue
 import sys
 import time
+from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,6 +35,7 @@ from typing import Any
 from autograder import assignments, evaluate, notebook, report, sandbox, seeds, submission
 from autograder.evaluate import FunctionResult
 from autograder.report import SubmissionResult
+from autograder.spec import FunctionSpec
 
 DEFAULT_TIMEOUT = 30.0
 DEFAULT_MEMORY_MB = 2048
@@ -50,7 +52,10 @@ class Prepared:
     points: dict[str, float]
     inputs: dict[str, list[dict]]
     expected: dict[str, list[dict]]
-    mutants: dict[str, dict[str, list[dict]]]
+    mutants: Mapping[str, Mapping[str, list[dict]]]  # computed on first use (evaluate.LazyMistakes)
+    specs: dict[str, FunctionSpec] | None = (
+        None  # outlines enough to score (evaluate.assignment_outcomes)
+    )
 
     @property
     def max_score(self) -> float:
@@ -97,28 +102,19 @@ class Grader:
 
     def prepare(self, assignment: str) -> Prepared:
         if assignment not in self._prepared:
-            spec = assignments.get(assignment)
             src = notebook.read(notebook.source_path(assignment, self.root))
-            names = spec.names
-            inputs, expected, mutants, points = {}, {}, {}, {}
-            for f in spec.functions:
-                inputs[f.name] = evaluate.materialize(assignment, f, self.secret)
-                expected[f.name] = evaluate.reference_outcomes(
-                    assignment, f, inputs[f.name], self.root
-                )
-                mutants[f.name] = evaluate.mistake_outcomes(
-                    assignment, f, inputs[f.name], self.root
-                )
-                points[f.name] = notebook.points(assignment, f.name, self.root)
+            # From the outcome cache when it can be: no case module, numpy or torch to import.
+            out = evaluate.assignment_outcomes(assignment, self.secret, None, self.root)
             self._prepared[assignment] = Prepared(
                 assignment,
                 src,
                 submission.solution_ids(src),
-                names,
-                points,
-                inputs,
-                expected,
-                mutants,
+                out.names,
+                out.points,
+                out.inputs,
+                out.expected,
+                out.mutants,
+                out.specs,
             )
         return self._prepared[assignment]
 
@@ -190,7 +186,7 @@ class Grader:
             res.error = f"the grader failed on this submission: {w.crash}"
         for name in prep.names:
             pts = prep.points[name]
-            fspec = assignments.get(a).function(name)
+            fspec = prep.specs[name] if prep.specs else assignments.get(a).function(name)
             err = None
             if res.error or prog is None:
                 err = "not graded: " + (res.error or "no program")

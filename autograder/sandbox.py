@@ -252,14 +252,22 @@ def _bwrap_command(
     tm = _package_dir("tiny_model")
     if tm is not None and not any(_inside(tm, b) for b in bound):
         cmd += ["--ro-bind", str(tm), f"{SANDBOX_LIB}/tiny_model"]
-    # Anything secret that happens to sit inside a bound folder is covered up.
-    for h in [*iso.hidden, grader_dir()]:
+    # Anything secret that happens to sit inside a bound folder is covered up (the outcome
+    # cache holds generated inputs).
+    for h in [*iso.hidden, grader_dir(), *_cache_dirs()]:
         if any(_inside(h, b) for b in bound) and h.exists():
             cmd += ["--tmpfs", str(h)] if h.is_dir() else ["--ro-bind", "/dev/null", str(h)]
     if indir.exists():
         cmd += ["--ro-bind", str(indir), SANDBOX_IN]
     cmd += ["--chdir", "/tmp", "--remount-ro", "/"]
     return cmd + ["--", *argv]
+
+
+def _cache_dirs() -> list[Path]:
+    from autograder import cache
+
+    d = cache.directory()
+    return [Path(os.path.realpath(d))] if d is not None else []
 
 
 def _child_env() -> dict[str, str]:
