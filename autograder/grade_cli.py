@@ -32,7 +32,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from autograder import assignments, evaluate, notebook, report, sandbox, seeds, submission
+from autograder import (
+    assignments,
+    evaluate,
+    notebook,
+    report,
+    sandbox,
+    seeds,
+    submission,
+    worker,
+)
 from autograder.evaluate import FunctionResult
 from autograder.report import SubmissionResult
 from autograder.spec import FunctionSpec
@@ -80,6 +89,7 @@ class Grader:
         limits: sandbox.Limits | None = None,
         hidden: list[Path] | None = None,
         force_reduced: bool = False,
+        warm: bool = True,
     ) -> None:
         self.root = root or notebook.course_root()
         self.secret = seeds.course_secret(secret)
@@ -88,6 +98,9 @@ class Grader:
         self._prepared: dict[str, Prepared] = {}
         self._sources: dict[str, set[str]] | None = None
         self.timing: dict[str, float] = {}
+        self.warm = warm  # batches run in warm workers where they are safe (worker.py)
+        self.runner: worker.WorkerPool | None = None  # set while grade() runs
+        self.pool_stats: dict[str, Any] = {}
 
     # -- trusted preparation --
 
@@ -150,7 +163,7 @@ class Grader:
         cases = {n: prep.inputs[n] for n in prep.names if n not in prog.missing}
         try:
             w.execution = sandbox.execute(
-                prog.cells, prog.setup, cases, self.isolation, self.limits, slot
+                prog.cells, prog.setup, cases, self.isolation, self.limits, slot, runner=self.runner
             )
         except Exception as e:  # noqa: BLE001 (a grader failure still gives the submission its row)
             w.crash = f"{type(e).__name__}: {e}"
@@ -250,11 +263,19 @@ class Grader:
                 slots.put(slot)
 
         bar = _progress(len(works)) if progress else None
-        with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-            futures = [pool.submit(task, w) for w in works]
-            for _ in as_completed(futures):
-                if bar:
-                    bar.update(1)
+        warm = self.warm and sum(w.program is not None for w in works) > 1
+        self.runner = worker.WorkerPool(self.isolation, self.limits) if warm else None
+        try:
+            with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+                futures = [pool.submit(task, w) for w in works]
+                for _ in as_completed(futures):
+                    if bar:
+                        bar.update(1)
+        finally:
+            if self.runner is not None:
+                self.runner.close()
+                self.pool_stats = dict(self.runner.stats, unavailable=self.runner.unavailable)
+            self.runner = None
         if bar:
             bar.close()
         t2 = time.monotonic()
@@ -350,6 +371,8 @@ def _grade_cmd(args: argparse.Namespace) -> int:
     report.write_outputs(out, results, grader.meta(args.show_hidden), args.show_hidden)
     graded = [r for r in results if r.submitted]
     errors = sum(1 for r in graded if r.error)
+    if grader.pool_stats.get("unavailable"):
+        print(f"note: {grader.pool_stats['unavailable']}; cold children were used", file=sys.stderr)
     print(
         f"graded {len(graded)} submissions in {time.monotonic() - t0:.1f} s "
         f"(sandboxed runs {grader.timing.get('sandbox_s', 0.0):.1f} s; {errors} could not be graded); "
