@@ -7,7 +7,8 @@ inputs, the limits), then starts ``python harness.py job.json 3``:
 
 - with bubblewrap (``bwrap``): new user, pid, network, ipc and uts namespaces
   (no network; signals reach only the sandbox), a read-only system (``/usr``,
-  the interpreter, the library folders), ``/tmp`` and the working directory
+  the interpreter, the library folders, ``/proc``; kernel keyrings refused by a
+  seccomp filter), ``/tmp`` and the working directory
   bound to the child's own empty folder, and nothing else: not the course
   folder, the secret, the grader's package or the output folder (masked if they
   sit inside a library folder);
@@ -239,6 +240,10 @@ def _bwrap_command(
         cmd += ["--seccomp", str(seccomp_fd)]
     cmd += [
         "--proc",
+        "/proc",
+        # Read-only: a child running as root (grader is root, no uid to drop to) could
+        # otherwise write the host's kernel settings in /proc/sys (core_pattern, ...).
+        "--remount-ro",
         "/proc",
         "--dev",
         "/dev",

@@ -20,8 +20,8 @@ Each job runs in three processes:
        read-only, every capability dropped (bounding set included); then forks H and,
        as init, reaps; when H ends G ends, and the kernel kills whatever H left behind
     H  the job: its own session, rlimits (address space, CPU, file size, processes,
-       files, no core), first in line for the OOM killer; reads the job from its
-       descriptor and runs child_harness.run, which writes the records
+       files, no core); reads the job from its descriptor and runs child_harness.run,
+       which writes the records
 
 So one job cannot see or touch another's files (/tmp, /dev/shm are per job and
 vanish with it; the rest is read-only), processes (a pid namespace per job, all
@@ -219,11 +219,6 @@ def _child_h(limits, harness):
         signal.signal(signal.SIGINT, signal.default_int_handler)
         for sig in (signal.SIGPIPE, signal.SIGXFSZ):
             signal.signal(sig, signal.SIG_IGN)  # as a fresh interpreter has them
-        try:
-            with open("/proc/self/oom_score_adj", "w") as f:
-                f.write("1000")  # under memory pressure, this job goes first
-        except OSError:
-            pass
         _limit_self(limits)
         chunks = []
         while True:
@@ -273,13 +268,21 @@ def _probe(fd):
                 f.write("x")
         except OSError as e:
             problems.append(f"{folder} is not writable ({e})")
-    for target in ("/dev/probe", "/probe", "/usr/probe"):
+    for target in ("/dev/probe", "/probe", "/usr/probe", "/proc/sys/kernel/hostname"):
         try:
             with open(target, "w"):
                 pass
             problems.append(f"{target} could be written")
         except OSError:
             pass
+    # Every writable mount is this job's own tmpfs, devpts, a device node, or the worker's /tmp
+    # under this job's tmpfs.
+    for line in open("/proc/self/mountinfo"):
+        fields = line.split()
+        point, options = fields[4], fields[5].split(",")
+        if "rw" in options and point not in ("/tmp", "/dev/shm", "/dev/pts"):
+            if not (point.startswith("/dev/") and point.count("/") == 2):
+                problems.append(f"{point} is mounted writable")
     os.write(fd, (json.dumps(problems) + "\n").encode())
     os._exit(0)
 
