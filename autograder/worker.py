@@ -299,8 +299,10 @@ class Worker:
         try:
             os.write(jfd, body)
             os.lseek(jfd, 0, os.SEEK_SET)
-            if self.cgroup is not None:  # processes: the job's, plus the zygote's own and C, G
-                (self.cgroup / "pids.max").write_text(str(limits.nproc + self.tasks + 8))
+            if self.cgroup is not None:
+                # As much room for the job as a cold child's cgroup leaves it (nproc + 8 for
+                # bwrap, its init and the harness): here also the zygote's tasks, C and G.
+                (self.cgroup / "pids.max").write_text(str(limits.nproc + self.tasks + 9))
             job_limits = {
                 "memory_mb": limits.memory_mb,
                 "fsize_mb": limits.fsize_mb,

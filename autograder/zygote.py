@@ -44,7 +44,15 @@ import types
 
 CLONE_NEWNS, CLONE_NEWUTS, CLONE_NEWIPC = 0x00020000, 0x04000000, 0x08000000
 CLONE_NEWPID, CLONE_NEWNET = 0x20000000, 0x40000000
-MS_RDONLY, MS_NOSUID, MS_NODEV, MS_REMOUNT, MS_BIND, MS_REC = 1, 2, 4, 32, 4096, 16384
+MS_RDONLY, MS_NOSUID, MS_NODEV, MS_REMOUNT, MS_MOVE, MS_BIND, MS_REC = (
+    1,
+    2,
+    4,
+    32,
+    8192,
+    4096,
+    16384,
+)
 MS_PRIVATE = 1 << 18
 PR_SET_PDEATHSIG, PR_CAPBSET_DROP, PR_SET_CHILD_SUBREAPER, PR_CAP_AMBIENT = 1, 24, 36, 47
 PR_CAP_AMBIENT_CLEAR_ALL = 4
@@ -165,13 +173,44 @@ def _child_c(msg, fds, harness):
         os._exit(125)
 
 
+def _binds_below_tmp():
+    """The outermost mount points below /tmp (none, unless libraries live under /tmp)."""
+    points = []
+    for line in open("/proc/self/mountinfo"):
+        point = line.split()[4]
+        if point.startswith("/tmp/"):
+            points.append(point)
+    return list(dict.fromkeys(p for p in points if not any(p.startswith(q + "/") for q in points)))
+
+
+def _fresh_tmp(options):
+    """A new tmpfs on /tmp that still shows what the sandbox binds below /tmp (a library
+    folder or the interpreter of a course cloned under /tmp), read-only as before."""
+    tops = _binds_below_tmp()
+    if not tops:
+        _mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, options)
+        return
+    stage = "/dev/shm"  # built here, then moved onto /tmp
+    _mount("tmpfs", stage, "tmpfs", MS_NOSUID | MS_NODEV, options)
+    for point in tops:
+        target = stage + point[len("/tmp") :]
+        if os.path.isdir(point):
+            os.makedirs(target, exist_ok=True)
+        else:
+            os.makedirs(os.path.dirname(target), exist_ok=True)
+            open(target, "a").close()
+        _mount(point, target, None, MS_BIND | MS_REC)
+        _mount(None, target, None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV)
+    _mount(stage, "/tmp", None, MS_MOVE)
+
+
 def _child_g(msg, harness):
     try:
         libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
         limits = msg["limits"]
         _mount(None, "/", None, MS_REC | MS_PRIVATE)
         tmp = f"size={int(limits['tmp_mb'])}m,nr_inodes=16384,mode=1777"
-        _mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, tmp)
+        _fresh_tmp(tmp)
         _mount("tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, tmp)
         _mount(None, "/dev", None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV)
         os.chdir("/tmp")
@@ -199,7 +238,7 @@ def _limit_self(limits):
     import resource as r
 
     mb = 1024 * 1024
-    nproc = int(limits["nproc"]) + _tasks()
+    nproc = int(limits["nproc"]) + _tasks() - 2  # as a cold child: its bwrap init and itself
     for key, value in (
         (r.RLIMIT_AS, int(limits["memory_mb"]) * mb),
         (r.RLIMIT_FSIZE, int(limits["fsize_mb"]) * mb),
@@ -260,8 +299,9 @@ def _probe(fd):
         problems.append("keyrings are reachable")
     if os.getpid() != 2 or os.getppid() != 1:
         problems.append(f"not in a pid namespace of its own (pid {os.getpid()})")
-    for folder in ("/tmp", "/dev/shm"):
-        if os.listdir(folder):
+    binds = {p.split("/")[2] for p in _binds_below_tmp()}  # library folders bound under /tmp
+    for folder, allowed in (("/tmp", binds), ("/dev/shm", set())):
+        if set(os.listdir(folder)) - allowed:
             problems.append(f"{folder} is not empty")
         try:
             with open(f"{folder}/probe", "w") as f:

@@ -184,3 +184,34 @@ def test_children_cannot_use_kernel_keyrings(warm):
             assert pool.stats["warm_jobs"] == 1, pool.stats
     case = json.loads(run.lines[-3])
     assert case["outcome"] == {"value": [-1, 1]}, run.lines
+
+
+def test_a_library_folder_under_tmp_stays_importable_in_warm_jobs(tmp_path, monkeypatch):
+    """A course cloned under /tmp has its packages there: does a job's fresh /tmp still show
+    them (read-only), as a cold child's does?"""
+    lib = tmp_path / "site-packages"
+    lib.mkdir()
+    (lib / "drills_tmp_lib.py").write_text("ANSWER = 42\n")
+    assert str(lib).startswith("/tmp/")
+    real = sandbox.library_dirs
+    monkeypatch.setattr(sandbox, "library_dirs", lambda: [*real(), lib])
+    code = (
+        "def f():\n"
+        "    import drills_tmp_lib\n"
+        f"    try:\n        open({str(lib / 'x')!r}, 'w')\n        wrote = True\n"
+        "    except OSError:\n        wrote = False\n"
+        "    return [drills_tmp_lib.ANSWER, wrote]\n"
+    )
+    job = {
+        "setup": [],
+        "cells": [["c", code]],
+        "skip_cells": [],
+        "plan": [{"name": "f", "start": 0, "cases": [{"args": [], "kwargs": {"$dict": {}}}]}],
+    }
+    iso = sandbox.detect([])
+    with worker.WorkerPool(iso, LIMITS) as pool:
+        warm = pool.run_child(job, iso, LIMITS, 0, 60)
+        assert pool.stats["warm_jobs"] == 1, (pool.stats, pool.unavailable)
+    cold = sandbox.run_child(job, iso, LIMITS, 0, 60)
+    for run in (warm, cold):
+        assert json.loads(run.lines[-3])["outcome"] == {"value": [42, False]}, run.lines
