@@ -8,7 +8,8 @@ The pipeline per submission (the parent never imports learner code):
 
     read       strict JSON + nbformat validation, assignment and student from the path
     program    source setup cells + the learner's solution cells (submission.build_program)
-    run        one sandboxed child per submission computes the learner's outcomes (sandbox)
+    run        one sandboxed child per submission computes the learner's outcomes (sandbox;
+               for a batch, a fresh fork of a warm worker per submission: worker)
     score      in the parent, with evaluate.score against the reference's outcomes and the
                catalogued mistakes: the same functions the in-kernel engine uses, so both
                engines give the same points
@@ -61,10 +62,10 @@ class Prepared:
     points: dict[str, float]
     inputs: dict[str, list[dict]]
     expected: dict[str, list[dict]]
-    mutants: Mapping[str, Mapping[str, list[dict]]]  # computed on first use (evaluate.LazyMistakes)
-    specs: dict[str, FunctionSpec] | None = (
-        None  # outlines enough to score (evaluate.assignment_outcomes)
-    )
+    # Known mistakes' outcomes are computed on first use (evaluate.LazyMistakes); specs are
+    # outlines, enough to score (evaluate.assignment_outcomes).
+    mutants: Mapping[str, Mapping[str, list[dict]]]
+    specs: dict[str, FunctionSpec] | None = None
 
     @property
     def max_score(self) -> float:

@@ -30,6 +30,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -67,7 +68,8 @@ def warm_possible(iso: Isolation) -> str | None:
 
 
 def preload_for(setup: list) -> tuple[str, ...]:
-    """Modules the trusted setup cells import at top level (e.g. numpy, torch)."""
+    """Installed (not standard-library) modules the trusted setup cells import at top level:
+    numpy for 01-04, numpy and torch for 05-06 (one zygote serves each set)."""
     names = set(ALWAYS_PRELOAD)
     for _gid, src in setup:
         try:
@@ -79,7 +81,7 @@ def preload_for(setup: list) -> tuple[str, ...]:
                 names.update(a.name.split(".")[0] for a in node.names)
             elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
                 names.add(node.module.split(".")[0])
-    return tuple(sorted(names))
+    return tuple(sorted(names - set(sys.stdlib_module_names)))
 
 
 class _JobHandle(ChildHandle):
