@@ -120,9 +120,20 @@ def _tail(text: str, lines: int = 15) -> str:
 # -- is the saved file what the kernel ran? ----------------------------------------------------
 
 
-def _normalized(source: str) -> str:
-    lines = [line.rstrip() for line in textwrap.dedent(source).strip("\n").splitlines()]
-    return "\n".join(lines).strip()
+def _normalized(source: str) -> list | str:
+    """The code of ``source`` without comments, blank lines or spacing: what runs. (A
+    kernel's copy of a function ends with the comments below its last line, e.g. nbgrader's
+    ``### END SOLUTION``; the saved cell's ends at the last statement.)"""
+    import io
+    import tokenize
+
+    text = textwrap.dedent(source).strip("\n") + "\n"
+    skip = {tokenize.COMMENT, tokenize.NL, tokenize.ENCODING, tokenize.ENDMARKER}
+    try:
+        tokens = tokenize.generate_tokens(io.StringIO(text).readline)
+        return [(t.type, t.string) for t in tokens if t.type not in skip]
+    except (tokenize.TokenError, SyntaxError):
+        return "\n".join(line.rstrip() for line in text.splitlines()).strip()
 
 
 def saved_definitions(path: Path) -> dict[str, str]:
@@ -171,6 +182,7 @@ def stale_definitions(path: Path, namespace: dict) -> list[str]:
             continue
         if _normalized(ran) != _normalized(saved):
             stale.append(name)
+
     return stale
 
 

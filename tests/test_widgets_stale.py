@@ -15,7 +15,8 @@ from autograder import widgets
 
 ROOT = Path(__file__).resolve().parent.parent
 A = "01_exact_kl"
-SOLVED = ROOT / "tests" / "fixtures" / "corpus" / "solution.ipynb"
+# The source notebook: its solution cells carry nbgrader's ### BEGIN/END SOLUTION comments.
+SOLVED = ROOT / "solutions" / A / f"{A}.ipynb"
 
 
 def _cells(path: Path, solution_only: bool = False) -> list[tuple[str, str]]:
@@ -71,7 +72,7 @@ def test_warning_when_the_kernel_ran_a_newer_function_than_the_saved_one(kernel)
     """forward_kl edited and run, not saved: is forward_kl (only) reported, and the warning
     shown next to the score?"""
     cells = _edit(
-        _cells(SOLVED), "forward_kl", "return math.fsum(terms)", "return math.fsum(terms)  # v2"
+        _cells(SOLVED), "forward_kl", "return math.fsum(terms)", "return math.fsum(terms) + 0.0"
     )
     ns = kernel([s for _, s in cells])
     stale = widgets.stale_definitions(SOLVED, ns)
@@ -82,11 +83,13 @@ def test_warning_when_the_kernel_ran_a_newer_function_than_the_saved_one(kernel)
     assert "forward_kl" in page[warning_at:]
 
 
-def test_a_changed_helper_counts_and_whitespace_does_not(kernel):
+def test_a_changed_helper_counts_and_comments_or_spacing_do_not(kernel):
     """A helper the graded functions call, changed in the kernel, makes the file stale; trailing
-    spaces and a re-indented copy of the same code do not."""
+    spaces, an edited comment or extra blank lines do not (they change nothing that runs)."""
     cells = _edit(_cells(SOLVED), "log_ratios", "x > 1", "x > 1.5")
     cells = _edit(cells, "reverse_kl", "return math.fsum(terms)", "return math.fsum(terms)   ")
+    cells = _edit(cells, "reverse_kl", "### END SOLUTION", "# my notes\n\n    ### END SOLUTION")
+    cells = _edit(cells, "forward_kl", "terms = []", "terms = [ ]")
     ns = kernel([s for _, s in cells])
     assert widgets.stale_definitions(SOLVED, ns) == ["_check_distributions"]
 
