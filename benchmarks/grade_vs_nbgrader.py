@@ -33,6 +33,8 @@ sys.path.insert(0, str(REPO / "tests"))
 
 import nbgrader_course  # noqa: E402
 
+from autograder import notebook  # noqa: E402
+
 
 def _drills(
     submitted: Path, out: Path, jobs: int, env: dict | None = None
@@ -67,18 +69,7 @@ def _drills(
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument(
-        "--assignments",
-        nargs="+",
-        default=[
-            "01_exact_kl",
-            "02_clipped_estimators",
-            "03_sum_vs_mean",
-            "04_rlef_turn_rewards",
-            "05_grpo_lld",
-            "06_nthr",
-        ],
-    )
+    ap.add_argument("--assignments", nargs="+", default=list(notebook.ASSIGNMENTS))
     args = ap.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="drills-bench-") as tmp:
         course = nbgrader_course.make_course(Path(tmp), args.assignments)
