@@ -173,6 +173,23 @@ def _child_c(msg, fds, harness):
         os._exit(125)
 
 
+_MS_FLAGS = {"nosuid": 2, "nodev": 4, "noexec": 8, "noatime": 1024, "nodiratime": 2048}
+_MS_FLAGS.update(relatime=1 << 21, strictatime=1 << 24)
+
+
+def _remount_readonly(point):
+    """Remount ``point`` read-only, keeping its other flags (the kernel refuses to drop a
+    flag it locked, e.g. noexec on a host's /tmp)."""
+    flags = MS_REMOUNT | MS_BIND | MS_RDONLY
+    for line in open("/proc/self/mountinfo"):
+        fields = line.split()
+        if fields[4] == point:  # the last one listed is the one on top
+            options = fields[5].split(",")
+            flags = MS_REMOUNT | MS_BIND | MS_RDONLY
+            flags |= sum(v for k, v in _MS_FLAGS.items() if k in options)
+    _mount(None, point, None, flags)
+
+
 def _binds_below_tmp():
     """The outermost mount points below /tmp (none, unless libraries live under /tmp)."""
     points = []
@@ -200,7 +217,7 @@ def _fresh_tmp(options):
             os.makedirs(os.path.dirname(target), exist_ok=True)
             open(target, "a").close()
         _mount(point, target, None, MS_BIND | MS_REC)
-        _mount(None, target, None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV)
+        _remount_readonly(target)
     _mount(stage, "/tmp", None, MS_MOVE)
 
 
@@ -212,7 +229,7 @@ def _child_g(msg, harness):
         tmp = f"size={int(limits['tmp_mb'])}m,nr_inodes=16384,mode=1777"
         _fresh_tmp(tmp)
         _mount("tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, tmp)
-        _mount(None, "/dev", None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV)
+        _remount_readonly("/dev")
         os.chdir("/tmp")
         _drop_capabilities()
         for sig in signal.valid_signals():
