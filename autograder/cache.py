@@ -279,8 +279,10 @@ def _outline(v: Any) -> Any:
         return [_outline(x) for x in v]
     if t is dict and all(type(k) is str for k in v):
         return {"$dict": {k: _outline(x) for k, x in v.items()}}
-    if isinstance(v, type) and issubclass(v, BaseException) and v.__module__ == "builtins":
-        return {"$exception": v.__name__}
+    if isinstance(v, type):
+        if issubclass(v, BaseException) and v.__module__ == "builtins":
+            return {"$exception": v.__name__}
+        raise NotOutlined(f"no plain outline for the type {v.__name__}")
     if callable(v):
         return {"$callable": str(getattr(v, "__name__", "function"))[:100]}
     raise NotOutlined(f"no plain outline for a {t.__name__}")

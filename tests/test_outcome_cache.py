@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from autograder import cache, evaluate, notebook, reference
+from autograder.assignments import MODULES
 
 REPO = Path(__file__).resolve().parent.parent
 CORPUS = REPO / "tests" / "fixtures" / "corpus"
@@ -304,3 +305,36 @@ def test_two_concurrent_checks_share_one_cold_cache(tmp_path):
     )
     assert third.returncode == 0, third.stderr[-2000:]
     assert json.loads(third.stdout)["score"] == 7.0
+
+
+def _plain_fields(obj) -> dict:
+    """Every field of a spec dataclass except callables and case inputs, recursively."""
+    import dataclasses
+
+    out = {}
+    for f in dataclasses.fields(obj):
+        if (type(obj).__name__, f.name) in cache._INPUT_FIELDS:
+            continue
+        v = getattr(obj, f.name)
+        if isinstance(v, tuple) and v and dataclasses.is_dataclass(v[0]):
+            out[f.name] = [_plain_fields(x) for x in v]
+        elif dataclasses.is_dataclass(v) and not isinstance(v, type):
+            out[f.name] = _plain_fields(v)
+        elif callable(v) and not isinstance(v, type):
+            out[f.name] = "callable"
+        else:
+            out[f.name] = v
+    return out
+
+
+@pytest.mark.parametrize("assignment", sorted(MODULES))
+def test_spec_outlines_keep_every_field_scoring_can_read(assignment):
+    """A cached outline stands in for the case module when scoring: does it keep every field of
+    every function, case and mistake (ids, weights, tolerances, notes, kinds, ...), generated
+    cases still generated?"""
+    from autograder import assignments
+
+    for f in assignments.get(assignment).functions:
+        back = cache.spec_from_outline(json.loads(json.dumps(cache.spec_outline(f))))
+        assert _plain_fields(back) == _plain_fields(f), f.name
+        assert [c.hidden for c in back.cases] == [c.hidden for c in f.cases]
