@@ -15,7 +15,8 @@ once and kept on disk, keyed by everything they depend on:
     + what the entry is for (assignment, function, a digest of the case inputs)
 
 Where: ``$DRILLS_CACHE_DIR``, else ``$XDG_CACHE_HOME/reward-drills``, else
-``~/.cache/reward-drills``; ``DRILLS_CACHE=off`` turns it off. The folder is
+``~/.cache/reward-drills``; ``DRILLS_CACHE=off`` turns it off. It holds at most
+``$DRILLS_CACHE_MAX_MB`` (512 MB by default): past that the oldest entries go. The folder is
 private to the user (0700): with a course secret, its entries hold generated
 inputs. The sandbox never sees it (sandbox.py covers it up when a bound folder
 contains it).
@@ -34,6 +35,7 @@ import hashlib
 import json
 import os
 import re
+import shutil
 import sys
 import tempfile
 from pathlib import Path
@@ -205,6 +207,55 @@ def load(kind: str, key: dict, root: Path | None = None) -> Any | None:
         return None
 
 
+DEFAULT_MAX_MB = 512
+PRUNE_EVERY = 256  # stores per process between two looks at the folder's size
+_STORES = [0]
+
+
+def max_bytes() -> int:
+    """The folder's size limit: $DRILLS_CACHE_MAX_MB, else DEFAULT_MAX_MB."""
+    try:
+        return int(float(os.environ.get("DRILLS_CACHE_MAX_MB", DEFAULT_MAX_MB)) * 1024 * 1024)
+    except ValueError:
+        return DEFAULT_MAX_MB * 1024 * 1024
+
+
+def prune(root: Path | None = None, limit: int | None = None) -> int:
+    """Remove the entries of other formats, then the least recently written entries until the
+    folder holds at most 3/4 of ``limit`` bytes (once it holds more than ``limit``); returns
+    how many files were removed. Per-student entries of a large class would otherwise grow
+    without end."""
+    root = root if root is not None else directory()
+    if root is None or not root.is_dir():
+        return 0
+    limit = max_bytes() if limit is None else limit
+    removed = 0
+    for old in root.glob("v*"):
+        if old.is_dir() and old.name != f"v{FORMAT}":
+            shutil.rmtree(old, ignore_errors=True)
+            removed += 1
+    entries = []
+    for f in (root / f"v{FORMAT}").glob("*/*.json"):
+        try:
+            st = f.stat()
+        except OSError:
+            continue
+        entries.append((st.st_mtime, st.st_size, f))
+    total = sum(size for _, size, _ in entries)
+    if total <= limit:
+        return removed
+    for _, size, f in sorted(entries, key=lambda e: e[0]):
+        if total <= limit * 3 // 4:
+            break
+        try:
+            f.unlink()
+            total -= size
+            removed += 1
+        except OSError:
+            pass
+    return removed
+
+
 def store(kind: str, key: dict, value: Any, root: Path | None = None) -> bool:
     """Write ``value`` under ``key`` atomically; False (and no file) when it cannot be written."""
     root = root if root is not None else directory()
@@ -231,6 +282,9 @@ def store(kind: str, key: dict, value: Any, root: Path | None = None) -> bool:
         with os.fdopen(fd, "wb") as f:
             f.write(body)
         os.replace(tmp, path)
+        _STORES[0] += 1
+        if _STORES[0] % PRUNE_EVERY == 0:
+            prune(root)
         return True
     except OSError:
         if tmp is not None:

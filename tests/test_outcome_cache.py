@@ -338,3 +338,22 @@ def test_spec_outlines_keep_every_field_scoring_can_read(assignment):
         back = cache.spec_from_outline(json.loads(json.dumps(cache.spec_outline(f))))
         assert _plain_fields(back) == _plain_fields(f), f.name
         assert [c.hidden for c in back.cases] == [c.hidden for c in f.cases]
+
+
+def test_prune_keeps_the_newest_entries_under_the_limit_and_drops_other_formats(tmp_path):
+    """Per-student entries of a big class: past the size limit, do the oldest entries go (down
+    to 3/4 of it), the newest stay, and entries of an older cache format vanish?"""
+    root = tmp_path / "c"
+    (root / "v0" / "assignment").mkdir(parents=True)
+    (root / "v0" / "assignment" / "old.json").write_text("{}")
+    for i in range(10):
+        assert cache.store("assignment", {"i": i}, {"payload": "x" * 1000}, root=root)
+        p = cache._entry_path(root, "assignment", {"i": i})
+        os.utime(p, (1_000_000 + i, 1_000_000 + i))  # written in order i = 0, 1, ...
+    size = sum(p.stat().st_size for p in (root / f"v{cache.FORMAT}").rglob("*.json"))
+    removed = cache.prune(root, limit=size // 2)
+    assert not (root / "v0").exists()
+    kept = [i for i in range(10) if cache.load("assignment", {"i": i}, root=root) is not None]
+    assert kept == list(range(10 - len(kept), 10)) and 0 < len(kept) <= 4, kept
+    assert removed == 1 + 10 - len(kept)
+    assert cache.prune(root, limit=size) == 0
