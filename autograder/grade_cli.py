@@ -266,6 +266,9 @@ class Grader:
         bar = _progress(len(works)) if progress else None
         warm = self.warm and sum(w.program is not None for w in works) > 1
         self.runner = worker.WorkerPool(self.isolation, self.limits) if warm else None
+        if self.runner is not None:
+            needed = {worker.preload_for(w.program.setup) for w in works if w.program is not None}
+            self.runner.prestart(max(1, jobs), needed)
         try:
             with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
                 futures = [pool.submit(task, w) for w in works]

@@ -344,7 +344,9 @@ class WorkerPool:
             sandbox.execute(cells, setup, cases, iso, limits, slot, runner=pool)
 
     One zygote per slot and set of preloaded modules (01-04 numpy; 05-06 numpy and torch),
-    started on first use. A slot is used by one thread at a time (as sandbox slots are).
+    started on first use or by :meth:`prestart`. A slot is used by one thread at a time (as
+    sandbox slots are), and only from threads that live until the pool closes: a zygote's
+    sandbox ends with the thread that started it.
     """
 
     def __init__(self, iso: Isolation, limits: Limits, max_per_slot: int = 2) -> None:
@@ -352,6 +354,8 @@ class WorkerPool:
         self.unavailable = warm_possible(iso)
         self._workers: dict[int, dict[tuple[str, ...], Worker]] = {}
         self._lock = threading.Lock()
+        self._starting: dict[tuple, threading.Lock] = {}  # one start at a time per worker
+        self._closing = threading.Event()  # set by close(): no new worker after it
         self.stats = {"warm_jobs": 0, "cold_jobs": 0, "workers_started": 0, "worker_failures": 0}
 
     def __enter__(self) -> WorkerPool:
@@ -365,6 +369,12 @@ class WorkerPool:
             self.stats[key] += 1
 
     def _worker(self, slot: int, preload: tuple[str, ...]) -> Worker | None:
+        with self._lock:
+            key_lock = self._starting.setdefault((slot, preload), threading.Lock())
+        with key_lock:  # a job waits for the start prestart() began, rather than start another
+            return self._get_or_start(slot, preload)
+
+    def _get_or_start(self, slot: int, preload: tuple[str, ...]) -> Worker | None:
         with self._lock:
             if self.unavailable:
                 return None
@@ -382,6 +392,9 @@ class WorkerPool:
                 self.unavailable = f"the warm worker is unavailable here: {e}"
             return None
         self._count("workers_started")
+        if self._closing.is_set():  # closed while this one started (prestart)
+            w.close()
+            return None
         with self._lock:
             old = [k for k in mine if k != preload][: max(0, len(mine) - self.max_per_slot + 1)]
             evicted = [mine.pop(k) for k in old]
@@ -389,6 +402,23 @@ class WorkerPool:
         for e in evicted:
             e.close()
         return w
+
+    def prestart(self, slots: int, preloads: set[tuple[str, ...]]) -> None:
+        """Start the workers a batch will need, in the background: a zygote importing torch
+        (a second or more) then starts while the first submissions are graded.
+
+        A sandbox ends with the thread that started it (bwrap --die-with-parent is a
+        parent-death signal, and a thread counts as the parent), so each starting thread
+        lives until the pool closes."""
+
+        def start_and_stay(slot: int, preload: tuple[str, ...]) -> None:
+            self._worker(slot, preload)
+            self._closing.wait()
+
+        for preload in sorted(preloads)[: self.max_per_slot]:
+            for slot in range(slots):
+                t = threading.Thread(target=start_and_stay, args=(slot, preload), daemon=True)
+                t.start()
 
     def run_child(
         self, job: dict, iso: Isolation, limits: Limits, slot: int = 0, cpu_seconds: int = 600
@@ -409,5 +439,6 @@ class WorkerPool:
         with self._lock:
             workers = [w for mine in self._workers.values() for w in mine.values()]
             self._workers.clear()
+            self._closing.set()
         for w in workers:
             w.close()
