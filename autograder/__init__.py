@@ -6,8 +6,10 @@ Table of contents (one small module per step):
     seeds       the course secret and the per-case seeds derived from it
     codec       values <-> plain JSON; both engines compare these encoded outcomes
     compare     tolerance comparison of encoded values
+    nbjson      notebook JSON validated against nbformat's own schema, without importing nbformat
     notebook    reading source notebooks: cell roles, points, setup/solution code
     reference   the trusted reference functions, executed from the source notebook
+    cache       the outcome cache: expected and known-mistake outcomes on disk, keyed by all they use
     evaluate    running cases, scoring by kind, diagnosing (known mistakes first)
     shapes      error shapes (a factor, an offset, a transpose ...) when no known mistake fits
     mutation    mutants of the reference solutions, to prove the hidden cases; the reference
@@ -19,8 +21,11 @@ Table of contents (one small module per step):
     submission  reading a learner's notebook strictly; the program built from its cells
     sandbox     the child process: bubblewrap, rlimits, pids cgroup, timeouts, the outcome pipe
     child_harness  the code that runs inside the child (no import of this package)
+    worker      warm workers for batches: one zygote per slot, a fresh isolated fork per job
+    zygote      the zygote inside the sandbox: namespaces, private /tmp, no capabilities, per job
     report      grades.csv, results.json(l) and feedback pages, assembled atomically from a stream
     grade_cli   the `grade` and `check` subcommands: the streaming grade loop, resume, shards
+    widgets     the "Check my work" button of every notebook
 
   grading a whole course:
     results_cache  OUT/.drills-cache: one atomic entry per graded submission (resumable runs)
@@ -30,8 +35,6 @@ Table of contents (one small module per step):
     course_report  report.html/report.json: score distributions, mistakes ranked per function
     canvas      canvas.csv: the gradebook in Canvas's import format
     gradescope  `drills gradescope-bundle`: a Gradescope autograder that runs `drills grade`
-
-    widgets     the "Check my work" button of every notebook
 
     cli         the `drills` command
 

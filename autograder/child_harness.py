@@ -3,7 +3,9 @@
 It imports nothing from ``autograder`` (the child must not see the grader's
 files): the parent writes this file's text, the text of the trusted
 ``autograder/codec.py`` and a job file into the child's temporary folder, then
-runs ``python harness.py job.json FD``. The harness:
+runs ``python harness.py job.json FD`` (or, for batches, the warm worker of
+``zygote.py`` loads it once and calls :func:`run` in a fresh fork per job). The
+harness:
 
 1. adds the allowed library folders to ``sys.path`` and loads the codec text;
 2. runs the trusted setup cells, then each learner solution cell (each in its own
@@ -93,12 +95,20 @@ def _message(e):
 
 def main(argv):
     job_path, out_fd = argv[1], int(argv[2])
-    main_pid = _getpid()
     if sys.path and sys.path[0] == os.path.dirname(os.path.abspath(job_path)):
         sys.path.pop(0)
     with open(job_path, encoding="utf-8") as f:
         job = json.load(f)
-    sys.path.extend(job["sys_path"])
+    run(job, out_fd)
+
+
+def run(job, out_fd):
+    """Run one job, writing its records on ``out_fd``; ends the process (``os._exit``).
+
+    ``main`` calls it in a fresh interpreter; the warm worker (zygote.py) in a forked one.
+    """
+    main_pid = _getpid()
+    sys.path.extend(p for p in job["sys_path"] if p not in sys.path)
     max_line = int(job["max_line"])
     case_timeout = float(job["case_timeout"])
 

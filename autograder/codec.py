@@ -166,12 +166,13 @@ def _input_function(name: str, source: str):
     import numpy as np
 
     env: dict = {"math": math, "np": np, "__builtins__": __builtins__}
-    try:
-        import torch
+    if "torch" in source:  # importing torch takes seconds: only for a function that uses it
+        try:
+            import torch
 
-        env["torch"] = torch
-    except ImportError:  # pragma: no cover
-        pass
+            env["torch"] = torch
+        except ImportError:  # pragma: no cover
+            pass
     fn = eval(source, env)  # noqa: S307 (source comes from the trusted case module)
     fn.__name__ = name
     return fn

@@ -18,7 +18,7 @@ import io
 import time
 import warnings
 from collections import OrderedDict
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -162,20 +162,149 @@ def _key(assignment, fspec, inputs, root):
     return (assignment, fspec.name, str(root), json.dumps(inputs, sort_keys=True))
 
 
+def _disk_key(assignment: str, name: str, inputs, root: Path | None) -> dict:
+    """The outcome cache's key: the inputs stand for the secret and the student they came from."""
+    from autograder import cache, notebook
+
+    return {
+        "format": cache.FORMAT,
+        "assignment": assignment,
+        "function": name,
+        "code": cache.code_digest(assignment),
+        "source": cache.file_digest(notebook.source_path(assignment, root)),
+        "libraries": cache.library_versions(),
+        "inputs": cache.inputs_digest(inputs),
+    }
+
+
 def reference_outcomes(assignment: str, fspec: FunctionSpec, inputs, root: Path | None = None):
+    """The reference's outcomes on ``inputs``: from memory, the outcome cache, or computed."""
+    from autograder import cache
+
     key = _key(assignment, fspec, inputs, root)
     if key not in _EXPECTED:
-        ns = reference.namespace(assignment, root)
-        _EXPECTED[key] = run_cases(ns[fspec.name], inputs, ns)[0]
+        disk = _disk_key(assignment, fspec.name, inputs, root)
+        got = cache.load("reference", disk)
+        if got is None:
+            ns = reference.namespace(assignment, root)
+            got = run_cases(ns[fspec.name], inputs, ns)[0]
+            cache.store("reference", disk, got)
+        _EXPECTED[key] = got
     return _EXPECTED[key]
 
 
 def mistake_outcomes(assignment: str, fspec: FunctionSpec, inputs, root: Path | None = None):
+    """Every catalogued mistake's outcomes on ``inputs`` (memory, outcome cache, or computed)."""
+    from autograder import cache
+
     key = _key(assignment, fspec, inputs, root)
     if key not in _MUTANTS:
-        ns = reference.namespace(assignment, root)
-        _MUTANTS[key] = {m.id: run_cases(m.build(ns), inputs, ns)[0] for m in fspec.mistakes}
+        disk = _disk_key(assignment, fspec.name, inputs, root)
+        got = cache.load("mistakes", disk)
+        if got is None or sorted(got) != sorted(m.id for m in fspec.mistakes):
+            ns = reference.namespace(assignment, root)
+            got = {m.id: run_cases(m.build(ns), inputs, ns)[0] for m in fspec.mistakes}
+            cache.store("mistakes", disk, got)
+        _MUTANTS[key] = got
     return _MUTANTS[key]
+
+
+class LazyMistakes(Mapping):
+    """The catalogued mistakes' outcomes of one function, computed on first use.
+
+    A correct submission never needs them (``score`` only diagnoses failures), so
+    they are computed, or read from the outcome cache, the first time a
+    submission fails this function.
+    """
+
+    def __init__(
+        self,
+        assignment: str,
+        function: str,
+        inputs,
+        root: Path | None = None,
+        ids: list[str] | None = None,
+    ) -> None:
+        self.assignment, self.function, self.inputs, self.root = assignment, function, inputs, root
+        self.ids = ids  # the mistakes' ids, when known: a cached entry is used only if it has them
+        self._data: dict[str, list[dict]] | None = None
+
+    def _outcomes(self) -> dict[str, list[dict]]:
+        from autograder import cache
+
+        if self._data is None and self.ids is not None:
+            # From the cache, without importing the case module (for 05-06: torch).
+            got = cache.load(
+                "mistakes", _disk_key(self.assignment, self.function, self.inputs, self.root)
+            )
+            if got is not None and sorted(got) == sorted(self.ids):
+                self._data = got
+        if self._data is None:
+            fspec = assignments.get(self.assignment).function(self.function)
+            self._data = mistake_outcomes(self.assignment, fspec, self.inputs, self.root)
+        return self._data
+
+    def __getitem__(self, mistake_id: str) -> list[dict]:
+        return self._outcomes()[mistake_id]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._outcomes())
+
+    def __len__(self) -> int:
+        return len(self._outcomes())
+
+
+@dataclass
+class AssignmentOutcomes:
+    """What scoring an assignment needs, for one secret (and student): read from the cache
+    when it can be, so a warm check imports neither the case module nor numpy or torch."""
+
+    names: list[str]
+    points: dict[str, float]
+    inputs: dict[str, list[dict]]
+    expected: dict[str, list[dict]]
+    specs: dict[str, FunctionSpec]  # outlines: ids, weights, tolerances, notes; no generators
+    mutants: dict[str, LazyMistakes]
+
+
+def assignment_outcomes(
+    assignment: str, secret: str, student: str | None = None, root: Path | None = None
+) -> AssignmentOutcomes:
+    """Inputs, points, expected outcomes and case outlines of every graded function of
+    ``assignment`` (generated inputs drawn for ``secret`` and ``student``)."""
+    from autograder import cache, notebook
+
+    key = cache.assignment_key(assignment, notebook.source_path(assignment, root), secret, student)
+    hit = cache.load("assignment", key)
+    specs = None
+    if hit is not None:
+        try:
+            specs = {n: cache.spec_from_outline(o) for n, o in hit["specs"].items()}
+            names, points = list(hit["names"]), dict(hit["points"])
+            inputs, expected = dict(hit["inputs"]), dict(hit["expected"])
+        except (KeyError, TypeError, ValueError, AttributeError):
+            specs = None
+    if specs is None:
+        spec = assignments.get(assignment)
+        names = spec.names
+        inputs, expected, points = {}, {}, {}
+        for f in spec.functions:
+            inputs[f.name] = materialize(assignment, f, secret, student)
+            expected[f.name] = reference_outcomes(assignment, f, inputs[f.name], root)
+            points[f.name] = notebook.points(assignment, f.name, root)
+        specs = {f.name: f for f in spec.functions}
+        try:
+            outlines = {n: cache.spec_outline(f) for n, f in specs.items()}
+        except cache.NotOutlined:
+            outlines = None  # scored from the real spec every time: slower, never wrong
+        if outlines is not None:
+            value = {"names": names, "points": points, "inputs": inputs, "expected": expected}
+            cache.store("assignment", key, dict(value, specs=outlines))
+    mutants = {
+        n: LazyMistakes(assignment, n, inputs[n], root, [m.id for m in specs[n].mistakes])
+        for n in names
+    }
+    return AssignmentOutcomes(names, points, inputs, expected, specs, mutants)
 
 
 # -- scoring and diagnosis ---------------------------------------------------------------------
@@ -457,7 +586,7 @@ def grade_function(
         expected,
         got,
         times,
-        mistake_outcomes(assignment, fspec, inputs, root),
+        LazyMistakes(assignment, name, inputs, root),
     )
 
 

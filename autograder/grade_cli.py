@@ -15,7 +15,8 @@ The pipeline per submission (the parent never imports learner code):
                mistakes' outcomes only when a function fails
     program    source setup cells + the learner's solution cells (submission.build_program)
     run        one sandboxed child per submission computes the learner's outcomes
-               (Grader._run(work, slot) -> work.execution: the seam a worker pool plugs into)
+               (Grader._run(work, slot) -> work.execution); in a batch, a fresh fork of a
+               warm worker per submission (worker)
     score      in the parent, with evaluate.score against the reference's outcomes and the
                catalogued mistakes: the same functions the in-kernel engine uses, so both
                engines give the same points
@@ -41,7 +42,7 @@ import resource
 import sys
 import threading
 import time
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sized
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -58,9 +59,11 @@ from autograder import (
     seeds,
     shards,
     submission,
+    worker,
 )
 from autograder.evaluate import FunctionResult
 from autograder.report import SubmissionResult
+from autograder.spec import FunctionSpec
 
 DEFAULT_TIMEOUT = 30.0
 DEFAULT_MEMORY_MB = 2048
@@ -75,33 +78,13 @@ class Prepared:
     solution_ids: set[str]
     names: list[str]
     points: dict[str, float]
+    # Outlines of the FunctionSpecs (ids, kinds, weights, tolerances, notes; no generators):
+    # enough to score without importing the case module (evaluate.assignment_outcomes).
+    specs: dict[str, FunctionSpec] | None = None
 
     @property
     def max_score(self) -> float:
         return float(sum(self.points.values()))
-
-
-class LazyMistakes(Mapping):
-    """The catalogued mistakes' outcomes on one student's inputs, computed on first use:
-    only a function that fails needs them (to name the mistake)."""
-
-    def __init__(self, assignment: str, fspec, inputs: list[dict], root: Path) -> None:
-        self._args = (assignment, fspec, inputs, root)
-        self._outcomes: dict[str, list[dict]] | None = None
-
-    def _all(self) -> dict[str, list[dict]]:
-        if self._outcomes is None:
-            self._outcomes = evaluate.mistake_outcomes(*self._args)
-        return self._outcomes
-
-    def __getitem__(self, key: str) -> list[dict]:
-        return self._all()[key]
-
-    def __iter__(self):
-        return iter(self._all())
-
-    def __len__(self) -> int:
-        return len(self._all())
 
 
 @dataclass
@@ -146,6 +129,7 @@ class Grader:
         hidden: list[Path] | None = None,
         force_reduced: bool = False,
         per_student: bool = True,
+        warm: bool = True,
     ) -> None:
         self.root = root or notebook.course_root()
         self.per_student = per_student  # seed generated cases with each submission's student id
@@ -155,6 +139,9 @@ class Grader:
         self._prepared: dict[str, Prepared] = {}
         self._sources: dict[str, set[str]] | None = None
         self.timing: dict[str, float] = {}
+        self.warm = warm  # batches run in warm workers where they are safe (worker.py)
+        self.runner: worker.WorkerPool | None = None  # set while grade() runs
+        self.pool_stats: dict[str, Any] = {}
 
     # -- trusted preparation --
 
@@ -169,29 +156,37 @@ class Grader:
 
     def prepare(self, assignment: str) -> Prepared:
         if assignment not in self._prepared:
-            spec = assignments.get(assignment)
             src = notebook.read(notebook.source_path(assignment, self.root))
-            points = {
-                f.name: notebook.points(assignment, f.name, self.root) for f in spec.functions
-            }
+            # From the outcome cache when it can be: no case module, numpy or torch to import.
+            out = evaluate.assignment_outcomes(assignment, self.secret, None, self.root)
             self._prepared[assignment] = Prepared(
-                assignment, src, submission.solution_ids(src), spec.names, points
+                assignment, src, submission.solution_ids(src), out.names, out.points, out.specs
             )
         return self._prepared[assignment]
 
     def cases_for(self, assignment: str, student: str | None) -> StudentCases:
         """The student's inputs and the reference's outcomes on them (trusted, in this process).
 
-        Issue 10's outcome cache plugs in here: the reference's and the mistakes' outcomes
-        are a function of (case module, source notebook, secret, student, libraries).
+        Through the outcome cache (evaluate.assignment_outcomes): a function of the case
+        module, the source notebook, the secret, the student and the libraries. The
+        catalogued mistakes' outcomes are computed only when a function fails.
         """
-        spec = assignments.get(assignment)
-        inputs, expected, mutants = {}, {}, {}
-        for f in spec.functions:
-            inputs[f.name] = evaluate.materialize(assignment, f, self.secret, student)
-            expected[f.name] = evaluate.reference_outcomes(assignment, f, inputs[f.name], self.root)
-            mutants[f.name] = LazyMistakes(assignment, f, inputs[f.name], self.root)
-        return StudentCases(student, inputs, expected, mutants)
+        out = evaluate.assignment_outcomes(assignment, self.secret, student, self.root)
+        return StudentCases(student, out.inputs, out.expected, dict(out.mutants))
+
+    def _preloads(self, subs: Iterable[submission.Submission]) -> set[tuple[str, ...]]:
+        """What the warm workers should import for these submissions' assignments (those
+        known from the path or --assignment): numpy for 01-04, numpy and torch for 05-06."""
+        known = {s.assignment for s in subs if s.assignment in self.sources()}
+        return {
+            worker.preload_for(
+                [
+                    (gid, src)
+                    for _, gid, src in notebook.code_cells(self.prepare(a).source_nb, {"setup"})
+                ]
+            )
+            for a in sorted(known)
+        }
 
     # -- per submission --
 
@@ -226,7 +221,7 @@ class Grader:
         cases = {n: w.cases.inputs[n] for n in prog.functions if n not in prog.missing}
         try:
             w.execution = sandbox.execute(
-                prog.cells, prog.setup, cases, self.isolation, self.limits, slot
+                prog.cells, prog.setup, cases, self.isolation, self.limits, slot, runner=self.runner
             )
         except Exception as e:  # noqa: BLE001 (a grader failure still gives the submission its row)
             w.crash = f"{type(e).__name__}: {e}"
@@ -264,7 +259,7 @@ class Grader:
             res.error = f"the grader failed on this submission: {w.crash}"
         for name in prep.names:
             pts = prep.points[name]
-            fspec = assignments.get(a).function(name)
+            fspec = prep.specs[name] if prep.specs else assignments.get(a).function(name)
             err = None
             if res.error or prog is None:
                 err = "not graded: " + (res.error or "no program")
@@ -350,18 +345,30 @@ class Grader:
                     progress.update(1)
                 yield w.sub, res
 
-        with ThreadPoolExecutor(max_workers=jobs) as pool:
-            for sub in subs:
-                t0 = time.monotonic()
-                w = self._read(sub)
-                t_read += time.monotonic() - t0
-                pending.add(pool.submit(task, w))
-                while len(pending) >= 2 * jobs:
+        # Warm workers (worker.py) for a batch: one zygote per slot forks each submission.
+        count = len(subs) if isinstance(subs, Sized) else None
+        warm = self.warm and (count is None or count > 1)
+        self.runner = worker.WorkerPool(self.isolation, self.limits) if warm else None
+        if self.runner is not None and count is not None:
+            self.runner.prestart(jobs, self._preloads(subs))
+        try:
+            with ThreadPoolExecutor(max_workers=jobs) as pool:
+                for sub in subs:
+                    t0 = time.monotonic()
+                    w = self._read(sub)
+                    t_read += time.monotonic() - t0
+                    pending.add(pool.submit(task, w))
+                    while len(pending) >= 2 * jobs:
+                        done, pending = wait(pending, return_when=FIRST_COMPLETED)
+                        yield from finished(done)
+                while pending:
                     done, pending = wait(pending, return_when=FIRST_COMPLETED)
                     yield from finished(done)
-            while pending:
-                done, pending = wait(pending, return_when=FIRST_COMPLETED)
-                yield from finished(done)
+        finally:
+            if self.runner is not None:
+                self.runner.close()
+                self.pool_stats = dict(self.runner.stats, unavailable=self.runner.unavailable)
+            self.runner = None
         self.timing = {
             "read_and_prepare_s": t_read,
             "sandbox_s": busy.seconds,
@@ -616,6 +623,8 @@ def _grade_cmd(args: argparse.Namespace) -> int:
     except (ValueError, results_cache.CacheBusy, RosterError) as e:
         print(f"drills grade: {e}", file=sys.stderr)
         return 2
+    if grader.pool_stats.get("unavailable"):
+        print(f"note: {grader.pool_stats['unavailable']}; cold children were used", file=sys.stderr)
     shard_text = f" (shard {shard[0]}/{shard[1]})" if shard[1] > 1 else ""
     print(
         f"graded {stats.submissions} submissions{shard_text} in {time.monotonic() - t0:.1f} s "

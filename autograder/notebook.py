@@ -14,7 +14,7 @@ import ast
 import os
 from pathlib import Path
 
-import nbformat
+from autograder import nbjson
 
 ASSIGNMENTS = (
     "01_exact_kl",
@@ -70,8 +70,9 @@ def cell_role(cell) -> str:
     return "other"
 
 
-def read(path: Path):
-    return nbformat.read(str(path), as_version=4)
+def read(path: Path) -> nbjson.Node:
+    """A source notebook, validated against nbformat's v4 schema (without importing nbformat)."""
+    return nbjson.read(path)
 
 
 _POINTS_CACHE: dict[tuple[str, str], float] = {}

@@ -7,7 +7,8 @@ inputs, the limits), then starts ``python harness.py job.json 3``:
 
 - with bubblewrap (``bwrap``): new user, pid, network, ipc and uts namespaces
   (no network; signals reach only the sandbox), a read-only system (``/usr``,
-  the interpreter, the library folders), ``/tmp`` and the working directory
+  the interpreter, the library folders, ``/proc``; kernel keyrings refused by a
+  seccomp filter), ``/tmp`` and the working directory
   bound to the child's own empty folder, and nothing else: not the course
   folder, the secret, the grader's package or the output folder (masked if they
   sit inside a library folder);
@@ -212,8 +213,17 @@ def detect(hidden: list[Path], force_reduced: bool = False) -> Isolation:
 
 
 def _bwrap_command(
-    bwrap: str, iso: Isolation, indir: Path, workdir: Path, argv: list[str]
+    bwrap: str,
+    iso: Isolation,
+    indir: Path,
+    workdir: Path,
+    argv: list[str],
+    caps: tuple[str, ...] = (),
+    seccomp_fd: int | None = None,
 ) -> list[str]:
+    """The bwrap command line. ``caps`` stay with the sandboxed process, inside the sandbox's
+    own user namespace (the warm worker needs them to give each child its own namespaces);
+    ``seccomp_fd`` holds the filter of :func:`seccomp_filter`."""
     cmd = [
         bwrap,
         "--unshare-all",
@@ -223,7 +233,17 @@ def _bwrap_command(
         "--new-session",
         "--cap-drop",
         "ALL",
+    ]
+    for cap in caps:
+        cmd += ["--cap-add", cap]
+    if seccomp_fd is not None:
+        cmd += ["--seccomp", str(seccomp_fd)]
+    cmd += [
         "--proc",
+        "/proc",
+        # Read-only: a child running as root (grader is root, no uid to drop to) could
+        # otherwise write the host's kernel settings in /proc/sys (core_pattern, ...).
+        "--remount-ro",
         "/proc",
         "--dev",
         "/dev",
@@ -252,14 +272,22 @@ def _bwrap_command(
     tm = _package_dir("tiny_model")
     if tm is not None and not any(_inside(tm, b) for b in bound):
         cmd += ["--ro-bind", str(tm), f"{SANDBOX_LIB}/tiny_model"]
-    # Anything secret that happens to sit inside a bound folder is covered up.
-    for h in [*iso.hidden, grader_dir()]:
+    # Anything secret that happens to sit inside a bound folder is covered up (the outcome
+    # cache holds generated inputs).
+    for h in [*iso.hidden, grader_dir(), *_cache_dirs()]:
         if any(_inside(h, b) for b in bound) and h.exists():
             cmd += ["--tmpfs", str(h)] if h.is_dir() else ["--ro-bind", "/dev/null", str(h)]
     if indir.exists():
         cmd += ["--ro-bind", str(indir), SANDBOX_IN]
     cmd += ["--chdir", "/tmp", "--remount-ro", "/"]
     return cmd + ["--", *argv]
+
+
+def _cache_dirs() -> list[Path]:
+    from autograder import cache
+
+    d = cache.directory()
+    return [Path(os.path.realpath(d))] if d is not None else []
 
 
 def _child_env() -> dict[str, str]:
@@ -387,35 +415,19 @@ def _run_in(
         encoding="utf-8"
     )
     (indir / "harness.py").write_text(harness_text, encoding="utf-8")
-    sys_path = [str(p) for p in library_dirs()]
-    tm = _package_dir("tiny_model")
-    if iso.mode == "bwrap":
-        in_path = SANDBOX_IN
-        if tm is not None and not any(_inside(tm, p) for p in library_dirs()):
-            sys_path.append(SANDBOX_LIB)
-    else:
-        in_path = str(indir)
-        if tm is not None and not any(_inside(tm, p) for p in library_dirs()):
-            (indir / "lib").mkdir()
-            (indir / "lib" / "tiny_model").symlink_to(tm)
-            sys_path.append(str(indir / "lib"))
-    full = dict(
-        job,
-        sys_path=sys_path,
-        max_line=limits.max_line,
-        output_chars=limits.output_chars,
-        case_timeout=limits.timeout,
-        codec=codec_source(),
-    )
-    (indir / "job.json").write_text(json.dumps(full), encoding="utf-8")
+    sys_path, in_path = child_sys_path(iso, indir)
+    (indir / "job.json").write_text(json.dumps(full_job(job, limits, sys_path)), encoding="utf-8")
     for f in indir.iterdir():
         if f.is_file():
             os.chmod(f, 0o644)
     exe, _ = _interpreter()
     r, w = os.pipe()  # the outcome channel; the child keeps the same descriptor number
     argv = [str(exe), "-s", "-S", "-B", f"{in_path}/harness.py", f"{in_path}/job.json", str(w)]
+    extra_fds: tuple[int, ...] = ()
     if iso.mode == "bwrap":
-        cmd = _bwrap_command(iso.bwrap or "bwrap", iso, indir, workdir, argv)
+        sfd = seccomp_fd()
+        extra_fds = (sfd,) if sfd is not None else ()
+        cmd = _bwrap_command(iso.bwrap or "bwrap", iso, indir, workdir, argv, seccomp_fd=sfd)
         cwd = str(tmp)
     elif iso.drop_uid:
         cmd, cwd = argv, str(workdir)
@@ -433,7 +445,7 @@ def _run_in(
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
-            pass_fds=(w,),
+            pass_fds=(w, *extra_fds),
             env=_child_env(),
             cwd=cwd,
             start_new_session=True,
@@ -441,15 +453,94 @@ def _run_in(
             **uid_kw,
         )
     except OSError as e:
-        os.close(r)
-        os.close(w)
+        for fd in (r, w, *extra_fds):
+            os.close(fd)
         _release_cgroup(cg)
         raise SandboxError(f"cannot start the child: {e}") from e
-    os.close(w)
+    for fd in (w, *extra_fds):
+        os.close(fd)
     try:
-        return _collect(proc, r, limits, iso, uid_kw.get("user"), t0)
+        return _collect(
+            _PopenHandle(proc, iso, uid_kw.get("user")), r, limits, t0, iso.mode == "bwrap"
+        )
     finally:
         _release_cgroup(cg)
+
+
+def child_sys_path(iso: Isolation, indir: Path) -> tuple[list[str], str]:
+    """(the child's sys.path additions, where it finds ``indir``), setting up tiny_model's
+    place in ``indir`` when it is not among the installed packages."""
+    sys_path = [str(p) for p in library_dirs()]
+    tm = _package_dir("tiny_model")
+    outside = tm is not None and not any(_inside(tm, p) for p in library_dirs())
+    if iso.mode == "bwrap":
+        if outside:
+            sys_path.append(SANDBOX_LIB)
+        return sys_path, SANDBOX_IN
+    if outside and tm is not None:
+        (indir / "lib").mkdir()
+        (indir / "lib" / "tiny_model").symlink_to(tm)
+        sys_path.append(str(indir / "lib"))
+    return sys_path, str(indir)
+
+
+def full_job(job: dict, limits: Limits, sys_path: list[str]) -> dict:
+    """A job as the harness reads it: the program and plan, plus the limits and the codec."""
+    return dict(
+        job,
+        sys_path=sys_path,
+        max_line=limits.max_line,
+        output_chars=limits.output_chars,
+        case_timeout=limits.timeout,
+        codec=codec_source(),
+    )
+
+
+# -- the seccomp filter ------------------------------------------------------------------------
+
+# Kernel keyrings belong to a uid, not to a process: a key added by one child could be read by
+# a later child with the same uid. No grading needs them, so every child is refused them.
+_KEYRING_SYSCALLS = {  # machine: (AUDIT_ARCH_*, add_key, request_key, keyctl)
+    "x86_64": (0xC000003E, 248, 249, 250),
+    "aarch64": (0xC00000B7, 217, 218, 219),
+}
+
+
+def seccomp_filter() -> bytes | None:
+    """A classic-BPF seccomp program for bwrap's --seccomp: keyring calls (and calls from a
+    foreign ABI, e.g. 32-bit entry on x86_64) fail with EPERM; None on other machines."""
+    import platform
+    import struct
+
+    arch = _KEYRING_SYSCALLS.get(platform.machine())
+    if arch is None:
+        return None
+    audit, *calls = arch
+    ld, jeq, jge, ret = 0x20, 0x15, 0x35, 0x06
+    allow, deny = 0x7FFF0000, 0x00050000 | 1  # SECCOMP_RET_ALLOW, SECCOMP_RET_ERRNO | EPERM
+    n = len(calls)
+    prog = [
+        (ld, 0, 0, 4),  # seccomp_data.arch
+        (jeq, 1, 0, audit),  # native ABI: go on
+        (ret, 0, 0, deny),
+        (ld, 0, 0, 0),  # seccomp_data.nr
+        (jge, n + 1, 0, 0x40000000),  # x32 system calls (bit 30): deny
+        *[(jeq, n - i, 0, nr) for i, nr in enumerate(calls)],
+        (ret, 0, 0, allow),
+        (ret, 0, 0, deny),
+    ]
+    return b"".join(struct.pack("=HBBI", *ins) for ins in prog)
+
+
+def seccomp_fd() -> int | None:
+    """A file descriptor holding :func:`seccomp_filter` (bwrap reads it), or None."""
+    prog = seccomp_filter()
+    if prog is None:
+        return None
+    fd = os.memfd_create("drills-seccomp")
+    os.write(fd, prog)
+    os.lseek(fd, 0, os.SEEK_SET)
+    return fd
 
 
 _CGROUP_BASES = (Path("/sys/fs/cgroup/pids"), Path("/sys/fs/cgroup"))
@@ -516,11 +607,57 @@ def _kill(proc: subprocess.Popen, iso: Isolation, uid: int | None) -> None:
                     pass
 
 
-def _collect(
-    proc: subprocess.Popen, out_r: int, limits: Limits, iso: Isolation, uid: int | None, t0: float
-) -> ChildRun:
+class ChildHandle:
+    """A running child as :func:`_collect` sees it (a process, or a warm worker's job)."""
+
+    stdout_fd: int
+    stderr_fd: int
+    returncode: int | None
+
+    def poll(self) -> int | None:  # the exit status once it has ended
+        raise NotImplementedError
+
+    def kill(self) -> None:  # end it and everything it started
+        raise NotImplementedError
+
+    def wait(self, timeout: float) -> None:  # after kill(): until it has ended
+        raise NotImplementedError
+
+    def close(self) -> None:  # the parent's ends of its pipes
+        raise NotImplementedError
+
+
+class _PopenHandle(ChildHandle):
+    def __init__(self, proc: subprocess.Popen, iso: Isolation, uid: int | None) -> None:
+        self.proc, self.iso, self.uid = proc, iso, uid
+        self.stdout_fd, self.stderr_fd = proc.stdout.fileno(), proc.stderr.fileno()
+
+    @property
+    def returncode(self) -> int | None:
+        return self.proc.returncode
+
+    def poll(self) -> int | None:
+        return self.proc.poll()
+
+    def kill(self) -> None:
+        _kill(self.proc, self.iso, self.uid)
+
+    def wait(self, timeout: float) -> None:
+        try:
+            self.proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:  # pragma: no cover
+            pass
+
+    def close(self) -> None:
+        self.proc.stdout.close()
+        self.proc.stderr.close()
+
+
+def _collect(proc: ChildHandle, out_r: int, limits: Limits, t0: float, bwrap: bool) -> ChildRun:
+    """Read a child's records, stdout and stderr until it ends, a step times out (the
+    watchdog: no record for ``limits.hard_timeout`` seconds) or it writes too much."""
     sel = selectors.DefaultSelector()
-    streams = {out_r: "out", proc.stdout.fileno(): "stdout", proc.stderr.fileno(): "stderr"}
+    streams = {out_r: "out", proc.stdout_fd: "stdout", proc.stderr_fd: "stderr"}
     for fd in streams:
         os.set_blocking(fd, False)
         sel.register(fd, selectors.EVENT_READ)
@@ -576,17 +713,13 @@ def _collect(
                 break
         if ended == "overflow":
             break
-    _kill(proc, iso, uid)
-    try:
-        proc.wait(timeout=10)
-    except subprocess.TimeoutExpired:  # pragma: no cover
-        pass
+    proc.kill()
+    proc.wait(timeout=10)
     for fd in list(sel.get_map()):
         sel.unregister(fd)
     sel.close()
     os.close(out_r)
-    proc.stdout.close()
-    proc.stderr.close()
+    proc.close()
     if buf and ended == "exit":
         lines.append(bytes(buf))  # an unterminated last line: validated (and rejected) later
     return ChildRun(
@@ -598,7 +731,7 @@ def _collect(
         stdout_bytes=counts["stdout"],
         stderr_bytes=counts["stderr"],
         seconds=time.monotonic() - t0,
-        bwrap=iso.mode == "bwrap",
+        bwrap=bwrap,
     )
 
 
@@ -815,8 +948,15 @@ def execute(
     limits: Limits,
     slot: int = 0,
     max_runs: int | None = None,
+    runner=None,
 ) -> Execution:
-    """Outcomes of every function on every case, in as many children as it takes."""
+    """Outcomes of every function on every case, in as many children as it takes.
+
+    ``runner``: where the children run; anything with ``run_child(job, iso, limits, slot,
+    cpu_seconds) -> ChildRun`` (a :class:`autograder.worker.WorkerPool` for batches). By
+    default each child is a fresh interpreter (:func:`run_child`).
+    """
+    start_child = runner.run_child if runner is not None else run_child
     names = list(cases)
     ex = Execution(
         {n: FunctionRun(n, [None] * len(cases[n]), [0.0] * len(cases[n])) for n in names}
@@ -839,7 +979,7 @@ def execute(
             )
             plan.append({"name": n, "start": start, "cases": cases[n][start:]})
         job = {"setup": setup, "cells": cells, "skip_cells": skip, "plan": plan}
-        run = run_child(job, iso, limits, slot, cpu)
+        run = start_child(job, iso, limits, slot, cpu)
         ex.runs += 1
         out_parts.append(run.stdout)
         err_parts.append(run.stderr)

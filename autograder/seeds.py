@@ -21,8 +21,6 @@ import os
 import re
 from pathlib import Path
 
-import numpy as np
-
 PUBLIC_DEFAULT_SECRET = "reward-drills-public-default-secret"
 
 
@@ -53,6 +51,8 @@ def case_seed(secret: str, assignment: str, case_id: str, student: str | None = 
 
 
 def case_rng(secret: str, assignment: str, case_id: str, student: str | None = None):
+    import numpy as np  # here, not at the top: `import autograder` must stay cheap
+
     return np.random.default_rng(case_seed(secret, assignment, case_id, student))
 
 

@@ -7,7 +7,7 @@ Everything here runs in the trusted parent and never executes learner code.
   (or ``<student>/<assignment>/...``, or ``<student>/<assignment>.ipynb``); the
   student id comes from the path (a lone ``name.ipynb`` is student ``name``).
 - ``load_notebook`` reads one notebook: a size limit, strict JSON (no NaN, no
-  duplicate keys), nbformat 4 validation.
+  duplicate keys), validation against nbformat's v4 schema (``nbjson``).
 - ``identify`` says which assignment a notebook is: ``--assignment``, then the
   folder layout, then the file name, then the nbgrader ``grade_id`` s it carries.
 - ``build_program`` takes the *source* notebook's setup cells (trusted) and the
@@ -26,9 +26,7 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import nbformat
-
-from autograder import notebook, seeds
+from autograder import nbjson, notebook, seeds
 
 MAX_NOTEBOOK_BYTES = 20 * 1024 * 1024
 
@@ -171,7 +169,7 @@ def _no_constants(name):
 
 
 def load_notebook(path: Path, max_bytes: int = MAX_NOTEBOOK_BYTES):
-    """The notebook at ``path`` as an nbformat v4 node, or SubmissionError saying why not."""
+    """The notebook at ``path`` as :class:`nbjson.Node` s, or SubmissionError saying why not."""
     try:
         size = path.stat().st_size
     except OSError as e:
@@ -201,12 +199,12 @@ def load_notebook(path: Path, max_bytes: int = MAX_NOTEBOOK_BYTES):
             f"{path.name} has nbformat {data.get('nbformat')!r}; version 4 is needed"
         )
     try:
-        nb = nbformat.from_dict(data)
-        nbformat.validate(nb)
-    except Exception as e:  # noqa: BLE001 (jsonschema's errors are many types)
-        msg = str(getattr(e, "message", e)).splitlines()[0][:200]
-        raise SubmissionError(f"{path.name} is not a valid notebook: {msg}") from None
-    return nb
+        nbjson.validate(data)
+    except nbjson.NotebookInvalid as e:
+        raise SubmissionError(f"{path.name} is not a valid notebook: {e}") from None
+    except RecursionError:
+        raise SubmissionError(f"{path.name}: JSON nested too deeply") from None
+    return nbjson.node(data)
 
 
 # -- which assignment --------------------------------------------------------------------------

@@ -12,19 +12,29 @@ Which file: JupyterLab starts each kernel with ``JPY_SESSION_NAME`` set to the
 notebook's path and its working directory set to the notebook's folder; when
 that variable does not name an existing ``.ipynb`` (classic runners, nbclient)
 the button falls back to ``./<assignment>.ipynb``.
+
+While the check runs the button says "Grading…". A stale file is never graded
+silently: before grading, the button compares each function and class the
+saved file's solution cells define with the kernel's definition of the same
+name (its source, as the kernel ran it); when one differs, the report says,
+next to the score, that the saved file is older than what was run.
 """
 
 from __future__ import annotations
 
+import ast
 import html
+import inspect
 import json
 import os
 import subprocess
 import sys
+import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 
 CHECK_TIMEOUT_S = 300.0
+STALE = "the saved file is older than what you ran: save with Ctrl+S and check again"
 
 
 @dataclass
@@ -107,6 +117,75 @@ def _tail(text: str, lines: int = 15) -> str:
     return "\n".join((text or "").strip().splitlines()[-lines:])
 
 
+# -- is the saved file what the kernel ran? ----------------------------------------------------
+
+
+def _normalized(source: str) -> list | str:
+    """The code of ``source`` without comments, blank lines or spacing: what runs. (A
+    kernel's copy of a function ends with the comments below its last line, e.g. nbgrader's
+    ``### END SOLUTION``; the saved cell's ends at the last statement.)"""
+    import io
+    import tokenize
+
+    text = textwrap.dedent(source).strip("\n") + "\n"
+    skip = {tokenize.COMMENT, tokenize.NL, tokenize.ENCODING, tokenize.ENDMARKER}
+    try:
+        tokens = tokenize.generate_tokens(io.StringIO(text).readline)
+        return [(t.type, t.string) for t in tokens if t.type not in skip]
+    except (tokenize.TokenError, SyntaxError):
+        return "\n".join(line.rstrip() for line in text.splitlines()).strip()
+
+
+def saved_definitions(path: Path) -> dict[str, str]:
+    """Source of each top-level function and class in the saved file's solution cells (the
+    last definition of a name wins, as in a kernel that ran the cells in order)."""
+    try:
+        nb = json.loads(Path(path).read_text(encoding="utf-8"))
+        cells = [c for c in nb.get("cells", []) if isinstance(c, dict)]
+    except (OSError, ValueError, AttributeError):
+        return {}
+    out: dict[str, str] = {}
+    for cell in cells:
+        meta = (cell.get("metadata") or {}).get("nbgrader") or {}
+        if (
+            cell.get("cell_type") != "code"
+            or not isinstance(meta, dict)
+            or not meta.get("solution")
+        ):
+            continue
+        src = cell.get("source", "")
+        src = "".join(src) if isinstance(src, list) else str(src)
+        try:
+            tree = ast.parse(src)
+        except SyntaxError:
+            continue
+        lines = src.splitlines()
+        for node in tree.body:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                first = min([node.lineno] + [d.lineno for d in node.decorator_list])
+                out[node.name] = "\n".join(lines[first - 1 : node.end_lineno])
+    return out
+
+
+def stale_definitions(path: Path, namespace: dict) -> list[str]:
+    """Names whose definition in ``namespace`` (the kernel's) differs from the saved file's
+    solution cells. Names the kernel has not defined, or whose source it cannot show, are
+    left out: only a difference the kernel can prove is reported."""
+    stale = []
+    for name, saved in saved_definitions(path).items():
+        obj = namespace.get(name)
+        if obj is None or not (inspect.isfunction(obj) or inspect.isclass(obj)):
+            continue
+        try:
+            ran = inspect.getsource(obj)
+        except (OSError, TypeError):
+            continue
+        if _normalized(ran) != _normalized(saved):
+            stale.append(name)
+
+    return stale
+
+
 # -- rendering ---------------------------------------------------------------------------------
 
 _STYLE = (
@@ -126,8 +205,11 @@ def _fmt(x) -> str:
         return html.escape(str(x))
 
 
-def render_report(report: dict, path: Path | None = None) -> str:
-    """HTML for a ``drills check --json`` report: a score line, then one table row per function."""
+def render_report(report: dict, path: Path | None = None, stale: list[str] | None = None) -> str:
+    """HTML for a ``drills check --json`` report: a score line, then one table row per function.
+
+    ``stale``: names the kernel defines differently from the saved file (stale_definitions);
+    when there are any, a warning stands next to the score."""
     e = html.escape
     score, max_score = report.get("score", 0), report.get("max_score", 0)
     full = _is_full(score, max_score)
@@ -137,6 +219,11 @@ def render_report(report: dict, path: Path | None = None) -> str:
         + (" (full marks)" if full else "")
         + "</p>"
     )
+    if stale:
+        parts.append(
+            f'<p class="drills-stale bad"><b>⚠ {e(STALE)}</b> '
+            f"(what you ran differs from the saved file in: {e(', '.join(stale))})</p>"
+        )
     if path is not None:
         parts.append(f"<p><small>checked the saved file {e(str(path))}</small></p>")
     parts.append(
@@ -199,9 +286,22 @@ def _is_full(score, max_score) -> bool:
 # -- the widget --------------------------------------------------------------------------------
 
 
-def check_my_work(assignment: str, timeout: float = CHECK_TIMEOUT_S) -> None:
+def _kernel_namespace() -> dict:
+    try:
+        from IPython import get_ipython
+    except ImportError:  # pragma: no cover
+        return {}
+    shell = get_ipython()
+    return shell.user_ns if shell is not None else {}
+
+
+def check_my_work(
+    assignment: str, timeout: float = CHECK_TIMEOUT_S, namespace: dict | None = None
+) -> None:
     """Show the "Check my work" button and the area where its result appears.
 
+    ``namespace``: where the learner's definitions live (default: the kernel's user namespace),
+    compared with the saved file before each check.
     Returns None, so the notebook does not display the box a second time as the cell's result.
     """
     import ipywidgets as widgets
@@ -221,6 +321,7 @@ def check_my_work(assignment: str, timeout: float = CHECK_TIMEOUT_S) -> None:
 
     def on_click(_=None):
         button.disabled = True
+        button.description = "Grading…"
         out.clear_output()
         try:
             path = notebook_path(assignment)
@@ -231,16 +332,24 @@ def check_my_work(assignment: str, timeout: float = CHECK_TIMEOUT_S) -> None:
                 )
             else:
                 with out:
-                    display(HTML(f"<p>Checking the saved file {html.escape(path.name)} …</p>"))
+                    display(
+                        HTML(
+                            '<p class="drills-grading">Grading… (checking the saved file '
+                            f"{html.escape(path.name)})</p>"
+                        )
+                    )
+                ns = namespace if namespace is not None else _kernel_namespace()
+                stale = stale_definitions(path, ns)
                 outcome = run_check(path, timeout)
                 out.clear_output()
                 if outcome.report is not None:
-                    html_text = render_report(outcome.report, path)
+                    html_text = render_report(outcome.report, path, stale)
                 else:
                     html_text = render_error(outcome.error or "unknown error", outcome.detail)
             with out:
                 display(HTML(html_text))
         finally:
+            button.description = "Check my work"
             button.disabled = False
 
     button.on_click(on_click)

@@ -8,9 +8,14 @@ import sys
 import time
 
 
-def timed_grade(*args: str) -> tuple[float, subprocess.CompletedProcess]:
-    """Wall-clock seconds of `drills grade ARGS` and its process; exits if it fails."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("DRILLS_SECRET")}
+def timed_grade(*args: str, env: dict | None = None) -> tuple[float, subprocess.CompletedProcess]:
+    """Wall-clock seconds of `drills grade ARGS` (in ``env``, default this process's) and its
+    process, with no secret from the caller; exits if it fails."""
+    env = {
+        k: v
+        for k, v in (os.environ if env is None else env).items()
+        if not k.startswith("DRILLS_SECRET")
+    }
     t0 = time.perf_counter()
     p = subprocess.run(
         [sys.executable, "-m", "autograder.cli", "grade", *args],

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -18,6 +21,10 @@ os.environ["PATH"] = str(VENV_BIN) + os.pathsep + os.environ.get("PATH", "")
 os.environ.pop("DRILLS_SECRET", None)
 os.environ.pop("DRILLS_SECRET_FILE", None)
 os.environ.setdefault("MPLBACKEND", "Agg")
+# One outcome cache per test session, not the user's: tests start from nothing and share it.
+if "DRILLS_CACHE_DIR" not in os.environ:
+    os.environ["DRILLS_CACHE_DIR"] = tempfile.mkdtemp(prefix="drills-test-cache-")
+    atexit.register(shutil.rmtree, os.environ["DRILLS_CACHE_DIR"], True)
 
 # Deterministic torch on CPU: one thread count for every test.
 try:

@@ -1,0 +1,389 @@
+"""The outcome cache: expected and known-mistake outcomes computed once, not on every check.
+
+Expected outcomes come from running the source notebook's solution on every
+case (for 05 and 06 that means importing torch), and a known mistake's from
+running its mutant. Both depend only on trusted things, so they are computed
+once and kept on disk, keyed by everything they depend on:
+
+    format      the layout of entries (``FORMAT`` below)
+    code        the case module, the modules it imports from ``autograder``, and the
+                engine modules that turn cases into outcomes (spec, codec, seeds, ...)
+    source      the source notebook's bytes
+    secret      a digest of the course secret (never the secret itself)
+    student     the student id, when generated inputs depend on it
+    libraries   Python, numpy and torch versions (read without importing them)
+    + what the entry is for (assignment, function, a digest of the case inputs)
+
+Where: ``$DRILLS_CACHE_DIR``, else ``$XDG_CACHE_HOME/reward-drills``, else
+``~/.cache/reward-drills``; ``DRILLS_CACHE=off`` turns it off. It holds at most
+``$DRILLS_CACHE_MAX_MB`` (512 MB by default): past that the oldest entries go. The folder is
+private to the user (0700): with a course secret, its entries hold generated
+inputs. The sandbox never sees it (sandbox.py covers it up when a bound folder
+contains it).
+
+Every entry is one JSON file ``<dir>/v<FORMAT>/<kind>/<digest of key>.json`` holding
+its key, its value and a checksum of both. It is written to a temporary file in
+the same folder and renamed over the old one (``os.replace``), so concurrent
+writers never leave a mixed file and a reader sees a whole entry or none. An
+entry whose checksum, key or format does not match (truncated, edited, another
+key's) is ignored and rebuilt, never trusted.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+FORMAT = 1
+PACKAGE = Path(__file__).resolve().parent
+# Engine modules whose code decides what an outcome is (besides the case module itself).
+ENGINE = ("spec", "codec", "seeds", "evaluate", "reference", "notebook", "nbjson", "cache")
+_IMPORT = re.compile(
+    r"^\s*(?:from\s+(autograder(?:\.\w+)*)\s+import\s+([\w ,()]+)|import\s+(autograder(?:\.\w+)*))",
+    re.M,
+)
+
+
+def directory() -> Path | None:
+    """The cache folder, or None when caching is turned off."""
+    if os.environ.get("DRILLS_CACHE", "").lower() in ("0", "off", "no", "false"):
+        return None
+    env = os.environ.get("DRILLS_CACHE_DIR")
+    if env is not None:
+        return Path(env).expanduser() if env.strip() else None
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    base = Path(xdg).expanduser() if xdg else Path.home() / ".cache"
+    return base / "reward-drills"
+
+
+# -- key parts ---------------------------------------------------------------------------------
+
+
+def _sha(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def secret_digest(secret: str) -> str:
+    """A digest standing for the secret in keys (the secret itself is never written)."""
+    return _sha(b"reward-drills cache key\x1f" + secret.encode("utf-8"))
+
+
+def file_digest(path: Path) -> str:
+    return _sha(Path(path).read_bytes())
+
+
+def _module_file(name: str, package: Path) -> Path | None:
+    """autograder.x.y -> <package>/x/y.py (or its __init__.py), without importing it."""
+    parts = name.split(".")[1:]
+    base = package.joinpath(*parts) if parts else package
+    for candidate in (base.with_suffix(".py"), base / "__init__.py"):
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def _imported(path: Path, package: Path) -> set[Path]:
+    """Files of the autograder modules that ``path`` imports (one level)."""
+    out = set()
+    for m in _IMPORT.finditer(path.read_text(encoding="utf-8")):
+        mod = m.group(1) or m.group(3)
+        names = [n.strip(" ()") for n in (m.group(2) or "").split(",") if n.strip(" ()")]
+        for name in [mod] + [f"{mod}.{n.split(' as ')[0].strip()}" for n in names]:
+            f = _module_file(name, package)
+            if f is not None:
+                out.add(f)
+    return out
+
+
+def code_digest(assignment: str, package: Path | None = None) -> str:
+    """Digest of the case module of ``assignment``, every autograder module it imports
+    (followed transitively: ``common.py``, ``spec.py``, ...) and the ENGINE modules."""
+    from autograder.assignments import MODULES
+
+    package = package or PACKAGE
+    start = package / "assignments" / f"{MODULES[assignment]}.py"
+    todo = [start, *(package / f"{m}.py" for m in ENGINE)]
+    seen: set[Path] = set()
+    while todo:
+        f = todo.pop()
+        if f in seen or not f.is_file():
+            continue
+        seen.add(f)
+        todo += _imported(f, package)
+    h = hashlib.sha256()
+    for f in sorted(seen):
+        h.update(str(f.relative_to(package)).encode() + b"\0" + f.read_bytes() + b"\0")
+    return h.hexdigest()
+
+
+def _version(dist: str) -> str:
+    """A distribution's version from its dist-info folder name (no import, no metadata parse)."""
+    import importlib.util
+
+    spec = importlib.util.find_spec(dist)
+    if spec is None or not spec.submodule_search_locations:
+        return "absent"
+    site = Path(list(spec.submodule_search_locations)[0]).parent
+    found = sorted(site.glob(f"{dist}-*.dist-info"))
+    if len(found) == 1:
+        return found[0].name[len(dist) + 1 : -len(".dist-info")]
+    from importlib import metadata
+
+    try:
+        return metadata.version(dist)
+    except metadata.PackageNotFoundError:
+        return "unknown"
+
+
+_VERSIONS: dict[str, str] = {}
+
+
+def library_versions() -> dict[str, str]:
+    """Python, numpy and torch versions: a new version may compute other outcomes."""
+    if not _VERSIONS:
+        _VERSIONS.update(
+            python=sys.version.split()[0] + "/" + sys.implementation.cache_tag,
+            numpy=_version("numpy"),
+            torch=_version("torch"),
+        )
+    return dict(_VERSIONS)
+
+
+def assignment_key(
+    assignment: str, source: Path, secret: str, student: str | None = None
+) -> dict[str, Any]:
+    """The key parts every entry of ``assignment`` shares."""
+    return {
+        "format": FORMAT,
+        "assignment": assignment,
+        "code": code_digest(assignment),
+        "source": file_digest(source),
+        "secret": secret_digest(secret),
+        "student": student or "",
+        "libraries": library_versions(),
+    }
+
+
+def inputs_digest(inputs: Any) -> str:
+    return _sha(_canonical(inputs))
+
+
+# -- entries -----------------------------------------------------------------------------------
+
+
+def _canonical(x: Any) -> bytes:
+    return json.dumps(x, sort_keys=True, separators=(",", ":"), allow_nan=False).encode("utf-8")
+
+
+def _entry_path(root: Path, kind: str, key: dict) -> Path:
+    return root / f"v{FORMAT}" / kind / f"{_sha(_canonical([kind, key]))}.json"
+
+
+def load(kind: str, key: dict, root: Path | None = None) -> Any | None:
+    """The value stored under ``key``, or None (no entry, caching off, or an entry not to trust)."""
+    root = root if root is not None else directory()
+    if root is None:
+        return None
+    try:
+        text = _entry_path(root, kind, key).read_bytes()
+        entry = json.loads(text)
+        if (
+            type(entry) is not dict
+            or entry.get("format") != FORMAT
+            or entry.get("kind") != kind
+            or entry.get("key") != key
+            or entry.get("checksum") != _sha(_canonical([kind, key, entry.get("value")]))
+        ):
+            return None
+        return entry["value"]
+    except (OSError, ValueError, RecursionError):
+        return None
+
+
+DEFAULT_MAX_MB = 512
+PRUNE_EVERY = 256  # stores per process between two looks at the folder's size
+_STORES = [0]
+
+
+def max_bytes() -> int:
+    """The folder's size limit: $DRILLS_CACHE_MAX_MB, else DEFAULT_MAX_MB."""
+    try:
+        return int(float(os.environ.get("DRILLS_CACHE_MAX_MB", DEFAULT_MAX_MB)) * 1024 * 1024)
+    except ValueError:
+        return DEFAULT_MAX_MB * 1024 * 1024
+
+
+def prune(root: Path | None = None, limit: int | None = None) -> int:
+    """Remove the entries of other formats, then the least recently written entries until the
+    folder holds at most 3/4 of ``limit`` bytes (once it holds more than ``limit``); returns
+    how many files were removed. Per-student entries of a large class would otherwise grow
+    without end."""
+    root = root if root is not None else directory()
+    if root is None or not root.is_dir():
+        return 0
+    limit = max_bytes() if limit is None else limit
+    removed = 0
+    for old in root.glob("v*"):
+        if old.is_dir() and old.name != f"v{FORMAT}":
+            shutil.rmtree(old, ignore_errors=True)
+            removed += 1
+    entries = []
+    for f in (root / f"v{FORMAT}").glob("*/*.json"):
+        try:
+            st = f.stat()
+        except OSError:
+            continue
+        entries.append((st.st_mtime, st.st_size, f))
+    total = sum(size for _, size, _ in entries)
+    if total <= limit:
+        return removed
+    for _, size, f in sorted(entries, key=lambda e: e[0]):
+        if total <= limit * 3 // 4:
+            break
+        try:
+            f.unlink()
+            total -= size
+            removed += 1
+        except OSError:
+            pass
+    return removed
+
+
+def store(kind: str, key: dict, value: Any, root: Path | None = None) -> bool:
+    """Write ``value`` under ``key`` atomically; False (and no file) when it cannot be written."""
+    root = root if root is not None else directory()
+    if root is None:
+        return False
+    try:
+        body = _canonical(
+            {
+                "format": FORMAT,
+                "kind": kind,
+                "key": key,
+                "value": value,
+                "checksum": _sha(_canonical([kind, key, value])),
+            }
+        )
+    except (TypeError, ValueError):
+        return False  # not plain JSON: not cached
+    path = _entry_path(root, kind, key)
+    tmp = None
+    try:
+        root.mkdir(parents=True, exist_ok=True, mode=0o700)
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".json", dir=path.parent)
+        with os.fdopen(fd, "wb") as f:
+            f.write(body)
+        os.replace(tmp, path)
+        _STORES[0] += 1
+        if _STORES[0] % PRUNE_EVERY == 0:
+            prune(root)
+        return True
+    except OSError:
+        if tmp is not None:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+        return False
+
+
+# -- outlines of case specs --------------------------------------------------------------------
+
+# A case's inputs are kept apart (materialized, per secret and student): not in its outline.
+_INPUT_FIELDS = {("Case", "args"), ("Case", "kwargs")}
+
+
+class NotOutlined(ValueError):
+    """A spec holds a value that has no faithful plain-JSON outline (so it is not cached)."""
+
+
+def _outline(v: Any) -> Any:
+    import dataclasses
+    import math
+
+    t = type(v)
+    if v is None or t in (bool, int, str):
+        return v
+    if t is float:
+        return v if math.isfinite(v) else {"$float": repr(v)}
+    if (
+        dataclasses.is_dataclass(v)
+        and not isinstance(v, type)
+        and t.__module__ == "autograder.spec"
+    ):
+        return {
+            "$spec": t.__name__,
+            "fields": {
+                f.name: _outline(getattr(v, f.name))
+                for f in dataclasses.fields(v)
+                if (t.__name__, f.name) not in _INPUT_FIELDS
+            },
+        }
+    if t is tuple:
+        return {"$tuple": [_outline(x) for x in v]}
+    if t is list:
+        return [_outline(x) for x in v]
+    if t is dict and all(type(k) is str for k in v):
+        return {"$dict": {k: _outline(x) for k, x in v.items()}}
+    if isinstance(v, type):
+        if issubclass(v, BaseException) and v.__module__ == "builtins":
+            return {"$exception": v.__name__}
+        raise NotOutlined(f"no plain outline for the type {v.__name__}")
+    if callable(v):
+        return {"$callable": str(getattr(v, "__name__", "function"))[:100]}
+    raise NotOutlined(f"no plain outline for a {t.__name__}")
+
+
+def _from_outline(j: Any) -> Any:
+    import builtins
+
+    from autograder import spec
+
+    if type(j) is list:
+        return [_from_outline(x) for x in j]
+    if type(j) is not dict:
+        return j
+    if "$spec" in j:
+        cls = getattr(spec, j["$spec"])
+        return cls(**{k: _from_outline(v) for k, v in j["fields"].items()})
+    if "$tuple" in j:
+        return tuple(_from_outline(x) for x in j["$tuple"])
+    if "$dict" in j:
+        return {k: _from_outline(v) for k, v in j["$dict"].items()}
+    if "$float" in j:
+        return float(j["$float"])
+    if "$exception" in j:
+        exc = getattr(builtins, j["$exception"])
+        if not (isinstance(exc, type) and issubclass(exc, BaseException)):
+            raise ValueError("not an exception")
+        return exc
+    if "$callable" in j:
+        name = j["$callable"]
+
+        def outline_only(*_a: Any, **_k: Any) -> Any:
+            raise RuntimeError(f"{name}: only an outline of this spec was loaded from the cache")
+
+        outline_only.__name__ = name
+        return outline_only
+    raise ValueError("not an outline")
+
+
+def spec_outline(fspec: Any) -> dict:
+    """A FunctionSpec as plain JSON for scoring without importing its case module: every
+    field of it, its cases and its mistakes, generators and mutant builders as stand-ins
+    (a generated case stays generated), case inputs left out. NotOutlined if a field
+    holds something without a faithful plain form."""
+    return _outline(fspec)
+
+
+def spec_from_outline(outline: dict) -> Any:
+    """The FunctionSpec back from :func:`spec_outline` (stand-ins raise if called)."""
+    return _from_outline(outline)

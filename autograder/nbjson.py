@@ -1,0 +1,166 @@
+"""Notebook JSON without importing nbformat: validation against nbformat's own v4 schema.
+
+``import nbformat`` pulls in its validator, jsonschema and jsonschema's format
+checkers (seconds of start-up, most of it compiling grammars no notebook
+needs). Grading needs none of that, so this module reads notebooks itself:
+
+- :func:`validate` checks a parsed notebook exactly as ``nbformat.validate``
+  does for nbformat 4: the schema file of the notebook's minor version, shipped
+  inside the installed nbformat package (found without importing it), compiled
+  with ``fastjsonschema`` (nbformat's own alternative validator); a notebook
+  from a newer minor version gets the latest schema with unknown properties,
+  cells and outputs allowed; from 4.5 on, cells without an id or with a
+  repeated id are given fresh ids first (nbformat repairs them the same way).
+- :func:`node` turns the parsed JSON into :class:`Node` dicts with attribute
+  access (``nb.cells``, ``cell.source``), with multi-line sources joined into
+  one string, as ``nbformat.read`` returns them.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+from typing import Any
+
+CURRENT_MINOR = 5  # the newest nbformat 4 minor version whose schema nbformat ships
+_VALIDATORS: dict[tuple[int, bool], Any] = {}
+
+
+class NotebookInvalid(ValueError):
+    """The JSON is not a valid nbformat 4 notebook; the message says where."""
+
+
+class Node(dict):
+    """A dict whose keys read as attributes, like nbformat's NotebookNode."""
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            return self[name]
+        except KeyError:
+            raise AttributeError(name) from None
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        self[name] = value
+
+
+def node(data: Any) -> Any:
+    """``data`` with every dict turned into a :class:`Node` and cell sources joined."""
+    out = _nodes(data)
+    if isinstance(out, Node) and isinstance(out.get("cells"), list):
+        for cell in out["cells"]:
+            if isinstance(cell, dict) and isinstance(cell.get("source"), list):
+                cell["source"] = "".join(str(s) for s in cell["source"])
+    return out
+
+
+def _nodes(x: Any) -> Any:
+    if isinstance(x, dict):
+        return Node((k, _nodes(v)) for k, v in x.items())
+    if isinstance(x, list):
+        return [_nodes(v) for v in x]
+    return x
+
+
+def schema_dir() -> Path:
+    """nbformat's folder of v4 schema files, located without importing nbformat."""
+    spec = importlib.util.find_spec("nbformat")
+    if spec is None or not spec.submodule_search_locations:
+        raise NotebookInvalid("nbformat is not installed: cannot validate notebooks")
+    return Path(list(spec.submodule_search_locations)[0]) / "v4"
+
+
+def _schema_file(minor: int) -> tuple[Path, bool]:
+    """(schema file, relaxed?) for a notebook of nbformat 4.``minor``."""
+    folder = schema_dir()
+    exact = folder / f"nbformat.v4.{minor}.schema.json"
+    if minor <= CURRENT_MINOR and exact.is_file():
+        return exact, False
+    if minor > CURRENT_MINOR:
+        return folder / "nbformat.v4.schema.json", True
+    raise NotebookInvalid(f"no schema for nbformat 4.{minor}")
+
+
+def _relax(schema: Any) -> Any:
+    """A notebook from a newer minor version: unknown properties, cells and outputs allowed."""
+
+    def walk(o: Any) -> Any:
+        if isinstance(o, dict):
+            return {k: (True if k == "additionalProperties" else walk(v)) for k, v in o.items()}
+        if isinstance(o, list):
+            return [walk(v) for v in o]
+        return o
+
+    out = walk(schema)
+    out["definitions"]["cell"]["oneOf"].append({"$ref": "#/definitions/unrecognized_cell"})
+    out["definitions"]["output"]["oneOf"].append({"$ref": "#/definitions/unrecognized_output"})
+    return out
+
+
+def _validator(minor: int):
+    import fastjsonschema
+
+    path, relaxed = _schema_file(minor)
+    key = (minor if not relaxed else -1, relaxed)
+    if key not in _VALIDATORS:
+        schema = json.loads(path.read_text(encoding="utf-8"))
+        if relaxed:
+            schema = _relax(schema)
+        # use_default=False: validating must not write the schema's defaults into the notebook.
+        _VALIDATORS[key] = fastjsonschema.compile(schema, use_default=False)
+    return _VALIDATORS[key]
+
+
+def _repair_cell_ids(data: dict) -> None:
+    """From 4.5 on: give cells without an id, or with a repeated one, a fresh id (as nbformat does)."""
+    seen: set = set()
+    n = 0
+    for cell in data.get("cells", []):
+        if not isinstance(cell, dict):
+            continue
+        cid = cell.get("id")
+        if "id" not in cell or (isinstance(cid, str) and cid in seen):
+            while f"cell-{n}" in seen:
+                n += 1
+            cell["id"] = f"cell-{n}"
+            n += 1
+        if isinstance(cell.get("id"), str):
+            seen.add(cell["id"])
+
+
+def validate(data: Any) -> None:
+    """Raise NotebookInvalid unless ``data`` (parsed JSON) is a valid nbformat 4 notebook.
+
+    Cells of a 4.5+ notebook that lack an id, or repeat one, get a fresh id first
+    (``data`` is changed in place), as ``nbformat.validate`` does.
+    """
+    import fastjsonschema
+
+    if not isinstance(data, dict):
+        raise NotebookInvalid("a notebook is a JSON object")
+    if data.get("nbformat") != 4 or type(data.get("nbformat")) is not int:
+        raise NotebookInvalid(f"nbformat {data.get('nbformat')!r}; version 4 is needed")
+    minor = data.get("nbformat_minor", 0)
+    if type(minor) is not int or minor < 0:
+        raise NotebookInvalid(f"nbformat_minor {minor!r} is not a version number")
+    if minor >= 5 and isinstance(data.get("cells"), list):
+        _repair_cell_ids(data)
+    try:
+        _validator(minor)(data)
+    except fastjsonschema.JsonSchemaException as e:
+        raise NotebookInvalid(_message(e)) from None
+
+
+def _message(e: Exception) -> str:
+    text = str(getattr(e, "message", e)).replace("data.", "", 1).replace("data[", "[", 1)
+    return text.splitlines()[0][:200] if text else "does not match the nbformat 4 schema"
+
+
+def read(path: Path) -> Node:
+    """A trusted notebook file (a source notebook): parsed, validated, as :class:`Node` s."""
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        validate(data)
+    except (ValueError, OSError) as e:
+        raise NotebookInvalid(f"{path}: not a valid notebook ({e})") from None
+    return node(data)

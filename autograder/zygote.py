@@ -1,0 +1,460 @@
+"""The warm worker inside the sandbox: imports numpy/torch once, forks one isolated child per job.
+
+A standalone script, like child_harness.py: it imports nothing from
+``autograder``. worker.py starts it as ``python zygote.py CONTROL_FD`` inside a
+bubblewrap sandbox built like a cold child's (no network, read-only system,
+no view of the course, the secret or the grader) that keeps CAP_SYS_ADMIN and
+CAP_SETPCAP, valid only inside the sandbox's own user namespace, for this
+process. The zygote never runs learner code and never reads a job: it passes
+the job's file descriptors on. Per job, over the control socket (JSON messages,
+file descriptors attached):
+
+    parent -> zygote   {"t": "run", "limits": {...}}   + fds [job, records, stdout, stderr]
+    zygote -> parent   {"t": "started"} ... {"t": "exit", "status": N, "tasks": n}
+    parent -> zygote   {"t": "kill"}    (the watchdog: the job took too long)
+
+Each job runs in three processes:
+
+    C  (fork of the zygote) new mount, pid, ipc, network and uts namespaces; waits for G
+    G  pid 1 of the new pid namespace: a fresh tmpfs on /tmp and on /dev/shm, /dev
+       read-only, every capability dropped (bounding set included); then forks H and,
+       as init, reaps; when H ends G ends, and the kernel kills whatever H left behind
+    H  the job: its own session, rlimits (address space, CPU, file size, processes,
+       files, no core); reads the job from its descriptor and runs child_harness.run,
+       which writes the records
+
+So one job cannot see or touch another's files (/tmp, /dev/shm are per job and
+vanish with it; the rest is read-only), processes (a pid namespace per job, all
+killed when it ends; the zygote waits until every process of the job is gone
+before it reports the exit), memory (a fork: a patched module stays in its own
+copy), System V IPC or abstract sockets (namespaces per job), or keyrings
+(refused by the sandbox's seccomp filter). The zygote checks all of this on a
+probe job at start and reports "unavailable" (the grader then uses cold
+children) when any of it does not hold.
+"""
+
+import ctypes
+import json
+import os
+import select
+import signal
+import socket
+import sys
+import types
+
+CLONE_NEWNS, CLONE_NEWUTS, CLONE_NEWIPC = 0x00020000, 0x04000000, 0x08000000
+CLONE_NEWPID, CLONE_NEWNET = 0x20000000, 0x40000000
+MS_RDONLY, MS_NOSUID, MS_NODEV, MS_REMOUNT, MS_MOVE, MS_BIND, MS_REC = (
+    1,
+    2,
+    4,
+    32,
+    8192,
+    4096,
+    16384,
+)
+MS_PRIVATE = 1 << 18
+PR_SET_PDEATHSIG, PR_CAPBSET_DROP, PR_SET_CHILD_SUBREAPER, PR_CAP_AMBIENT = 1, 24, 36, 47
+PR_CAP_AMBIENT_CLEAR_ALL = 4
+CAP_LAST = 63
+_LINUX_CAPABILITY_VERSION_3 = 0x20080522
+JOB_FD, RECORD_FD = 4, 3  # where a job's descriptors sit in C, G and H
+_MAX_FD = max(1 << 16, os.sysconf("SC_OPEN_MAX"))  # closerange uses close_range(2): one call
+
+libc = ctypes.CDLL(None, use_errno=True)
+
+
+class _CapHeader(ctypes.Structure):
+    _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
+
+
+class _CapData(ctypes.Structure):
+    _fields_ = [
+        ("effective", ctypes.c_uint32),
+        ("permitted", ctypes.c_uint32),
+        ("inheritable", ctypes.c_uint32),
+    ]
+
+
+def _check(result, what):
+    if result != 0:
+        err = ctypes.get_errno()
+        raise OSError(err, f"{what}: {os.strerror(err)}")
+
+
+def _mount(source, target, fstype, flags, data=None):
+    enc = lambda x: x.encode() if x is not None else None  # noqa: E731
+    _check(
+        libc.mount(enc(source), enc(target), enc(fstype), ctypes.c_ulong(flags), enc(data)),
+        f"mount {target}",
+    )
+
+
+def _drop_capabilities():
+    for cap in range(CAP_LAST + 1):
+        libc.prctl(PR_CAPBSET_DROP, cap, 0, 0, 0)  # EINVAL past the last cap: ignored
+    libc.prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)
+    header = _CapHeader(_LINUX_CAPABILITY_VERSION_3, 0)
+    data = (_CapData * 2)()
+    _check(libc.capset(ctypes.byref(header), data), "capset")
+
+
+# -- messages ----------------------------------------------------------------------------------
+
+
+def _send(ctl, msg):
+    ctl.send(json.dumps(msg).encode())
+
+
+def _recv(ctl):
+    """(message, fds) or (None, []) when the parent has gone."""
+    data, fds, _flags, _addr = socket.recv_fds(ctl, 65536, 8)
+    if not data:
+        for fd in fds:
+            os.close(fd)
+        return None, []
+    return json.loads(data), fds
+
+
+def _tasks():
+    """Processes and threads in this sandbox (the parent sizes the process limit with it)."""
+    n = 0
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            try:
+                n += len(os.listdir(f"/proc/{d}/task"))
+            except OSError:
+                pass
+    return n
+
+
+def _my_children():
+    me, out = os.getpid(), []
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            try:
+                with open(f"/proc/{d}/stat", "rb") as f:
+                    stat = f.read()
+                if int(stat[stat.rindex(b")") + 2 :].split()[1]) == me:
+                    out.append(int(d))
+            except (OSError, ValueError):
+                pass
+    return out
+
+
+# -- one job: C, G, H --------------------------------------------------------------------------
+
+
+def _place(fds):
+    """Put the job's descriptors at 4 (job), 3 (records), 1, 2; stdin from /dev/null; close
+    everything else (the control socket above all)."""
+    job, records, out, err = (os.dup(fd) for fd in fds)  # copies first: targets may clash
+    null = os.open("/dev/null", os.O_RDONLY)
+    for src, dst in ((null, 0), (out, 1), (err, 2), (records, RECORD_FD), (job, JOB_FD)):
+        os.dup2(src, dst)
+    os.closerange(JOB_FD + 1, _MAX_FD)
+
+
+def _child_c(msg, fds, harness):
+    try:
+        _place(fds)
+        _check(
+            libc.unshare(CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWNET | CLONE_NEWUTS),
+            "unshare",
+        )
+        g = os.fork()
+        if g == 0:
+            _child_g(msg, harness)
+        os.closerange(0, _MAX_FD)
+        _, status = os.waitpid(g, 0)
+        code = os.waitstatus_to_exitcode(status)
+        os._exit(code if code >= 0 else 128 - code)
+    except BaseException:  # noqa: BLE001 (no traceback: stderr is the learner's stream)
+        os._exit(125)
+
+
+_MS_FLAGS = {"nosuid": 2, "nodev": 4, "noexec": 8, "noatime": 1024, "nodiratime": 2048}
+_MS_FLAGS.update(relatime=1 << 21, strictatime=1 << 24)
+
+
+def _remount_readonly(point):
+    """Remount ``point`` read-only, keeping its other flags (the kernel refuses to drop a
+    flag it locked, e.g. noexec on a host's /tmp)."""
+    flags = MS_REMOUNT | MS_BIND | MS_RDONLY
+    for line in open("/proc/self/mountinfo"):
+        fields = line.split()
+        if fields[4] == point:  # the last one listed is the one on top
+            options = fields[5].split(",")
+            flags = MS_REMOUNT | MS_BIND | MS_RDONLY
+            flags |= sum(v for k, v in _MS_FLAGS.items() if k in options)
+    _mount(None, point, None, flags)
+
+
+def _binds_below_tmp():
+    """The outermost mount points below /tmp (none, unless libraries live under /tmp)."""
+    points = []
+    for line in open("/proc/self/mountinfo"):
+        point = line.split()[4]
+        if point.startswith("/tmp/"):
+            points.append(point)
+    return list(dict.fromkeys(p for p in points if not any(p.startswith(q + "/") for q in points)))
+
+
+def _fresh_tmp(options):
+    """A new tmpfs on /tmp that still shows what the sandbox binds below /tmp (a library
+    folder or the interpreter of a course cloned under /tmp), read-only as before."""
+    tops = _binds_below_tmp()
+    if not tops:
+        _mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, options)
+        return
+    stage = "/dev/shm"  # built here, then moved onto /tmp
+    _mount("tmpfs", stage, "tmpfs", MS_NOSUID | MS_NODEV, options)
+    for point in tops:
+        target = stage + point[len("/tmp") :]
+        if os.path.isdir(point):
+            os.makedirs(target, exist_ok=True)
+        else:
+            os.makedirs(os.path.dirname(target), exist_ok=True)
+            open(target, "a").close()
+        _mount(point, target, None, MS_BIND | MS_REC)
+        _remount_readonly(target)
+    _mount(stage, "/tmp", None, MS_MOVE)
+
+
+def _child_g(msg, harness):
+    try:
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        limits = msg["limits"]
+        _mount(None, "/", None, MS_REC | MS_PRIVATE)
+        tmp = f"size={int(limits['tmp_mb'])}m,nr_inodes=16384,mode=1777"
+        _fresh_tmp(tmp)
+        _mount("tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, tmp)
+        _remount_readonly("/dev")
+        os.chdir("/tmp")
+        _drop_capabilities()
+        for sig in signal.valid_signals():
+            if sig not in (signal.SIGKILL, signal.SIGSTOP):
+                try:
+                    signal.signal(sig, signal.SIG_DFL)  # as init, ignored from inside
+                except (OSError, ValueError):
+                    pass
+        h = os.fork()
+        if h == 0:
+            _child_h(limits, harness)
+        os.closerange(0, _MAX_FD)
+        while True:
+            pid, status = os.waitpid(-1, 0)
+            if pid == h:
+                code = os.waitstatus_to_exitcode(status)
+                os._exit(code if code >= 0 else 128 - code)
+    except BaseException:  # noqa: BLE001
+        os._exit(126)
+
+
+def _limit_self(limits):
+    import resource as r
+
+    mb = 1024 * 1024
+    nproc = int(limits["nproc"]) + _tasks() - 2  # as a cold child: its bwrap init and itself
+    for key, value in (
+        (r.RLIMIT_AS, int(limits["memory_mb"]) * mb),
+        (r.RLIMIT_FSIZE, int(limits["fsize_mb"]) * mb),
+        (r.RLIMIT_NPROC, nproc),
+        (r.RLIMIT_CORE, 0),
+        (r.RLIMIT_NOFILE, 512),
+    ):
+        r.setrlimit(key, (value, value))
+    cpu = int(limits["cpu_seconds"])
+    r.setrlimit(r.RLIMIT_CPU, (cpu, cpu + 5))
+
+
+def _child_h(limits, harness):
+    try:
+        os.setsid()
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        for sig in (signal.SIGPIPE, signal.SIGXFSZ):
+            signal.signal(sig, signal.SIG_IGN)  # as a fresh interpreter has them
+        _limit_self(limits)
+        chunks = []
+        while True:
+            chunk = os.read(JOB_FD, 1 << 20)
+            if not chunk:
+                break
+            chunks.append(chunk)
+        os.close(JOB_FD)
+        job = json.loads(b"".join(chunks))
+        del chunks
+        if job.get("probe"):
+            _probe(RECORD_FD)
+        harness.run(job, RECORD_FD)
+    except BaseException:  # noqa: BLE001
+        pass
+    os._exit(71)
+
+
+# -- the probe: does every promise above hold here? --------------------------------------------
+
+
+def _probe(fd):
+    """Write what fails among the isolation promises (an empty list: all hold), then end."""
+    problems = []
+
+    def status(field):
+        text = open("/proc/self/status").read()
+        return text.split(field + ":")[1].split()[0]
+
+    for cap in ("CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb"):
+        if int(status(cap), 16) != 0:
+            problems.append(f"{cap} is {status(cap)}")
+    if status("NoNewPrivs") != "1":
+        problems.append("no_new_privs is not set")
+    if status("Seccomp") != "2":
+        problems.append("no seccomp filter")
+    r = libc.syscall(248 if os.uname().machine == "x86_64" else 217, b"user", b"k", b"x", 1, -4)
+    if r >= 0:
+        problems.append("keyrings are reachable")
+    if os.getpid() != 2 or os.getppid() != 1:
+        problems.append(f"not in a pid namespace of its own (pid {os.getpid()})")
+    binds = {p.split("/")[2] for p in _binds_below_tmp()}  # library folders bound under /tmp
+    for folder, allowed in (("/tmp", binds), ("/dev/shm", set())):
+        if set(os.listdir(folder)) - allowed:
+            problems.append(f"{folder} is not empty")
+        try:
+            with open(f"{folder}/probe", "w") as f:
+                f.write("x")
+        except OSError as e:
+            problems.append(f"{folder} is not writable ({e})")
+    for target in ("/dev/probe", "/probe", "/usr/probe", "/proc/sys/kernel/hostname"):
+        try:
+            with open(target, "w"):
+                pass
+            problems.append(f"{target} could be written")
+        except OSError:
+            pass
+    # Every writable mount is this job's own tmpfs, devpts, a device node, or the worker's /tmp
+    # under this job's tmpfs.
+    for line in open("/proc/self/mountinfo"):
+        fields = line.split()
+        point, options = fields[4], fields[5].split(",")
+        if "rw" in options and point not in ("/tmp", "/dev/shm", "/dev/pts"):
+            if not (point.startswith("/dev/") and point.count("/") == 2):
+                problems.append(f"{point} is mounted writable")
+    os.write(fd, (json.dumps(problems) + "\n").encode())
+    os._exit(0)
+
+
+# -- the zygote --------------------------------------------------------------------------------
+
+
+def _run(ctl, msg, fds, harness):
+    """Run one job; report its exit status once every process of it has ended."""
+    c = os.fork()
+    if c == 0:
+        ctl.close()
+        _child_c(msg, fds, harness)
+    for fd in fds:
+        os.close(fd)
+    pidfd = os.pidfd_open(c)  # readable once C has ended
+    _send(ctl, {"t": "started"})
+    status, killing, gone = None, False, False
+    while True:
+        watch = ([] if gone else [ctl]) + ([pidfd] if status is None else [])
+        ready, _, _ = select.select(watch, [], [], 0.05 if killing or status is not None else 5.0)
+        if ctl in ready:
+            m, extra = _recv(ctl)
+            for fd in extra:
+                os.close(fd)
+            if m is None:
+                killing = gone = True  # the parent has gone: end the job, then ourselves
+            elif m.get("t") == "kill":
+                killing = True
+        if killing:
+            for pid in _my_children():
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except OSError:
+                    pass
+        try:
+            while True:
+                pid, st = os.waitpid(-1, os.WNOHANG)
+                if pid == 0:
+                    break
+                if pid == c:
+                    status = os.waitstatus_to_exitcode(st)
+        except ChildProcessError:
+            break  # no child left: C, G, H and everything H started are gone
+    os.close(pidfd)
+    if gone:
+        os._exit(0)
+    _send(ctl, {"t": "exit", "status": status, "tasks": _tasks()})
+
+
+def _load_harness(path):
+    module = types.ModuleType("drills_harness")
+    module.__file__ = path
+    with open(path, encoding="utf-8") as f:
+        exec(compile(f.read(), path, "exec"), module.__dict__)  # noqa: S102 (trusted: the grader's harness)
+    return module
+
+
+def _self_test(ctl, harness, limits):
+    """Run the probe job through the same path as a real job."""
+    r, w = os.pipe()
+    out_r, out_w = os.pipe()
+    job = os.memfd_create("probe")
+    os.write(job, json.dumps({"probe": True}).encode())
+    os.lseek(job, 0, os.SEEK_SET)
+    c = os.fork()
+    if c == 0:
+        ctl.close()
+        _child_c({"limits": limits}, [job, w, out_w, out_w], harness)
+    for fd in (job, w, out_w):
+        os.close(fd)
+    with os.fdopen(r, "rb") as f:
+        line = f.read(65536)
+    os.close(out_r)
+    while True:
+        try:
+            os.waitpid(-1, 0)
+        except ChildProcessError:
+            break
+    try:
+        problems = json.loads(line)
+    except ValueError:
+        return "the probe job did not report (namespaces or mounts refused?)"
+    return "; ".join(problems) or None
+
+
+def main(argv):
+    ctl = socket.socket(fileno=int(argv[1]))
+    hello, _ = _recv(ctl)
+    sys.path.extend(hello["sys_path"])
+    harness = _load_harness(hello["harness"])
+    failed = []
+    for name in hello.get("preload", []):
+        try:
+            __import__(name)
+        except BaseException:  # noqa: BLE001 (the job will import it, and fail there if it must)
+            failed.append(name)
+    libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+    why = _self_test(ctl, harness, hello["probe_limits"])
+    _send(ctl, {"t": "ready" if why is None else "unavailable", "why": why, "tasks": _tasks()})
+    if why is not None:
+        return
+    while True:
+        msg, fds = _recv(ctl)
+        if msg is None:
+            return
+        if msg.get("t") == "run" and len(fds) == 4:
+            _run(ctl, msg, fds, harness)
+        else:
+            for fd in fds:
+                os.close(fd)  # a stray "kill" after a job ended, or nothing we know
+
+
+if __name__ == "__main__":
+    try:
+        main(sys.argv)
+    except BaseException:  # noqa: BLE001
+        os._exit(72)

@@ -1,0 +1,359 @@
+"""The outcome cache: computed once, recomputed whenever what it depends on changes, never trusted
+when damaged, and safe when several checks write it at once."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from autograder import cache, evaluate, notebook, reference
+from autograder.assignments import MODULES
+
+REPO = Path(__file__).resolve().parent.parent
+CORPUS = REPO / "tests" / "fixtures" / "corpus"
+A = "01_exact_kl"
+SECRET = "cache-test-secret-5d1e"
+
+
+@pytest.fixture
+def fresh(tmp_path, monkeypatch):
+    """An empty cache folder, no in-memory caches, and a count of reference computations."""
+    monkeypatch.setenv("DRILLS_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.delenv("DRILLS_CACHE", raising=False)
+    counts = {"reference": 0}
+    real_namespace = reference.namespace
+
+    def counting_namespace(assignment, root=None):
+        counts["reference"] += 1
+        return real_namespace(assignment, root)
+
+    monkeypatch.setattr(reference, "namespace", counting_namespace)
+
+    def forget():
+        """A new process: nothing in memory, only what is on disk."""
+        evaluate._EXPECTED.clear()
+        evaluate._MUTANTS.clear()
+        reference._CACHE.clear()
+        counts["reference"] = 0
+
+    forget()
+    yield counts, forget, tmp_path / "cache"
+    forget()
+
+
+def _outcomes(secret=SECRET, student=None, root=None):
+    return evaluate.assignment_outcomes(A, secret, student, root)
+
+
+def _entries(folder: Path, kind: str) -> list[Path]:
+    return sorted((folder / f"v{cache.FORMAT}" / kind).glob("*.json"))
+
+
+def test_second_preparation_reads_the_cache_and_runs_no_reference(fresh):
+    """Prepared twice (as two checks would): is the reference run only the first time, with
+    the same inputs, expected outcomes and case outlines both times?"""
+    counts, forget, folder = fresh
+    first = _outcomes()
+    assert counts["reference"] > 0
+    forget()
+    second = _outcomes()
+    assert counts["reference"] == 0
+    assert (second.inputs, second.expected, second.points) == (
+        first.inputs,
+        first.expected,
+        first.points,
+    )
+    for name, spec in first.specs.items():
+        got = second.specs[name]
+        assert [(c.id, c.hidden, c.weight, c.rtol, c.atol, c.note) for c in got.cases] == [
+            (c.id, c.hidden, c.weight, c.rtol, c.atol, c.note) for c in spec.cases
+        ]
+        assert [(m.id, m.diagnosis) for m in got.mistakes] == [
+            (m.id, m.diagnosis) for m in spec.mistakes
+        ]
+    assert len(_entries(folder, "assignment")) == 1
+
+
+@pytest.mark.parametrize("change", ["secret", "student", "numpy version", "torch version"])
+def test_a_changed_secret_student_or_library_version_is_computed_afresh(fresh, monkeypatch, change):
+    """Does any one key part changing give a fresh computation (and a second entry)?"""
+    counts, forget, folder = fresh
+    _outcomes()
+    forget()
+    secret, student = SECRET, None
+    if change == "secret":
+        secret = SECRET + "-other"
+    elif change == "student":
+        student = "alice"
+    else:
+        lib = change.split()[0]
+        versions = dict(cache.library_versions(), **{lib: "0.0.0-other"})
+        monkeypatch.setattr(cache, "library_versions", lambda: dict(versions))
+    _outcomes(secret, student)
+    assert counts["reference"] > 0, change
+    assert len(_entries(folder, "assignment")) == 2
+
+
+def test_a_changed_source_notebook_gives_its_new_expected_values(fresh, tmp_path):
+    """Edit the reference solution in the source notebook: are the expected outcomes the new
+    solution's, not the cached ones?"""
+    counts, forget, _ = fresh
+    root = tmp_path / "course"
+    shutil.copytree(REPO / "solutions" / A, root / "solutions" / A)
+    before = _outcomes(root=root).expected["forward_kl"]
+    forget()
+    path = notebook.source_path(A, root)
+    nb = json.loads(path.read_text())
+    for c in nb["cells"]:
+        if c.get("metadata", {}).get("nbgrader", {}).get("grade_id") == "forward_kl":
+            src = "".join(c["source"])
+            assert "return math.fsum(terms)" in src
+            c["source"] = src.replace("return math.fsum(terms)", "return 2 * math.fsum(terms)")
+    path.write_text(json.dumps(nb))
+    after = _outcomes(root=root).expected["forward_kl"]
+    assert counts["reference"] > 0
+    doubled = [
+        b["value"] * 2
+        for b in before
+        if isinstance(b.get("value"), float) and b["value"] not in (0.0,)
+    ]
+    assert doubled and doubled == [
+        a["value"]
+        for a, b in zip(after, before)
+        if isinstance(b.get("value"), float) and b["value"]
+    ]
+
+
+def test_a_changed_case_module_or_its_imports_gives_a_fresh_computation(
+    fresh, tmp_path, monkeypatch
+):
+    """Edit a01's case module, or common.py which it imports: recomputed? Edit a03: still cached?"""
+    counts, forget, _ = fresh
+    pkg = tmp_path / "autograder"
+    shutil.copytree(cache.PACKAGE, pkg, ignore=shutil.ignore_patterns("__pycache__"))
+    monkeypatch.setattr(cache, "PACKAGE", pkg)
+    _outcomes()
+    for edited, recomputed in (
+        ("assignments/a03_sum_vs_mean.py", False),
+        ("assignments/a01_exact_kl.py", True),
+        ("assignments/common.py", True),
+        ("spec.py", True),
+        ("codec.py", True),
+    ):
+        forget()
+        with (pkg / edited).open("a") as f:
+            f.write("\n# edited\n")
+        _outcomes()
+        assert (counts["reference"] > 0) == recomputed, edited
+
+
+@pytest.mark.parametrize("damage", ["truncated", "value edited", "another key's entry", "not json"])
+def test_a_damaged_entry_is_ignored_and_rebuilt(fresh, damage):
+    """Every entry truncated, edited, replaced by another key's entry or garbage: never
+    trusted, computed again and written back whole?"""
+    counts, forget, folder = fresh
+    good = _outcomes()
+    entries = [p for kind in ("assignment", "reference") for p in _entries(folder, kind)]
+    others = {}
+    if damage == "another key's entry":
+        forget()
+        _outcomes(student="bob")  # bob's generated inputs differ: other entries of each kind
+        for p in entries:
+            kind = p.parent.name
+            others[p] = next(q for q in _entries(folder, kind) if q not in entries)
+    for p in entries:
+        text = p.read_text()
+        if damage == "truncated":
+            p.write_text(text[: len(text) // 2])
+        elif damage == "value edited":
+            body = json.loads(text)
+            value = body["value"]
+            (value["expected"]["forward_kl"] if "expected" in value else value)[0] = {"value": 1.0}
+            p.write_text(json.dumps(body))
+        elif damage == "another key's entry":
+            shutil.copy(others[p], p)
+        else:
+            p.write_text("\x00garbage")
+    forget()
+    again = _outcomes()
+    assert counts["reference"] > 0, damage
+    assert again.expected == good.expected
+    for p in entries:
+        body = json.loads(p.read_text())
+        assert cache.load(body["kind"], body["key"]) == body["value"]
+        assert body["key"].get("student", "") == ""
+    forget()
+    _outcomes()
+    assert counts["reference"] == 0
+
+
+def test_mistake_outcomes_are_computed_only_for_a_failed_function_and_cached(fresh):
+    """A correct function needs no mutant runs; a failing one computes them once, then reads them."""
+    counts, forget, folder = fresh
+    out = _outcomes()
+    ns = reference.namespace(A)
+    for name in out.names:
+        got, times = evaluate.run_cases(ns[name], out.inputs[name], ns)
+        evaluate.score(
+            A,
+            out.specs[name],
+            1.0,
+            out.inputs[name],
+            out.expected[name],
+            got,
+            times,
+            out.mutants[name],
+        )
+    assert _entries(folder, "mistakes") == []
+    wrong = lambda policy, reference: 0.0  # noqa: E731
+    got, times = evaluate.run_cases(wrong, out.inputs["forward_kl"], ns)
+    args = (A, out.specs["forward_kl"], 3.0, out.inputs["forward_kl"], out.expected["forward_kl"])
+    first = evaluate.score(*args, got, times, out.mutants["forward_kl"])
+    assert len(_entries(folder, "mistakes")) == 1
+    forget()
+    again = _outcomes()
+    second = evaluate.score(*args, got, times, again.mutants["forward_kl"])
+    assert (first.score, first.mistake) == (second.score, second.mistake)
+    assert counts["reference"] == 0
+
+
+def test_cache_files_never_hold_the_secret(fresh):
+    """The secret is a key part only as a digest: is it absent from every file?"""
+    _, _, folder = fresh
+    _outcomes()
+    files = list(folder.rglob("*.json"))
+    assert files
+    for p in files:
+        assert SECRET not in p.read_text()
+
+
+def test_caching_can_be_turned_off(fresh, monkeypatch):
+    """DRILLS_CACHE=off: nothing written, everything computed."""
+    counts, forget, folder = fresh
+    monkeypatch.setenv("DRILLS_CACHE", "off")
+    _outcomes()
+    forget()
+    _outcomes()
+    assert counts["reference"] > 0
+    assert not folder.exists()
+
+
+_HAMMER = """
+import sys
+from autograder import cache
+key = {"n": 1}
+value = {"payload": list(range(int(sys.argv[2])))}
+for i in range(int(sys.argv[1])):
+    cache.store("hammer", key, value)
+    got = cache.load("hammer", key)
+    assert got is None or got == value, got
+"""
+
+
+def test_concurrent_writers_never_leave_a_broken_entry(tmp_path):
+    """Four processes writing and reading one entry 300 times each: does every read give the
+    whole value or nothing, and is one whole entry (and no temporary file) left?"""
+    env = dict(os.environ, DRILLS_CACHE_DIR=str(tmp_path / "c"))
+    procs = [
+        subprocess.Popen([sys.executable, "-c", _HAMMER, "300", "20000"], env=env) for _ in range(4)
+    ]
+    assert [p.wait(timeout=300) for p in procs] == [0, 0, 0, 0]
+    files = list((tmp_path / "c").rglob("*"))
+    assert [f.name for f in files if f.is_file() and f.name.startswith(".tmp")] == []
+    assert cache.load("hammer", {"n": 1}, root=tmp_path / "c") == {"payload": list(range(20000))}
+
+
+def test_two_concurrent_checks_share_one_cold_cache(tmp_path):
+    """Two `drills check` at once on an empty cache: both full marks, and a third check then
+    finds whole entries (it runs no reference: the entries it reads are valid)?"""
+    env = dict(os.environ, DRILLS_CACHE_DIR=str(tmp_path / "c"))
+    env.pop("DRILLS_SECRET", None)
+    cmd = [
+        sys.executable,
+        "-m",
+        "autograder.cli",
+        "check",
+        str(CORPUS / "solution.ipynb"),
+        "--json",
+    ]
+    procs = [subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, text=True) for _ in range(2)]
+    outs = [p.communicate(timeout=300)[0] for p in procs]
+    assert [json.loads(o)["score"] for o in outs] == [7.0, 7.0]
+    for p in (tmp_path / "c").rglob("*.json"):
+        entry = json.loads(p.read_text())
+        assert cache.load(entry["kind"], entry["key"], root=tmp_path / "c") is not None, p
+    probe = (
+        "import json, sys\n"
+        "from autograder import reference\n"
+        "def boom(*a, **k): raise SystemExit('the reference ran: the cache was not used')\n"
+        "reference.namespace = boom\n"
+        "from autograder import cli\n"
+        "sys.exit(cli.main(['check', sys.argv[1], '--json']))\n"
+    )
+    third = subprocess.run(
+        [sys.executable, "-c", probe, str(CORPUS / "solution.ipynb")],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert third.returncode == 0, third.stderr[-2000:]
+    assert json.loads(third.stdout)["score"] == 7.0
+
+
+def _plain_fields(obj) -> dict:
+    """Every field of a spec dataclass except callables and case inputs, recursively."""
+    import dataclasses
+
+    out = {}
+    for f in dataclasses.fields(obj):
+        if (type(obj).__name__, f.name) in cache._INPUT_FIELDS:
+            continue
+        v = getattr(obj, f.name)
+        if isinstance(v, tuple) and v and dataclasses.is_dataclass(v[0]):
+            out[f.name] = [_plain_fields(x) for x in v]
+        elif dataclasses.is_dataclass(v) and not isinstance(v, type):
+            out[f.name] = _plain_fields(v)
+        elif callable(v) and not isinstance(v, type):
+            out[f.name] = "callable"
+        else:
+            out[f.name] = v
+    return out
+
+
+@pytest.mark.parametrize("assignment", sorted(MODULES))
+def test_spec_outlines_keep_every_field_scoring_can_read(assignment):
+    """A cached outline stands in for the case module when scoring: does it keep every field of
+    every function, case and mistake (ids, weights, tolerances, notes, kinds, ...), generated
+    cases still generated?"""
+    from autograder import assignments
+
+    for f in assignments.get(assignment).functions:
+        back = cache.spec_from_outline(json.loads(json.dumps(cache.spec_outline(f))))
+        assert _plain_fields(back) == _plain_fields(f), f.name
+        assert [c.hidden for c in back.cases] == [c.hidden for c in f.cases]
+
+
+def test_prune_keeps_the_newest_entries_under_the_limit_and_drops_other_formats(tmp_path):
+    """Per-student entries of a big class: past the size limit, do the oldest entries go (down
+    to 3/4 of it), the newest stay, and entries of an older cache format vanish?"""
+    root = tmp_path / "c"
+    (root / "v0" / "assignment").mkdir(parents=True)
+    (root / "v0" / "assignment" / "old.json").write_text("{}")
+    for i in range(10):
+        assert cache.store("assignment", {"i": i}, {"payload": "x" * 1000}, root=root)
+        p = cache._entry_path(root, "assignment", {"i": i})
+        os.utime(p, (1_000_000 + i, 1_000_000 + i))  # written in order i = 0, 1, ...
+    size = sum(p.stat().st_size for p in (root / f"v{cache.FORMAT}").rglob("*.json"))
+    removed = cache.prune(root, limit=size // 2)
+    assert not (root / "v0").exists()
+    kept = [i for i in range(10) if cache.load("assignment", {"i": i}, root=root) is not None]
+    assert kept == list(range(10 - len(kept), 10)) and 0 < len(kept) <= 4, kept
+    assert removed == 1 + 10 - len(kept)
+    assert cache.prune(root, limit=size) == 0

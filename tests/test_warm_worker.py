@@ -1,0 +1,218 @@
+"""The warm worker (worker.py, zygote.py): one zygote grades many submissions, and none of them
+can affect another.
+
+The proof has two halves. A witness fixture (isolation_witness) holds the reference solution,
+but its functions raise when they find any trace another submission could leave: leak files,
+a lingering or hoarding process, patched modules, a System V segment, an abstract socket.
+1. Run in the same process as each polluting fixture, the witness does find the traces (so it
+   can fail).
+2. Graded by one warm worker right after all the polluters (and a fork bomb and a memory bomb),
+   it gets full marks, and every polluter the score the corpus says.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+from pathlib import Path
+
+import pytest
+
+from autograder import evaluate, grade_cli, sandbox, submission, worker
+
+REPO = Path(__file__).resolve().parent.parent
+CORPUS = REPO / "tests" / "fixtures" / "corpus"
+EXPECTED = json.loads((CORPUS / "expected.json").read_text())["submissions"]
+A = "01_exact_kl"
+POLLUTERS = [
+    "isolation_exhausts_resources",
+    "isolation_leaves_files",
+    "isolation_leaves_process",
+    "isolation_patches_modules",
+]
+LIMITS = sandbox.Limits(timeout=5, memory_mb=1024)
+
+ISO = sandbox.detect([])
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(
+        worker.warm_possible(ISO) is not None,
+        reason=f"warm workers cannot run here: {worker.warm_possible(ISO)}",
+    ),
+]
+
+
+def _sub(name: str) -> submission.Submission:
+    return submission.Submission(CORPUS / f"{name}.ipynb", name, A)
+
+
+def _grade(names: list[str], warm: bool = True, jobs: int = 1):
+    g = grade_cli.Grader(limits=LIMITS, warm=warm)
+    results = g.grade([_sub(n) for n in names], jobs=jobs)
+    return {r.student: r for r in results}, g.pool_stats
+
+
+@pytest.mark.parametrize("polluter", POLLUTERS)
+def test_witness_finds_each_polluters_traces_when_they_share_a_process(polluter):
+    """Without isolation between them (the polluter's cells, then the witness's, in one child),
+    does every witness function lose all its points?"""
+    g = grade_cli.Grader(limits=LIMITS, warm=False)
+    prep = g.prepare(A)
+    progs = [
+        submission.build_program(A, prep.source_nb, submission.load_notebook(p), prep.names)
+        for p in (CORPUS / f"{polluter}.ipynb", CORPUS / "isolation_witness.ipynb")
+    ]
+    cells = progs[0].cells + progs[1].cells
+    cs = g.cases_for(A, "isolation_witness")
+    ex = sandbox.execute(cells, progs[0].setup, cs.inputs, g.isolation, LIMITS)
+    for name in prep.names:
+        fr = ex.functions[name]
+        assert not fr.missing, (name, ex.cell_errors)
+        r = evaluate.score(
+            A,
+            prep.specs[name],
+            prep.points[name],
+            cs.inputs[name],
+            cs.expected[name],
+            fr.outcomes,
+            fr.seconds,
+            cs.mutants[name],
+        )
+        assert r.score == 0, (polluter, name, [c.got for c in r.cases][:2])
+
+
+def test_one_warm_worker_grades_polluters_then_a_clean_submission_in_isolation():
+    """Polluters, a fork bomb and a memory bomb, then the witness, all through one zygote:
+    full marks for the witness, the corpus's scores for the others, every run warm?"""
+    names = [*POLLUTERS, "fork_bomb", "memory_bomb", "isolation_witness"]
+    results, stats = _grade(names)
+    for name in names:
+        got = {f.function: f.score for f in results[name].functions}
+        assert got == EXPECTED[name]["scores"], (name, [f.error for f in results[name].functions])
+    assert stats["workers_started"] == 1, stats
+    assert stats["cold_jobs"] == 0 and stats["worker_failures"] == 0, stats
+    assert stats["warm_jobs"] >= len(names), stats
+
+
+def _verdicts(results: dict) -> dict:
+    return {
+        s: (
+            r.score,
+            r.error,
+            r.warnings,
+            r.notes,
+            [
+                (
+                    f.function,
+                    f.score,
+                    f.mistake,
+                    f.error,
+                    [(c.id, c.passed, c.got) for c in f.cases],
+                )
+                for f in r.functions
+            ],
+        )
+        for s, r in results.items()
+    }
+
+
+def test_warm_and_cold_children_grade_the_whole_corpus_identically():
+    """Every fixture graded by cold children and by warm workers: the same scores, verdicts,
+    outcomes (error messages included) and notes?"""
+    names = sorted(p.stem for p in CORPUS.glob("*.ipynb") if p.stem != "broken_json")
+    cold, _ = _grade(names, warm=False, jobs=2)
+    warm, stats = _grade(names, warm=True, jobs=2)
+    assert stats["cold_jobs"] == 0 and stats["warm_jobs"] >= len(names), stats
+    a, b = _verdicts(cold), _verdicts(warm)
+    assert [s for s in a if a[s] != b[s]] == []
+
+
+def test_a_zygote_that_refuses_the_probe_leaves_grading_to_cold_children(monkeypatch):
+    """A zygote without the capabilities to build a job's namespaces: is it reported
+    unavailable, and are the submissions still graded right (cold)?"""
+    monkeypatch.setattr(worker, "CAPS", ())
+    results, stats = _grade(["solution", "nan_and_inf"])
+    assert stats["warm_jobs"] == 0 and stats["cold_jobs"] >= 2, stats
+    assert "unavailable" in (stats["unavailable"] or ""), stats
+    assert results["solution"].score == 7.0
+    assert results["nan_and_inf"].score == EXPECTED["nan_and_inf"]["total"]
+
+
+def test_a_zygote_killed_between_submissions_is_replaced(monkeypatch):
+    """The zygote's sandbox killed after the first submission: is a fresh one started for the
+    next, with the right scores?"""
+    real_run = worker.Worker.run
+    done = []
+
+    def run_then_die(self, job, limits, cpu_seconds):
+        out = real_run(self, job, limits, cpu_seconds)
+        if not done:
+            done.append(True)
+            os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.wait(timeout=30)
+        return out
+
+    monkeypatch.setattr(worker.Worker, "run", run_then_die)
+    results, stats = _grade(["solution", "stub"])
+    assert (results["solution"].score, results["stub"].score) == (7.0, 0.0)
+    assert stats["workers_started"] == 2 and stats["cold_jobs"] == 0, stats
+
+
+_KEYRING = (
+    "import ctypes, platform\n"
+    "libc = ctypes.CDLL(None, use_errno=True)\n"
+    "NR = {'x86_64': 248, 'aarch64': 217}[platform.machine()]\n"
+    "def add_key():\n"
+    "    r = libc.syscall(NR, b'user', b'drills-leak', b'x', 1, -4)\n"
+    "    return [r, ctypes.get_errno()]\n"
+)
+
+
+@pytest.mark.parametrize("warm", [False, True])
+def test_children_cannot_use_kernel_keyrings(warm):
+    """Keys belong to a uid and outlive processes: is add_key refused (EPERM) in cold and warm
+    children alike?"""
+    job = {
+        "setup": [],
+        "cells": [["c", _KEYRING]],
+        "skip_cells": [],
+        "plan": [{"name": "add_key", "start": 0, "cases": [{"args": [], "kwargs": {"$dict": {}}}]}],
+    }
+    with worker.WorkerPool(ISO, LIMITS) as pool:
+        run = (pool.run_child if warm else sandbox.run_child)(job, ISO, LIMITS, 0, 60)
+        if warm:
+            assert pool.stats["warm_jobs"] == 1, pool.stats
+    case = json.loads(run.lines[-3])
+    assert case["outcome"] == {"value": [-1, 1]}, run.lines
+
+
+def test_a_library_folder_under_tmp_stays_importable_in_warm_jobs(tmp_path, monkeypatch):
+    """A course cloned under /tmp has its packages there: does a job's fresh /tmp still show
+    them (read-only), as a cold child's does?"""
+    lib = tmp_path / "site-packages"
+    lib.mkdir()
+    (lib / "drills_tmp_lib.py").write_text("ANSWER = 42\n")
+    assert str(lib).startswith("/tmp/")
+    real = sandbox.library_dirs
+    monkeypatch.setattr(sandbox, "library_dirs", lambda: [*real(), lib])
+    code = (
+        "def f():\n"
+        "    import drills_tmp_lib\n"
+        f"    try:\n        open({str(lib / 'x')!r}, 'w')\n        wrote = True\n"
+        "    except OSError:\n        wrote = False\n"
+        "    return [drills_tmp_lib.ANSWER, wrote]\n"
+    )
+    job = {
+        "setup": [],
+        "cells": [["c", code]],
+        "skip_cells": [],
+        "plan": [{"name": "f", "start": 0, "cases": [{"args": [], "kwargs": {"$dict": {}}}]}],
+    }
+    iso = sandbox.detect([])
+    with worker.WorkerPool(iso, LIMITS) as pool:
+        warm = pool.run_child(job, iso, LIMITS, 0, 60)
+        assert pool.stats["warm_jobs"] == 1, (pool.stats, pool.unavailable)
+    cold = sandbox.run_child(job, iso, LIMITS, 0, 60)
+    for run in (warm, cold):
+        assert json.loads(run.lines[-3])["outcome"] == {"value": [42, False]}, run.lines
