@@ -67,11 +67,17 @@ def test_model_is_causal_so_later_tokens_do_not_leak():
 def test_response_forward_aligns_positions_with_the_tokens_they_predict(fns):
     """Is entry t of response_forward the distribution of response token t (not t+1)?"""
     model = experiment.load_warm()
-    problems = torch.tensor([[3, 4, 8], [9, 9, 9]])
-    target = task.correct_responses(problems).unsqueeze(1)  # (2, 1, 5)
+    problems = task.all_problems()
+    target = task.correct_responses(problems).unsqueeze(1)  # (1000, 1, 5)
     logits, _ = grpo.response_forward(model, problems, target)
-    # the warm model predicts the correct scratchpad token at each position greedily
-    assert torch.equal(logits.argmax(-1), target)
+    # the same numbers as a plain forward pass read at positions 6..10
+    seq = torch.cat([task.prompt_tokens(problems), target[:, 0]], dim=1)  # (1000, 12)
+    full, _ = model(seq[:, :-1])
+    torch.testing.assert_close(logits[:, 0], full[:, task.PROMPT_LEN - 1 :])
+    # the warm model predicts most correct tokens greedily (93 %); shifted by one, almost none
+    hits = (logits.argmax(-1) == target).float().mean()
+    shifted = (logits[..., :-1, :].argmax(-1) == target[..., 1:]).float().mean()
+    assert hits > 0.85 and shifted < 0.2, (hits, shifted)
 
 
 # ------------------------------------------------------------------------------ task
@@ -307,14 +313,14 @@ def test_train_cli_writes_identical_metrics_and_figures_for_the_same_seed(tmp_pa
     outs = []
     for name in ("a", "b"):
         out = tmp_path / name
-        argv = ["train", "--device", "cpu", "--seeds", "1", "--steps", "4", "--eval-every", "2"]
+        argv = ["train", "--device", "cpu", "--seeds", "1", "--steps", "2", "--eval-every", "2"]
         assert main([*argv, "--methods", "grpo,nthr", "--out", str(out)]) == 0
         outs.append(out)
     metrics = json.loads((outs[0] / "metrics.json").read_text())
     for m in ("grpo", "nthr"):
         run = metrics["runs"][m]["1"]
-        assert run["eval_step"] == [0.0, 2.0, 4.0]
+        assert run["eval_step"] == [0.0, 2.0]
         assert all(0 <= a <= 1 for a in run["heldout_accuracy"])
-    assert metrics["runs"]["nthr"]["1"]["selected_frac"][1:] != [0.0, 0.0]
+    assert metrics["runs"]["nthr"]["1"]["selected_frac"][1] > 0
     for f in ("metrics.json", "train.png"):
         assert (outs[0] / f).read_bytes() == (outs[1] / f).read_bytes(), f

@@ -37,7 +37,9 @@ def adam(fns):
 @pytest.fixture(scope="module")
 def sgd(fns):
     with experiment.deterministic(threads=1):
-        return run_probe_seeds(experiment.load_warm(), fns, SEEDS, optimizer="sgd")
+        return run_probe_seeds(
+            experiment.load_warm(), fns, SEEDS, optimizer="sgd", methods=("grpo", "pos_only")
+        )
 
 
 def test_adam_probe_pools_300_groups_from_five_seeds(adam):
