@@ -22,7 +22,7 @@ import numpy as np
 import torch
 
 from tiny_model.model import TinyModel
-from tiny_model.probe import PAIRS, ProbeConfig, ProbeResult, run_probe
+from tiny_model.probe import PAIRS, ProbeConfig, ProbeResult, run_probe, summary_rows, verdict
 from tiny_model.seam import Functions
 
 
@@ -113,18 +113,8 @@ class PooledProbe:
             f"one-step probe, {c.optimizer} lr={c.lr:g}, G={c.group_size}: "
             f"{len(self.results)} seeds ({_seed_text(self.seeds)}), {n} mixed groups ({per})",
             "pooled:",
-            f"  {'method':<10}{'mean Δ':>12}{'median Δ':>12}{'LLD rate':>10}{'selected':>10}",
+            *summary_rows(self.summary(), self.paired, indent="  "),
         ]
-        for m, s in self.summary().items():
-            lines.append(
-                f"  {m:<10}{s['mean_change']:>12.3e}{s['median_change']:>12.3e}"
-                f"{s['lld_rate']:>10.3f}{s['selected_fraction']:>10.3f}"
-            )
-        for name, p in self.paired.items():
-            lines.append(
-                f"  paired {name:<14} mean {p['mean']:+.3e}  95% CI "
-                f"[{p['ci_low']:+.3e}, {p['ci_high']:+.3e}]  {_verdict(p)}"
-            )
         lines.append("per seed: mean Δ (LLD rate) per method; paired mean [95% CI]")
         for r in self.results:
             s = r.summary()
@@ -135,7 +125,7 @@ class PooledProbe:
             for name, p in r.paired.items():
                 lines.append(
                     f"           {name:<14} {p['mean']:+.2e} [{p['ci_low']:+.2e}, "
-                    f"{p['ci_high']:+.2e}]  {_verdict(p)}"
+                    f"{p['ci_high']:+.2e}]  {verdict(p)}"
                 )
         return "\n".join(lines)
 
@@ -160,14 +150,6 @@ def _seed_text(seeds: Sequence[int]) -> str:
     if len(seeds) > 2 and list(seeds) == list(range(seeds[0], seeds[-1] + 1)):
         return f"{seeds[0]}-{seeds[-1]}"
     return ",".join(str(s) for s in seeds)
-
-
-def _verdict(p: dict[str, float]) -> str:
-    if p["ci_low"] > 0:
-        return "> 0"
-    if p["ci_high"] < 0:
-        return "< 0"
-    return "includes 0"
 
 
 def run_probe_seeds(

@@ -113,21 +113,11 @@ class ProbeResult:
     def table(self) -> str:
         """The summary and the paired differences as aligned text."""
         n = len(next(iter(self.changes.values())))
-        lines = [
+        head = (
             f"one-step probe: {n} mixed groups of {self.config.group_size}, "
-            f"{self.config.optimizer} lr={self.config.lr:g}, seed={self.config.seed}",
-            f"{'method':<10}{'mean Δ':>12}{'median Δ':>12}{'LLD rate':>10}{'selected':>10}",
-        ]
-        for m, s in self.summary().items():
-            lines.append(
-                f"{m:<10}{s['mean_change']:>12.3e}{s['median_change']:>12.3e}"
-                f"{s['lld_rate']:>10.3f}{s['selected_fraction']:>10.3f}"
-            )
-        for name, p in self.paired.items():
-            lines.append(
-                f"paired {name:<16} mean {p['mean']:.3e}  95% CI [{p['ci_low']:.3e}, {p['ci_high']:.3e}]"
-            )
-        return "\n".join(lines)
+            f"{self.config.optimizer} lr={self.config.lr:g}, seed={self.config.seed}"
+        )
+        return "\n".join([head, *summary_rows(self.summary(), self.paired)])
 
     def __str__(self) -> str:
         return self.table()
@@ -147,6 +137,35 @@ class ProbeResult:
                 "selected": {m: s.tolist() for m, s in self.selected.items()},
             },
         }
+
+
+def verdict(p: dict[str, float]) -> str:
+    """'> 0', '< 0' or 'includes 0' for an interval {'ci_low', 'ci_high'}."""
+    if p["ci_low"] > 0:
+        return "> 0"
+    if p["ci_high"] < 0:
+        return "< 0"
+    return "includes 0"
+
+
+def summary_rows(
+    summary: dict[str, dict[str, float]], paired: dict[str, dict[str, float]], indent: str = ""
+) -> list[str]:
+    """Aligned rows: one per method (mean and median change, LLD rate, selected), one per pair."""
+    lines = [
+        f"{indent}{'method':<10}{'mean Δ':>12}{'median Δ':>12}{'LLD rate':>10}{'selected':>10}"
+    ]
+    for m, s in summary.items():
+        lines.append(
+            f"{indent}{m:<10}{s['mean_change']:>12.3e}{s['median_change']:>12.3e}"
+            f"{s['lld_rate']:>10.3f}{s['selected_fraction']:>10.3f}"
+        )
+    for name, p in paired.items():
+        lines.append(
+            f"{indent}paired {name:<14} mean {p['mean']:+.3e}  95% CI "
+            f"[{p['ci_low']:+.3e}, {p['ci_high']:+.3e}]  {verdict(p)}"
+        )
+    return lines
 
 
 def bootstrap_mean_ci(

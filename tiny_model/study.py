@@ -24,6 +24,7 @@ import numpy as np
 import torch
 
 from tiny_model.harness import deterministic, figure
+from tiny_model.probe import verdict
 from tiny_model.seam import Functions
 from tiny_model.training import EVALUATED, TrainConfig, TrainResult, train
 from tiny_model.warm import WarmupConfig, load_warm
@@ -121,16 +122,9 @@ class TrainStudy:
                         ("heldout_answer_logp", "ln π(correct)"),
                     ):
                         p = self.paired(a, b, metric)
-                        verdict = (
-                            "> 0"
-                            if p["ci_low"] > 0
-                            else "< 0"
-                            if p["ci_high"] < 0
-                            else "includes 0"
-                        )
                         lines.append(
                             f"  {a + '-' + b:<14}{label:<15}{p['mean']:+.4f} "
-                            f"[{p['ci_low']:+.4f}, {p['ci_high']:+.4f}]  {verdict}"
+                            f"[{p['ci_low']:+.4f}, {p['ci_high']:+.4f}]  {verdict(p)}"
                         )
         return "\n".join(lines)
 
