@@ -1,15 +1,18 @@
 """The `drills` command.
 
 drills release [ASSIGNMENT...] [--check]     exercises/ from solutions/ (nbgrader)
-drills grade SUBMISSION... --out DIR ...     the sandboxed grader
+drills grade SUBMISSION... --out DIR ...     the sandboxed grader (resumable, --shard K/N)
+drills merge OUT... --out DIR                one gradebook and report from shard outputs
 drills check NOTEBOOK                        one notebook, feedback for a learner
-drills cases ASSIGNMENT                      list an assignment's cases and known mistakes
+drills cases ASSIGNMENT                      an assignment's cases (kind, split) and known mistakes
+drills gradescope-bundle --out ZIP           a Gradescope autograder running `drills grade`
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 from autograder import notebook
 
@@ -42,18 +45,62 @@ def _release(args: argparse.Namespace) -> int:
 
 def _cases(args: argparse.Namespace) -> int:
     from autograder import assignments
+    from autograder.spec import KINDS, grading_line
 
     spec = assignments.get(args.assignment)
     for f in spec.functions:
         pts = notebook.points(spec.id, f.name)
-        print(f"{f.name} ({pts:g} points): {len(f.cases)} cases, {len(f.mistakes)} known mistakes")
+        counts = ", ".join(f"{k} {len(f.of_kind(k))}" for k in KINDS)
+        print(f"{f.name}: {len(f.cases)} cases ({counts}), {len(f.mistakes)} known mistakes")
+        print("  " + grading_line(f.name, pts, f.split).replace("**", ""))
         for c in f.cases:
-            kind = "generated" if c.hidden else "fixed"
+            origin = "generated" if c.hidden else "fixed"
             print(
-                f"  case {c.id:<28} {kind:<9} w={c.weight:g} rtol={c.rtol:g} atol={c.atol:g}  {c.note}"
+                f"  case {c.id:<28} {c.kind:<7} {origin:<9} w={c.weight:g} rtol={c.rtol:g} atol={c.atol:g}  {c.note}"
             )
         for m in f.mistakes:
-            print(f"  mistake {m.id:<25} {m.diagnosis}")
+            kind = "validation" if m.validation else "concept"
+            print(f"  mistake {m.id:<25} {kind:<10} {m.diagnosis}")
+            if m.source:
+                print(f"          source: {m.source}")
+    return 0
+
+
+def _merge(args: argparse.Namespace) -> int:
+    from autograder.canvas import RosterError
+    from autograder.merge import MergeError, merge
+
+    try:
+        body = merge(
+            [Path(o) for o in args.outputs],
+            Path(args.out),
+            Path(args.canvas_roster) if args.canvas_roster else None,
+        )
+    except (MergeError, RosterError, OSError) as e:
+        print(f"drills merge: {e}", file=sys.stderr)
+        return 2
+    print(
+        f"merged {len(args.outputs)} shards ({len(body['submissions'])} submissions) into "
+        f"{Path(args.out) / 'grades.csv'} and {Path(args.out) / 'report.html'}"
+    )
+    return 0
+
+
+def _gradescope_bundle(args: argparse.Namespace) -> int:
+    from autograder import gradescope
+
+    try:
+        path = gradescope.bundle(
+            Path(args.out),
+            assignment=args.assignment,
+            secret_file=Path(args.secret_file) if args.secret_file else None,
+            visibility=args.visibility,
+            timeout=args.timeout,
+        )
+    except (ValueError, OSError) as e:
+        print(f"drills gradescope-bundle: {e}", file=sys.stderr)
+        return 2
+    print(f"wrote {path}: upload it as the autograder of a Gradescope programming assignment")
     return 0
 
 
@@ -75,6 +122,29 @@ def build_parser() -> argparse.ArgumentParser:
     c = sub.add_parser("cases", help="list an assignment's cases and known mistakes")
     c.add_argument("assignment")
     c.set_defaults(func=_cases)
+
+    m = sub.add_parser("merge", help="join `drills grade --shard K/N` outputs into one gradebook")
+    m.add_argument("outputs", nargs="+", help="the --out folders of the N shards")
+    m.add_argument("--out", required=True, help="folder for the merged outputs")
+    m.add_argument(
+        "--canvas-roster", metavar="EXPORT.csv", help="a Canvas gradebook export (see grade)"
+    )
+    m.set_defaults(func=_merge)
+
+    b = sub.add_parser(
+        "gradescope-bundle", help="write a Gradescope autograder zip that runs `drills grade`"
+    )
+    b.add_argument("--out", required=True, help="the zip to write, e.g. autograder.zip")
+    b.add_argument("--assignment", help="grade every submission as this assignment")
+    b.add_argument("--secret-file", help="course secret to put in the bundle (recommended)")
+    b.add_argument(
+        "--visibility",
+        default="visible",
+        choices=["visible", "hidden", "after_due_date", "after_published"],
+        help="Gradescope visibility of the score and of each function's test (default visible)",
+    )
+    b.add_argument("--timeout", type=float, default=30.0, help="seconds per cell or call")
+    b.set_defaults(func=_gradescope_bundle)
 
     # `grade` and `check` (the sandboxed engine) register themselves here.
     import importlib.util

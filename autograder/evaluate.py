@@ -5,8 +5,10 @@ The pipeline, in order (each step works on encoded values, see codec):
     materialize   case inputs, fixed or generated from the seed
     reference     expected outcomes: the source notebook's solution on those inputs
     learner       the learner's outcomes (in the kernel, or in the sandboxed child)
-    score         verdict per case; score = points x weighted fraction passed, 2 decimals
-    diagnose      which catalogued mistake the learner's outcomes match, if any
+    score         verdict per case; score = points x Σ_kind share x weighted fraction passed
+                  within the kind, 2 decimals (kinds and shares: see spec)
+    diagnose      the catalogued mistakes the learner's outcomes match: conceptual first,
+                  validation second, an error shape (autograder.shapes) when no mistake fits
 """
 
 from __future__ import annotations
@@ -15,14 +17,16 @@ import contextlib
 import io
 import time
 import warnings
+from collections import OrderedDict
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from autograder import assignments, reference, seeds
+from autograder import assignments, reference, seeds, shapes
 from autograder.codec import encode, outcome_of
 from autograder.compare import render_outcome, same_outcome
-from autograder.spec import Case, FunctionSpec, Mistake
+from autograder.spec import KIND_LABELS, KINDS, Case, FunctionSpec, Mistake
 
 
 @dataclass
@@ -36,6 +40,30 @@ class CaseResult:
     got: dict
     seconds: float = 0.0
     inputs: dict | None = None  # encoded args/kwargs (shown for public cases only)
+    kind: str = "value"  # "value" | "edge" | "invalid" (see spec)
+
+
+@dataclass
+class KindScore:
+    """Points of one kind of case: e.g. input checks 0 / 0.45 (0 of 7 passed)."""
+
+    kind: str
+    label: str  # "the formula", "edge cases", "input checks"
+    share: int  # percent of the function's points
+    points: float
+    score: float
+    passed: int
+    cases: int
+
+
+@dataclass
+class Diagnosis:
+    """One line of feedback: a catalogued mistake ("concept" or "validation") or an error shape."""
+
+    id: str  # a mistake id, or "shape:<name>"
+    text: str
+    kind: str  # "concept" | "validation" | "shape"
+    points: float  # the points lost on the cases it explains
 
 
 @dataclass
@@ -47,19 +75,25 @@ class FunctionResult:
     fraction: float
     attempted: bool
     cases: list[CaseResult] = field(default_factory=list)
-    mistake: str | None = None  # id of the recognised mistake
-    diagnosis: str | None = None
+    mistake: str | None = None  # id of the first diagnosis (kept for report, widgets, tests)
+    diagnosis: str | None = None  # its text
     error: str | None = None  # the whole function could not be graded (missing, crashed run)
+    diagnoses: list[Diagnosis] = field(default_factory=list)  # at most 3, the first shown first
+    kinds: list[KindScore] = field(default_factory=list)  # points per kind of case
 
     @property
     def passed(self) -> int:
         return sum(c.passed for c in self.cases)
 
-    def to_json(self, show_hidden: bool = False) -> dict:
+    def to_json(self, show_hidden: bool = False, for_learner: bool = False) -> dict:
+        """Plain JSON. Generated cases lose their inputs unless ``show_hidden``; for a learner
+        (``for_learner``) they also lose their expected and computed values (replay guard)."""
         d = asdict(self)
         for c in d["cases"]:
             if c["hidden"] and not show_hidden:
                 c["inputs"] = None
+                if for_learner:
+                    c["expected"] = c["got"] = None
         return d
 
 
@@ -104,8 +138,22 @@ def run_cases(fn, inputs: list[dict], namespace: dict) -> tuple[list[dict], list
     return outcomes, times
 
 
-_EXPECTED: dict[tuple, list[dict]] = {}
-_MUTANTS: dict[tuple, dict[str, list[dict]]] = {}
+class _Bounded(OrderedDict):
+    """A dict that forgets its oldest entries: with per-student inputs every student adds
+    keys, and a grading process must not grow with the number of students."""
+
+    def __init__(self, size: int) -> None:
+        super().__init__()
+        self.size = size
+
+    def __setitem__(self, key, value) -> None:
+        super().__setitem__(key, value)
+        while len(self) > self.size:
+            self.popitem(last=False)
+
+
+_EXPECTED: dict[tuple, list[dict]] = _Bounded(256)
+_MUTANTS: dict[tuple, dict[str, list[dict]]] = _Bounded(64)
 
 
 def _key(assignment, fspec, inputs, root):
@@ -133,6 +181,48 @@ def mistake_outcomes(assignment: str, fspec: FunctionSpec, inputs, root: Path | 
 # -- scoring and diagnosis ---------------------------------------------------------------------
 
 
+def case_points(fspec: FunctionSpec, points: float) -> list[float]:
+    """What each case is worth: its kind's share of ``points``, shared by weight within the kind."""
+    totals = {k: sum(c.weight for c in fspec.cases if c.kind == k) for k in KINDS}
+    return [
+        points * fspec.split.share(c.kind) / 100 * c.weight / totals[c.kind] for c in fspec.cases
+    ]
+
+
+def weighted_fraction(fspec: FunctionSpec, passed: list[bool]) -> float:
+    """Σ over kinds of share × (weighted fraction of the kind's cases passed); 1.0 exactly when all pass."""
+    total = 0.0
+    for k in KINDS:
+        idx = fspec.of_kind(k)
+        if not idx:
+            continue
+        w = sum(fspec.cases[i].weight for i in idx)
+        got = sum(fspec.cases[i].weight for i in idx if passed[i])
+        total += fspec.split.share(k) * got / w
+    return total / 100
+
+
+def kind_scores(fspec: FunctionSpec, points: float, passed: list[bool]) -> list[KindScore]:
+    worth = case_points(fspec, points)
+    out = []
+    for k in KINDS:
+        idx = fspec.of_kind(k)
+        if not idx:
+            continue
+        out.append(
+            KindScore(
+                kind=k,
+                label=KIND_LABELS[k],
+                share=fspec.split.share(k),
+                points=round(sum(worth[i] for i in idx), 2),
+                score=round(sum(worth[i] for i in idx if passed[i]), 2),
+                passed=sum(1 for i in idx if passed[i]),
+                cases=len(idx),
+            )
+        )
+    return out
+
+
 def _equal_for_matching(case: Case, a: dict, b: dict) -> bool:
     """Do two wrong outcomes look like the same mistake on this case?"""
     if "raised" in a and "raised" in b:
@@ -145,49 +235,135 @@ def _missed_error(case: Case, expected: dict, got: dict) -> bool:
     return "raised" in expected and got.get("raised") != expected["raised"]
 
 
-def diagnose(
-    fspec: FunctionSpec, expected: list[dict], got: list[dict], mutants: dict[str, list[dict]]
-) -> Mistake | None:
-    """The catalogued mistake whose wrong outcomes the learner's reproduce.
+def _agrees(case: Case, expected: dict, mo: dict, got: dict) -> bool:
+    if _missed_error(case, expected, mo) and _missed_error(case, expected, got):
+        return True
+    return _equal_for_matching(case, mo, got)
 
-    A mistake matches when, on every case where the mistake fails, the learner
+
+def _match(
+    fspec: FunctionSpec,
+    among: list[int],
+    failed: set[int],
+    expected: list[dict],
+    got: list[dict],
+    mutants: Mapping[str, list[dict]],
+    candidates: list[tuple[int, Mistake]],
+    most: int,
+    full_match_suffices: bool = False,
+) -> list[tuple[Mistake, set[int]]]:
+    """Catalogued mistakes that explain the learner's failures among the cases ``among``.
+
+    A mistake matches when, on the cases of ``among`` where it fails, the learner
     fails the same way (same value within tolerance, or, on a case that should
-    raise, also fails to raise). Among full matches the one failing the most
-    cases wins (the most specific); otherwise the best partial match that
-    explains at least half of the learner's failures and half of its own.
+    raise, also fails to raise) on at least half of them, and it explains at least
+    half of the learner's failures not yet explained (or, with ``full_match_suffices``,
+    the learner reproduces all of its failures: independent missing checks). The full
+    match failing the most cases wins (the most specific); then the next on what is left.
     """
-    failed = [
+    remaining = set(failed) & set(among)
+    chosen: list[tuple[Mistake, set[int]]] = []
+    while remaining and len(chosen) < most:
+        best = None
+        for order, m in candidates:
+            if any(m is c for c, _ in chosen):
+                continue
+            mo = mutants[m.id]
+            m_failed = [
+                i
+                for i in among
+                if not same_outcome(expected[i], mo[i], fspec.cases[i].rtol, fspec.cases[i].atol)
+            ]
+            if not m_failed:
+                continue
+            agree = {i for i in m_failed if _agrees(fspec.cases[i], expected[i], mo[i], got[i])}
+            own = len(agree) / len(m_failed)
+            explained = len(agree & remaining) / len(remaining)
+            if own < 0.5 or (explained < 0.5 and not (full_match_suffices and own == 1.0)):
+                continue
+            rank = (own, len(m_failed) if own == 1.0 else len(agree), -order)
+            if best is None or rank > best[0]:
+                best = (rank, m, agree & remaining)
+        if best is None:
+            break
+        chosen.append((best[1], best[2]))
+        remaining -= best[2]
+    return chosen
+
+
+def diagnose_all(
+    fspec: FunctionSpec,
+    points: float,
+    inputs: list[dict],
+    expected: list[dict],
+    got: list[dict],
+    mutants: Mapping[str, list[dict]],
+    arg_names: list[str] | tuple[str, ...] = (),
+) -> list[Diagnosis]:
+    """At most three diagnoses, the conceptual ones first, each group ordered by the points it costs.
+
+    Value and edge failures are matched against the conceptual mistakes; when none
+    matches, an error shape of the failing value cases may be named (autograder.shapes).
+    Invalid-input failures are matched against the validation mistakes, and shown
+    only after a conceptual diagnosis, or alone when every value and edge case passes:
+    a learner whose formula is wrong hears about the formula first, or nothing.
+    """
+    worth = case_points(fspec, points)
+    failed = {
         i
         for i, c in enumerate(fspec.cases)
         if not same_outcome(expected[i], got[i], c.rtol, c.atol)
-    ]
+    }
     if not failed:
-        return None
-    best: tuple[float, int, int, Mistake] | None = None
-    for order, m in enumerate(fspec.mistakes):
-        mo = mutants[m.id]
-        m_failed = [
-            i
-            for i, c in enumerate(fspec.cases)
-            if not same_outcome(expected[i], mo[i], c.rtol, c.atol)
+        return []
+    concept_cases = [i for i, c in enumerate(fspec.cases) if c.kind != "invalid"]
+    invalid_cases = fspec.of_kind("invalid")
+    concept = [(o, m) for o, m in enumerate(fspec.mistakes) if not m.validation]
+    validation = [(o, m) for o, m in enumerate(fspec.mistakes) if m.validation]
+
+    def cost(idx) -> float:
+        return round(sum(worth[i] for i in idx), 2)
+
+    first: list[Diagnosis] = [
+        Diagnosis(m.id, m.diagnosis, "concept", cost(idx))
+        for m, idx in _match(fspec, concept_cases, failed, expected, got, mutants, concept, 2)
+    ]
+    concept_failed = failed & set(concept_cases)
+    if concept_failed and not first:
+        value_failed = sorted(failed & set(fspec.of_kind("value")))
+        found = shapes.find_shape(
+            [
+                (inputs[i], expected[i], got[i], fspec.cases[i].rtol, fspec.cases[i].atol)
+                for i in value_failed
+            ],
+            arg_names,
+        )
+        if found is not None:
+            first = [Diagnosis("shape:" + found.id, found.text, "shape", cost(value_failed))]
+    second: list[Diagnosis] = []
+    if first or not concept_failed:
+        second = [
+            Diagnosis(m.id, m.diagnosis, "validation", cost(idx))
+            for m, idx in _match(
+                fspec, invalid_cases, failed, expected, got, mutants, validation, 3, True
+            )
         ]
-        if not m_failed:
-            continue
-        agree = 0
-        for i in m_failed:
-            c = fspec.cases[i]
-            if _missed_error(c, expected[i], mo[i]) and _missed_error(c, expected[i], got[i]):
-                agree += 1
-            elif _equal_for_matching(c, mo[i], got[i]):
-                agree += 1
-        own = agree / len(m_failed)
-        explained = agree / len(failed)
-        if own < 0.5 or explained < 0.5:
-            continue
-        rank = (own, len(m_failed) if own == 1.0 else agree, -order, m)
-        if best is None or rank[:3] > best[:3]:
-            best = rank
-    return best[3] if best else None
+    first.sort(key=lambda d: -d.points)
+    second.sort(key=lambda d: -d.points)
+    return (first + second)[:3]
+
+
+def diagnose(
+    fspec: FunctionSpec, expected: list[dict], got: list[dict], mutants: dict[str, list[dict]]
+) -> Mistake | None:
+    """The catalogued mistake shown first (conceptual before validation), if any."""
+    inputs = [{"args": [], "kwargs": {}}] * len(fspec.cases)
+    for d in diagnose_all(fspec, 1.0, inputs, expected, got, mutants):
+        for m in fspec.mistakes:
+            if m.id == d.id:
+                return m
+        return None
+    return None
 
 
 def score(
@@ -198,8 +374,12 @@ def score(
     expected: list[dict],
     got: list[dict],
     times: list[float] | None,
-    mutants: dict[str, list[dict]],
+    mutants: Mapping[str, list[dict]],
 ) -> FunctionResult:
+    """Verdicts, the score (points x Σ_kind share x weighted fraction passed, 2 decimals), diagnoses.
+
+    ``mutants`` is read only when some case fails (it may be computed lazily).
+    """
     times = times or [0.0] * len(inputs)
     cases = []
     for case, inp, e, g, t in zip(fspec.cases, inputs, expected, got, times):
@@ -215,11 +395,12 @@ def score(
                 got=g,
                 seconds=round(t, 6),
                 inputs={"args": inp["args"], "kwargs": inp["kwargs"]},
+                kind=case.kind,
             )
         )
     attempted = not all(g.get("raised") == "NotImplementedError" for g in got)
-    total = sum(c.weight for c in fspec.cases)
-    fraction = sum(c.weight for c in cases if c.passed) / total if attempted and total else 0.0
+    passed = [c.passed for c in cases] if attempted else [False] * len(cases)
+    fraction = weighted_fraction(fspec, passed) if fspec.cases else 0.0
     result = FunctionResult(
         assignment=assignment,
         function=fspec.name,
@@ -228,12 +409,25 @@ def score(
         fraction=fraction,
         attempted=attempted,
         cases=cases,
+        kinds=kind_scores(fspec, points, passed),
     )
     if attempted and fraction < 1.0:
-        m = diagnose(fspec, expected, got, mutants)
-        if m is not None:
-            result.mistake, result.diagnosis = m.id, m.diagnosis
+        result.diagnoses = diagnose_all(
+            fspec, points, inputs, expected, got, mutants, _arg_names(assignment, fspec.name)
+        )
+        if result.diagnoses:
+            result.mistake, result.diagnosis = result.diagnoses[0].id, result.diagnoses[0].text
     return result
+
+
+def _arg_names(assignment: str, function: str) -> list[str]:
+    """The reference's parameter names, for error shapes; none when the notebook can't be read."""
+    from autograder import notebook
+
+    try:
+        return notebook.parameters(assignment, function)
+    except Exception:  # noqa: BLE001 (only a nicer wording is lost)
+        return []
 
 
 def grade_function(
@@ -279,19 +473,47 @@ def feedback_text(r: FunctionResult, show_hidden: bool = False, max_cases: int =
         lines[0] += " — not attempted yet (it still raises NotImplementedError)"
         return "\n".join(lines)
     lines[0] += f" ({r.passed} of {len(r.cases)} checks passed)"
+    if r.kinds:
+        lines.append("  " + kinds_text(r.kinds))
+    lines += ["  " + diagnosis_line(d) for d in r.diagnoses]
     failed = [c for c in r.cases if not c.passed]
     for c in failed[:max_cases]:
         label = c.note or c.id
         lines.append(f"  ✗ {c.id}: {label}")
-        if not c.hidden or show_hidden:
+        if shows_values(c, show_hidden):
             lines.append(f"      inputs:   {_render_inputs(c.inputs)}")
-        lines.append(f"      expected: {render_outcome(c.expected)}")
-        lines.append(f"      got:      {render_outcome(c.got)}")
+            lines.append(f"      expected: {render_outcome(c.expected)}")
+            lines.append(f"      got:      {render_outcome(c.got)}")
     if len(failed) > max_cases:
         lines.append(f"  … and {len(failed) - max_cases} more failed checks")
-    if r.diagnosis:
-        lines.append(f"  Recognised mistake: {r.diagnosis}")
     return "\n".join(lines)
+
+
+def kinds_text(kinds: list[KindScore]) -> str:
+    """Points per kind, e.g. "the formula 2.1 / 2.1 · edge cases 0.45 / 0.45 · input checks 0 / 0.45"."""
+    return " · ".join(f"{k.label} {k.score:g} / {k.points:g}" for k in kinds)
+
+
+DIAGNOSIS_LABELS = {
+    "concept": "Recognised mistake",
+    "validation": "Recognised mistake (input checks)",
+    "shape": "What your outputs show",
+}
+
+
+def diagnosis_line(d: Diagnosis) -> str:
+    return f"{DIAGNOSIS_LABELS.get(d.kind, 'Diagnosis')}: {d.text} (costs {d.points:g} points)"
+
+
+def shows_values(c: CaseResult, show_hidden: bool = False) -> bool:
+    """May feedback show this case's inputs, expected value and the learner's value?
+
+    Not for a generated case (unless the instructor asks, ``--show-hidden``): the course
+    secret and the student id stay the same on a regrade, so values shown in case order
+    could be returned in call order by a resubmission that computes nothing. Pass/fail
+    and the case's note are always shown; the values stay in results.json.
+    """
+    return not c.hidden or show_hidden
 
 
 def _render_inputs(inputs: Any) -> str:

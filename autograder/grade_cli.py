@@ -1,22 +1,35 @@
 """`drills grade` and `drills check`: the sandboxed grading engine.
 
     drills grade SUBMISSION... --out DIR [--assignment ID] [--jobs N] [--secret-file F]
-                 [--timeout S] [--memory MB] [--show-hidden]
-    drills check NOTEBOOK [--assignment ID] [--json] [--timeout S]
+                 [--timeout S] [--memory MB] [--show-hidden] [--shard K/N] [--force]
+                 [--canvas-roster EXPORT.csv]
+    drills check NOTEBOOK [--assignment ID] [--student ID] [--json] [--timeout S] [--show-hidden]
 
 The pipeline per submission (the parent never imports learner code):
 
+    cache      a result already in OUT/.drills-cache for the same submission, student,
+               course, secret and grader is reused as it is (results_cache)
     read       strict JSON + nbformat validation, assignment and student from the path
+    cases      the student's own inputs (seeded by secret, assignment, case and student id)
+               and the reference's outcomes on them (Grader.cases_for); the catalogued
+               mistakes' outcomes only when a function fails
     program    source setup cells + the learner's solution cells (submission.build_program)
-    run        one sandboxed child per submission computes the learner's outcomes (sandbox)
+    run        one sandboxed child per submission computes the learner's outcomes
+               (Grader._run(work, slot) -> work.execution: the seam a worker pool plugs into)
     score      in the parent, with evaluate.score against the reference's outcomes and the
                catalogued mistakes: the same functions the in-kernel engine uses, so both
                engines give the same points
-    report     grades.csv, results.json, feedback pages (report)
+    store      the result goes into the cache at once (atomic): a run killed at any point
+               loses at most the submissions in flight, and the same command resumes it
+    report     at the end grades.csv, results.json(l), feedback pages, report.html and
+               canvas.csv are assembled from the cache in gradebook order, one result in
+               memory at a time (report.assemble), then run.json
 
-Generated inputs come from the course secret (``--secret-file``, ``$DRILLS_SECRET``,
-or the public default); the student id is not mixed into the seeds, so the
-scores agree with nbgrader's in-kernel engine.
+Reading, scoring and storing happen in the main thread, interleaved with at most
+2 × jobs submissions in flight, so the parent's memory does not grow with the number
+of submissions. The student id (from ``submitted/<student>/``) seeds the generated
+cases as nbgrader's in-kernel engine does from ``autograded/<student>/``, so both
+engines give each student the same inputs and the same points.
 """
 
 from __future__ import annotations
@@ -24,14 +37,28 @@ from __future__ import annotations
 import argparse
 import json
 import queue
+import resource
 import sys
+import threading
 import time
-from concurrent.futures import ThreadPoolExecutor, as_completed
-from dataclasses import dataclass
+from collections.abc import Iterable, Iterator, Mapping
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from autograder import assignments, evaluate, notebook, report, sandbox, seeds, submission
+from autograder import (
+    assignments,
+    evaluate,
+    notebook,
+    report,
+    results_cache,
+    run_manifest,
+    sandbox,
+    seeds,
+    shards,
+    submission,
+)
 from autograder.evaluate import FunctionResult
 from autograder.report import SubmissionResult
 
@@ -41,28 +68,71 @@ DEFAULT_MEMORY_MB = 2048
 
 @dataclass
 class Prepared:
-    """Everything trusted about one assignment: cases, expected outcomes, mutants' outcomes."""
+    """Everything trusted about one assignment that is the same for every student."""
 
     id: str
     source_nb: Any
     solution_ids: set[str]
     names: list[str]
     points: dict[str, float]
-    inputs: dict[str, list[dict]]
-    expected: dict[str, list[dict]]
-    mutants: dict[str, dict[str, list[dict]]]
 
     @property
     def max_score(self) -> float:
         return float(sum(self.points.values()))
 
 
+class LazyMistakes(Mapping):
+    """The catalogued mistakes' outcomes on one student's inputs, computed on first use:
+    only a function that fails needs them (to name the mistake)."""
+
+    def __init__(self, assignment: str, fspec, inputs: list[dict], root: Path) -> None:
+        self._args = (assignment, fspec, inputs, root)
+        self._outcomes: dict[str, list[dict]] | None = None
+
+    def _all(self) -> dict[str, list[dict]]:
+        if self._outcomes is None:
+            self._outcomes = evaluate.mistake_outcomes(*self._args)
+        return self._outcomes
+
+    def __getitem__(self, key: str) -> list[dict]:
+        return self._all()[key]
+
+    def __iter__(self):
+        return iter(self._all())
+
+    def __len__(self) -> int:
+        return len(self._all())
+
+
+@dataclass
+class StudentCases:
+    """One student's cases of one assignment: inputs, expected outcomes, mistakes' outcomes."""
+
+    student: str | None
+    inputs: dict[str, list[dict]]
+    expected: dict[str, list[dict]]
+    mutants: dict[str, Mapping[str, list[dict]]]
+
+
 @dataclass
 class _Work:
     sub: submission.Submission
     program: submission.Program | None = None
+    cases: StudentCases | None = None
     execution: sandbox.Execution | None = None
     crash: str | None = None  # the grader itself failed on this submission (never expected)
+
+
+@dataclass
+class RunStats:
+    """What one `drills grade` run did (printed, and recorded in run.json)."""
+
+    submissions: int = 0
+    graded: int = 0
+    from_cache: int = 0
+    corrupt_cache_entries: int = 0
+    could_not_grade: int = 0
+    timing: dict[str, float] = field(default_factory=dict)
 
 
 class Grader:
@@ -75,8 +145,10 @@ class Grader:
         limits: sandbox.Limits | None = None,
         hidden: list[Path] | None = None,
         force_reduced: bool = False,
+        per_student: bool = True,
     ) -> None:
         self.root = root or notebook.course_root()
+        self.per_student = per_student  # seed generated cases with each submission's student id
         self.secret = seeds.course_secret(secret)
         self.limits = limits or sandbox.Limits()
         self.isolation = sandbox.detect([self.root, *(hidden or [])], force_reduced=force_reduced)
@@ -99,28 +171,27 @@ class Grader:
         if assignment not in self._prepared:
             spec = assignments.get(assignment)
             src = notebook.read(notebook.source_path(assignment, self.root))
-            names = spec.names
-            inputs, expected, mutants, points = {}, {}, {}, {}
-            for f in spec.functions:
-                inputs[f.name] = evaluate.materialize(assignment, f, self.secret)
-                expected[f.name] = evaluate.reference_outcomes(
-                    assignment, f, inputs[f.name], self.root
-                )
-                mutants[f.name] = evaluate.mistake_outcomes(
-                    assignment, f, inputs[f.name], self.root
-                )
-                points[f.name] = notebook.points(assignment, f.name, self.root)
+            points = {
+                f.name: notebook.points(assignment, f.name, self.root) for f in spec.functions
+            }
             self._prepared[assignment] = Prepared(
-                assignment,
-                src,
-                submission.solution_ids(src),
-                names,
-                points,
-                inputs,
-                expected,
-                mutants,
+                assignment, src, submission.solution_ids(src), spec.names, points
             )
         return self._prepared[assignment]
+
+    def cases_for(self, assignment: str, student: str | None) -> StudentCases:
+        """The student's inputs and the reference's outcomes on them (trusted, in this process).
+
+        Issue 10's outcome cache plugs in here: the reference's and the mistakes' outcomes
+        are a function of (case module, source notebook, secret, student, libraries).
+        """
+        spec = assignments.get(assignment)
+        inputs, expected, mutants = {}, {}, {}
+        for f in spec.functions:
+            inputs[f.name] = evaluate.materialize(assignment, f, self.secret, student)
+            expected[f.name] = evaluate.reference_outcomes(assignment, f, inputs[f.name], self.root)
+            mutants[f.name] = LazyMistakes(assignment, f, inputs[f.name], self.root)
+        return StudentCases(student, inputs, expected, mutants)
 
     # -- per submission --
 
@@ -144,14 +215,15 @@ class Grader:
         sub.assignment = assignment
         prep = self.prepare(assignment)
         w.program = submission.build_program(assignment, prep.source_nb, nb, prep.names)
+        w.cases = self.cases_for(assignment, sub.student if self.per_student else None)
         return w
 
     def _run(self, w: _Work, slot: int) -> _Work:
         prog = w.program
         if prog is None:
             return w
-        prep = self._prepared[prog.assignment]
-        cases = {n: prep.inputs[n] for n in prep.names if n not in prog.missing}
+        assert w.cases is not None
+        cases = {n: w.cases.inputs[n] for n in prog.functions if n not in prog.missing}
         try:
             w.execution = sandbox.execute(
                 prog.cells, prog.setup, cases, self.isolation, self.limits, slot
@@ -163,7 +235,9 @@ class Grader:
     def _score(self, w: _Work) -> SubmissionResult:
         sub = w.sub
         a = sub.assignment or "unknown"
-        prep = self._prepared.get(a)
+        # The maximum of a known assignment, even for a notebook that could not be read:
+        # a row's max_score must not depend on which other notebooks were read before it.
+        prep = self.prepare(a) if a in self.sources() and a in assignments.MODULES else None
         res = SubmissionResult(
             student=sub.student,
             assignment=a,
@@ -206,16 +280,18 @@ class Grader:
                 res.functions.append(FunctionResult(a, name, pts, 0.0, 0.0, False, error=err))
                 continue
             fr = ex.functions[name]
+            cases = w.cases
+            assert cases is not None
             res.functions.append(
                 evaluate.score(
                     a,
                     fspec,
                     pts,
-                    prep.inputs[name],
-                    prep.expected[name],
+                    cases.inputs[name],
+                    cases.expected[name],
                     fr.outcomes,
                     fr.seconds,
-                    prep.mutants[name],
+                    cases.mutants[name],
                 )
             )
         if self.isolation.reduced:
@@ -236,39 +312,72 @@ class Grader:
             return f"{name} is not defined: your cell {gid!r} failed ({errors[-1]})"
         return f"{name} is not defined after your solution cells ran (was it renamed?)"
 
-    def grade(
-        self, subs: list[submission.Submission], jobs: int = 1, progress: bool = False
-    ) -> list[SubmissionResult]:
-        t0 = time.monotonic()
-        works = [self._read(s) for s in subs]
-        t1 = time.monotonic()
+    def results(
+        self, subs: Iterable[submission.Submission], jobs: int = 1, progress=None
+    ) -> Iterator[tuple[submission.Submission, SubmissionResult]]:
+        """Grade ``subs``, yielding ``(submission, result)`` as each one is scored.
+
+        The main thread reads a submission (and computes its cases), hands it to a pool
+        of ``jobs`` threads that each run one sandboxed child at a time (``_run``), and
+        scores what comes back; at most ``2 * jobs`` submissions are in flight, so memory
+        does not grow with the number of submissions. Results come in completion order.
+        """
+        jobs = max(1, jobs)
         slots: queue.Queue[int] = queue.Queue()
-        for i in range(max(1, jobs)):
+        for i in range(jobs):
             slots.put(i)
+        busy = _BusyClock()
 
         def task(w: _Work) -> _Work:
             slot = slots.get()
             try:
-                return self._run(w, slot)
+                with busy:
+                    return self._run(w, slot)
             finally:
                 slots.put(slot)
 
-        bar = _progress(len(works)) if progress else None
-        with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-            futures = [pool.submit(task, w) for w in works]
-            for _ in as_completed(futures):
-                if bar:
-                    bar.update(1)
+        t_read = t_score = 0.0
+        pending: set[Future] = set()
+
+        def finished(done: set[Future]) -> Iterator[tuple[submission.Submission, SubmissionResult]]:
+            nonlocal t_score
+            for fut in done:
+                w = fut.result()
+                t0 = time.monotonic()
+                res = self._score(w)
+                t_score += time.monotonic() - t0
+                if progress is not None:
+                    progress.update(1)
+                yield w.sub, res
+
+        with ThreadPoolExecutor(max_workers=jobs) as pool:
+            for sub in subs:
+                t0 = time.monotonic()
+                w = self._read(sub)
+                t_read += time.monotonic() - t0
+                pending.add(pool.submit(task, w))
+                while len(pending) >= 2 * jobs:
+                    done, pending = wait(pending, return_when=FIRST_COMPLETED)
+                    yield from finished(done)
+            while pending:
+                done, pending = wait(pending, return_when=FIRST_COMPLETED)
+                yield from finished(done)
+        self.timing = {
+            "read_and_prepare_s": t_read,
+            "sandbox_s": busy.seconds,
+            "score_s": t_score,
+        }
+
+    def grade(
+        self, subs: list[submission.Submission], jobs: int = 1, progress: bool = False
+    ) -> list[SubmissionResult]:
+        """Grade ``subs`` in memory: results in the order of ``subs``, then nbgrader's rows
+        for students who did not submit an assignment (a small class; see grade_course)."""
+        bar = _progress(len(subs)) if progress else None
+        by_sub = {id(s): r for s, r in self.results(subs, jobs, bar)}
         if bar:
             bar.close()
-        t2 = time.monotonic()
-        results = [self._score(w) for w in works]
-        self.timing = {
-            "read_and_prepare_s": t1 - t0,
-            "sandbox_s": t2 - t1,
-            "score_s": time.monotonic() - t2,
-        }
-        return _with_missing_rows(results, self)
+        return _with_missing_rows([by_sub[id(s)] for s in subs], self)
 
     def meta(self, show_hidden: bool) -> dict[str, Any]:
         return {
@@ -289,24 +398,36 @@ class Grader:
 
 def _with_missing_rows(results: list[SubmissionResult], grader: Grader) -> list[SubmissionResult]:
     """nbgrader export writes a row for every student × assignment: add those not submitted."""
-    graded = sorted({r.assignment for r in results if r.assignment in grader._prepared})
-    students = sorted({r.student for r in results})
-    have = {(r.student, r.assignment) for r in results}
-    out = list(results)
-    for a in graded:
-        for s in students:
-            if (s, a) not in have:
-                out.append(
-                    SubmissionResult(
-                        s,
-                        a,
-                        "",
-                        grader._prepared[a].max_score,
-                        submitted=False,
-                        error="no submission",
-                    )
-                )
-    return out
+    graded = {r.assignment: r.max_score for r in results if r.assignment in grader._prepared}
+    missing = report.missing_rows((report.Row.of(r) for r in results), graded)
+    return results + [
+        SubmissionResult(
+            m.student, m.assignment, "", m.max_score, submitted=False, error="no submission"
+        )
+        for m in missing
+    ]
+
+
+class _BusyClock:
+    """Wall-clock seconds during which at least one sandboxed child was running."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._active = 0
+        self._since = 0.0
+        self.seconds = 0.0
+
+    def __enter__(self) -> None:
+        with self._lock:
+            if self._active == 0:
+                self._since = time.monotonic()
+            self._active += 1
+
+    def __exit__(self, *exc) -> None:
+        with self._lock:
+            self._active -= 1
+            if self._active == 0:
+                self.seconds += time.monotonic() - self._since
 
 
 def _progress(total: int):
@@ -326,10 +447,137 @@ def _limits(args: argparse.Namespace) -> sandbox.Limits:
     )
 
 
+def grade_course(
+    paths: list[str | Path],
+    out: Path,
+    grader: Grader,
+    assignment: str | None = None,
+    jobs: int = 1,
+    shard: tuple[int, int] = (1, 1),
+    force: bool = False,
+    show_hidden: bool = False,
+    canvas_roster: Path | None = None,
+    progress: bool = False,
+) -> RunStats:
+    """Grade the submissions under ``paths`` into ``out``, resuming from its results cache.
+
+    Writes grades.csv, results.jsonl, results.json, feedback/, report.html, report.json,
+    canvas.csv and run.json (see report.assemble and run_manifest). Raises
+    results_cache.CacheBusy when another run holds ``out``, ValueError when no notebook
+    was found.
+    """
+    t0 = time.monotonic()
+    everything = submission.discover(paths, assignment)
+    if not everything:
+        raise ValueError("no notebooks found in " + " ".join(str(p) for p in paths))
+    k, n = shard
+    subs = shards.select(everything, k, n)
+    limits = grader.meta(show_hidden)["limits"]
+    fp = results_cache.fingerprint(grader.root, grader.secret, limits, grader.isolation.mode)
+    cache = results_cache.ResultsCache(out, fp)
+    cache.lock()
+    try:
+        stats = RunStats(submissions=len(subs))
+        # (assignment, student, order) -> key of a stored entry, or the result itself when
+        # it cannot be stored (a path that does not exist): what the gradebook is built from.
+        index: list[tuple[tuple[str, str, int], str | SubmissionResult]] = []
+        assignments_seen: dict[str, float] = {}
+        todo: list[tuple[int, submission.Submission, str | None]] = []
+        for order, sub in enumerate(subs):
+            key = cache.key(sub)
+            entry = None if force or key is None else cache.load(key)
+            if entry is None:
+                todo.append((order, sub, key))
+                continue
+            r = entry["result"]
+            index.append(((r["assignment"], r["student"], order), key))
+            if entry["max_score_known"]:
+                assignments_seen[r["assignment"]] = float(r["max_score"])
+            stats.from_cache += 1
+        keys = {id(sub): (order, key) for order, sub, key in todo}
+        bar = _progress(len(subs)) if progress else None
+        if bar:
+            bar.update(stats.from_cache)
+        for sub, res in grader.results([s for _, s, _ in todo], jobs, bar):
+            order, key = keys[id(sub)]
+            known = res.assignment in grader._prepared
+            if key is not None:
+                cache.store(key, res, known)
+            index.append(((res.assignment, res.student, order), key if key else res))
+            if known:
+                assignments_seen[res.assignment] = res.max_score
+            stats.graded += 1
+        if bar:
+            bar.close()
+        stats.corrupt_cache_entries = cache.corrupt
+        index.sort(key=lambda item: item[0])
+
+        def stream() -> Iterator[SubmissionResult]:
+            for _, ref in index:
+                if isinstance(ref, SubmissionResult):
+                    r = ref
+                else:
+                    entry = cache.load(ref)
+                    if entry is None:
+                        raise RuntimeError(f"the results cache entry {ref} vanished during the run")
+                    r = SubmissionResult.from_json(entry["result"])
+                stats.could_not_grade += bool(r.error)
+                yield r
+
+        meta = grader.meta(show_hidden)
+        meta["shard"] = [k, n]
+        t1 = time.monotonic()
+        report.assemble(
+            out, stream(), meta, assignments_seen, show_hidden, canvas_roster=canvas_roster
+        )
+        stats.timing = dict(grader.timing, assemble_s=time.monotonic() - t1)
+        stats.timing["total_s"] = time.monotonic() - t0
+        run_manifest.write(
+            out,
+            {
+                "fingerprint": fp.to_json(),
+                "meta": meta,
+                "settings": {
+                    "limits": limits,
+                    "isolation": grader.isolation.mode,
+                    "show_hidden": show_hidden,
+                    "per_student": grader.per_student,
+                },
+                "shard": [k, n],
+                "inputs": shards.inputs_digest(everything),
+                "assignments": dict(sorted(assignments_seen.items())),
+                "submissions": [[a, st] for (a, st, _), _ in index],
+                "stats": {
+                    "submissions": stats.submissions,
+                    "graded": stats.graded,
+                    "from_cache": stats.from_cache,
+                    "corrupt_cache_entries": stats.corrupt_cache_entries,
+                    "could_not_grade": stats.could_not_grade,
+                },
+                "timing": {k2: round(v, 3) for k2, v in stats.timing.items()},
+                "parent_peak_rss_mb": round(peak_rss_mb(), 1),
+            },
+        )
+        return stats
+    finally:
+        cache.unlock()
+
+
+def peak_rss_mb() -> float:
+    """Peak resident memory of this process so far, in MB (Linux reports KiB)."""
+    kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return kib / 1024.0 if sys.platform != "darwin" else kib / 1024.0 / 1024.0
+
+
 def _grade_cmd(args: argparse.Namespace) -> int:
     out = Path(args.out)
     if args.jobs < 1 or args.timeout <= 0 or args.memory < 256:
         print("drills grade: --jobs must be >= 1, --timeout > 0, --memory >= 256", file=sys.stderr)
+        return 2
+    try:
+        shard = shards.parse(args.shard) if args.shard else (1, 1)
+    except ValueError as e:
+        print(f"drills grade: {e}", file=sys.stderr)
         return 2
     secret = None
     if args.secret_file:
@@ -341,25 +589,46 @@ def _grade_cmd(args: argparse.Namespace) -> int:
     if args.assignment and args.assignment not in assignments.MODULES:
         print(f"drills grade: unknown assignment {args.assignment!r}", file=sys.stderr)
         return 2
+    roster = Path(args.canvas_roster) if args.canvas_roster else None
+    if roster is not None and not roster.is_file():
+        print(f"drills grade: --canvas-roster {roster} is not a file", file=sys.stderr)
+        return 2
     hidden = [out.resolve()] + ([Path(args.secret_file).resolve()] if args.secret_file else [])
     grader = Grader(secret=secret, limits=_limits(args), hidden=hidden)
-    subs = submission.discover(args.submissions, args.assignment)
-    if not subs:
-        print("drills grade: no notebooks found in " + " ".join(args.submissions), file=sys.stderr)
-        return 2
     for w in grader.isolation.warnings:
         print(f"warning: {w}", file=sys.stderr)
     t0 = time.monotonic()
-    results = grader.grade(subs, jobs=args.jobs, progress=sys.stderr.isatty())
-    report.write_outputs(out, results, grader.meta(args.show_hidden), args.show_hidden)
-    graded = [r for r in results if r.submitted]
-    errors = sum(1 for r in graded if r.error)
-    print(
-        f"graded {len(graded)} submissions in {time.monotonic() - t0:.1f} s "
-        f"(sandboxed runs {grader.timing.get('sandbox_s', 0.0):.1f} s; {errors} could not be graded); "
-        f"wrote {out / 'grades.csv'}"
-    )
+    from autograder.canvas import RosterError
 
+    try:
+        stats = grade_course(
+            args.submissions,
+            out,
+            grader,
+            assignment=args.assignment,
+            jobs=args.jobs,
+            shard=shard,
+            force=args.force,
+            show_hidden=args.show_hidden,
+            canvas_roster=roster,
+            progress=sys.stderr.isatty(),
+        )
+    except (ValueError, results_cache.CacheBusy, RosterError) as e:
+        print(f"drills grade: {e}", file=sys.stderr)
+        return 2
+    shard_text = f" (shard {shard[0]}/{shard[1]})" if shard[1] > 1 else ""
+    print(
+        f"graded {stats.submissions} submissions{shard_text} in {time.monotonic() - t0:.1f} s "
+        f"({stats.graded} graded now, {stats.from_cache} from the results cache"
+        + (
+            f", {stats.corrupt_cache_entries} unreadable cache entries regraded"
+            if stats.corrupt_cache_entries
+            else ""
+        )
+        + f"; {stats.could_not_grade} could not be graded"
+        + f"; sandboxed runs {stats.timing.get('sandbox_s', 0.0):.1f} s); "
+        f"wrote {out / 'grades.csv'} and {out / 'report.html'}"
+    )
     return 0
 
 
@@ -368,12 +637,18 @@ def check_notebook(
     assignment: str | None = None,
     timeout: float = DEFAULT_TIMEOUT,
     grader: Grader | None = None,
+    student: str | None = None,
 ) -> SubmissionResult:
-    """Grade one notebook; ``result.error`` says why it could not be read, if so."""
-    grader = grader or Grader(limits=sandbox.Limits(timeout=timeout))
-    sub = submission.Submission(
-        path=path, student=submission.safe_id(path.stem), assignment=assignment
+    """Grade one notebook; ``result.error`` says why it could not be read, if so.
+
+    Without ``student`` the generated cases are seeded without a student id (a learner's
+    own check); with one, exactly as `drills grade` seeds that student's submission.
+    """
+    grader = grader or Grader(
+        limits=sandbox.Limits(timeout=timeout), per_student=student is not None
     )
+    sid = seeds.student_id(student) if student is not None else submission.safe_id(path.stem)
+    sub = submission.Submission(path=path, student=sid, assignment=assignment)
     w = grader._read(sub)
     if sub.error:
         return SubmissionResult(
@@ -393,7 +668,7 @@ def _check_cmd(args: argparse.Namespace) -> int:
     if not path.is_file():
         print(f"drills check: {path} is not a file", file=sys.stderr)
         return 2
-    r = check_notebook(path, args.assignment, args.timeout)
+    r = check_notebook(path, args.assignment, args.timeout, student=args.student)
     if not r.functions:
         print(f"drills check: {r.error}", file=sys.stderr)
         return 2
@@ -403,7 +678,7 @@ def _check_cmd(args: argparse.Namespace) -> int:
             "assignment": r.assignment,
             "score": r.score,
             "max_score": r.max_score,
-            "functions": [f.to_json() for f in r.functions],
+            "functions": [f.to_json(args.show_hidden, for_learner=True) for f in r.functions],
             "warnings": warnings,
         }
         print(json.dumps(body, allow_nan=False))
@@ -411,7 +686,7 @@ def _check_cmd(args: argparse.Namespace) -> int:
     for w in warnings:
         print(f"note: {w}")
     for f in r.functions:
-        print(evaluate.feedback_text(f))
+        print(evaluate.feedback_text(f, show_hidden=args.show_hidden))
         print()
     print(f"Total: {r.score:g} / {r.max_score:g} points")
     return 0
@@ -443,7 +718,22 @@ def add_subcommands(sub) -> None:
         "--memory", type=int, default=DEFAULT_MEMORY_MB, help="address-space limit of a child, MB"
     )
     g.add_argument(
-        "--show-hidden", action="store_true", help="show generated (hidden) inputs in feedback"
+        "--show-hidden",
+        action="store_true",
+        help="show generated (hidden) cases' inputs and values in feedback (replayable!)",
+    )
+    g.add_argument(
+        "--shard",
+        metavar="K/N",
+        help="grade only the K-th of N deterministic parts (join them with `drills merge`)",
+    )
+    g.add_argument(
+        "--force", action="store_true", help="regrade everything, ignoring the results cache"
+    )
+    g.add_argument(
+        "--canvas-roster",
+        metavar="EXPORT.csv",
+        help="a Canvas gradebook export: canvas.csv then uses its names, ids and columns",
     )
     g.set_defaults(func=_grade_cmd)
 
@@ -451,6 +741,16 @@ def add_subcommands(sub) -> None:
     c.add_argument("notebook")
     c.add_argument("--assignment", help="the assignment id (default: from the notebook)")
     c.add_argument("--json", action="store_true", help="print one JSON object")
+    c.add_argument(
+        "--student",
+        help="seed the generated cases with this student id, as `drills grade` does "
+        "(default: none, a learner's own check)",
+    )
+    c.add_argument(
+        "--show-hidden",
+        action="store_true",
+        help="show generated cases' inputs and values (they are hidden by default)",
+    )
     c.add_argument(
         "--timeout",
         type=float,

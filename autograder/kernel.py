@@ -4,10 +4,17 @@
     import autograder; autograder.grade_cell("01_exact_kl", "log_ratios", log_ratios)
     ### END HIDDEN TESTS
 
-It runs the cases against the learner's function, prints what failed and the
-mistake it recognises to stdout (never stderr: nbgrader scores a cell with any
-stderr output 0), and returns the points earned as a float in [0, points],
+It runs the cases against the learner's function, prints the points per kind of
+case (the formula, edge cases, input checks), the diagnoses (a recognised mistake,
+or an error shape) and what failed to stdout (never stderr: nbgrader scores a cell
+with any stderr output 0), and returns the points earned as a float in [0, points],
 which nbgrader reads from the cell's execute_result as partial credit.
+
+Under ``nbgrader autograde`` the kernel runs in ``autograded/<student>/<assignment>/``:
+the student id is read from there and seeds the generated cases, exactly as
+``drills grade`` seeds them from ``submitted/<student>/``, so both engines grade
+each student on the same inputs. Values of generated cases are not printed
+(they could be replayed on a regrade).
 
 This shares the learner's kernel (nbgrader's trust model): code in the
 notebook can patch it. `drills grade` runs the same cases in a sandbox.
@@ -19,6 +26,7 @@ import contextlib
 import io
 
 from autograder.evaluate import feedback_text, grade_function
+from autograder.seeds import autograde_student
 
 
 def grade_cell(assignment: str, function: str, fn, points: float | None = None) -> float:
@@ -26,7 +34,8 @@ def grade_cell(assignment: str, function: str, fn, points: float | None = None) 
     err = io.StringIO()
     with contextlib.redirect_stderr(err):
         try:
-            result = grade_function(assignment, function, fn, points=points)
+            student = autograde_student(assignment)
+            result = grade_function(assignment, function, fn, points=points, student=student)
         except Exception as e:  # noqa: BLE001 (never a traceback in a graded cell)
             print(f"{function}: could not be graded ({type(e).__name__}: {e})")
             return 0.0

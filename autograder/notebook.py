@@ -10,6 +10,7 @@ Cell roles come from nbgrader metadata:
 
 from __future__ import annotations
 
+import ast
 import os
 from pathlib import Path
 
@@ -99,3 +100,19 @@ def code_cells(nb, roles: set[str]) -> list[tuple[str, str, str]]:
         if role in roles:
             out.append((role, str(nbgrader_meta(cell).get("grade_id", "")), cell.source))
     return out
+
+
+_PARAMS_CACHE: dict[tuple[str, str], list[str]] = {}
+
+
+def parameters(assignment: str, function: str, root: Path | None = None) -> list[str]:
+    """Names of the positional parameters of ``function`` in the source notebook's solution cells."""
+    key = (str(root), assignment + "/" + function)
+    if key not in _PARAMS_CACHE:
+        names: list[str] = []
+        for _, _, source in code_cells(read(source_path(assignment, root)), {"solution"}):
+            for node in ast.parse(source).body:
+                if isinstance(node, ast.FunctionDef) and node.name == function:
+                    names = [a.arg for a in node.args.posonlyargs + node.args.args]
+        _PARAMS_CACHE[key] = names
+    return _PARAMS_CACHE[key]

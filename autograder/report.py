@@ -1,4 +1,4 @@
-"""What `drills grade` writes: grades.csv, results.json and one HTML feedback page per submission.
+"""What `drills grade` writes: grades.csv, results.json(l) and one HTML feedback page per submission.
 
 Every file is written atomically (a temporary file in the same folder, then a
 rename), so an interrupted run never leaves a half-written gradebook.
@@ -6,28 +6,44 @@ rename), so an interrupted run never leaves a half-written gradebook.
 - ``grades.csv`` has the columns of ``nbgrader export`` (its CsvExportPlugin),
   one row per student × assignment; a student without a submission for an
   assignment gets nbgrader's row for that case (empty timestamp, score 0).
-- ``results.json`` has every case of every function: verdict, diagnosis, time,
-  what the learner's program printed (truncated) and what went wrong with it.
+- ``results.jsonl``: one line per submission, every case of every function:
+  verdict, expected and computed values, diagnosis, time, what the learner's
+  program printed (truncated). ``results.json`` holds the same objects in one
+  document (``{...run facts..., "submissions": [...]}``) for older readers.
+  Both are for the instructor: inputs of generated cases only with ``--show-hidden``.
 - ``feedback/<student>/<assignment>.html`` shows the scores, the failed checks
-  and the recognised mistakes; inputs of hidden (generated) cases only with
-  ``--show-hidden``.
+  and the recognised mistakes; a generated case shows pass/fail and its note
+  only (its inputs and values could be replayed), unless ``--show-hidden``.
+
+:func:`assemble` writes all of them (and the class report and the Canvas CSV)
+from a stream of results in gradebook order, holding one result at a time.
 """
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import html
 import io
 import json
 import os
 import tempfile
-from dataclasses import dataclass, field
+import typing
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field, fields, is_dataclass
 from pathlib import Path
 from typing import Any
 
 from autograder import sandbox
 from autograder.compare import render_outcome
-from autograder.evaluate import CaseResult, FunctionResult, _render_inputs
+from autograder.evaluate import (
+    CaseResult,
+    FunctionResult,
+    _render_inputs,
+    diagnosis_line,
+    kinds_text,
+    shows_values,
+)
 
 CSV_COLUMNS = [
     "assignment",
@@ -96,6 +112,26 @@ class SubmissionResult:
             "functions": [function_json(f, show_hidden) for f in self.functions],
         }
 
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> SubmissionResult:
+        """The inverse of :meth:`to_json` (a cached or merged result back into an object)."""
+        child = d.get("child") or {}
+        return cls(
+            student=d["student"],
+            assignment=d["assignment"],
+            path=d.get("path", ""),
+            max_score=float(d["max_score"]),
+            timestamp=d.get("timestamp", ""),
+            functions=[function_from_json(f) for f in d.get("functions", [])],
+            warnings=list(d.get("warnings", [])),
+            error=d.get("error"),
+            runs=int(child.get("runs", 0)),
+            seconds=float(child.get("seconds", 0.0)),
+            stdout=child.get("stdout", ""),
+            stderr=child.get("stderr", ""),
+            notes=list(child.get("notes", [])),
+        )
+
 
 def verdict(c: CaseResult) -> str:
     if c.passed:
@@ -110,15 +146,38 @@ def function_json(f: FunctionResult, show_hidden: bool = False) -> dict[str, Any
     return d
 
 
+def _from_json(cls, d: dict[str, Any]):
+    """A dataclass from its ``asdict`` JSON: keys it does not know (e.g. ``verdict``) are
+    ignored, and a field typed ``list[SomeDataclass]`` (cases, diagnoses...) is rebuilt."""
+    hints = typing.get_type_hints(cls)
+    body = {}
+    for f in fields(cls):
+        if f.name not in d:
+            continue
+        value, hint = d[f.name], hints.get(f.name)
+        args = typing.get_args(hint) if typing.get_origin(hint) is list else ()
+        if args and is_dataclass(args[0]) and isinstance(value, list):
+            value = [_from_json(args[0], v) if isinstance(v, dict) else v for v in value]
+        body[f.name] = value
+    return cls(**body)
+
+
+def function_from_json(d: dict[str, Any]) -> FunctionResult:
+    """A FunctionResult (its cases and any other list of dataclasses included) from its JSON."""
+    return _from_json(FunctionResult, d)
+
+
 # -- atomic files ------------------------------------------------------------------------------
 
 
-def write_atomic(path: Path, text: str) -> None:
+@contextlib.contextmanager
+def atomic_writer(path: Path) -> Iterator[io.TextIOBase]:
+    """A text file that appears at ``path`` complete or not at all (temp file, fsync, rename)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
-            f.write(text)
+            yield f
             f.flush()
             os.fsync(f.fileno())
         os.chmod(tmp, 0o644)
@@ -131,16 +190,63 @@ def write_atomic(path: Path, text: str) -> None:
         raise
 
 
+def write_atomic(path: Path, text: str) -> None:
+    with atomic_writer(path) as f:
+        f.write(text)
+
+
+def remove_stale_temp_files(out: Path) -> int:
+    """Delete the ``.<name>.<random>.tmp`` files a killed writer left under ``out``."""
+    n = 0
+    for p in Path(out).rglob(".*.tmp"):
+        if p.is_file() and not p.is_symlink():
+            p.unlink(missing_ok=True)
+            n += 1
+    return n
+
+
+# -- the gradebook -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Row:
+    """One row of grades.csv: what is kept of a result once its files are written."""
+
+    assignment: str
+    student: str
+    timestamp: str
+    score: float
+    max_score: float
+    submitted: bool = True
+
+    @staticmethod
+    def of(r: SubmissionResult) -> Row:
+        return Row(r.assignment, r.student, r.timestamp, r.score, r.max_score, r.submitted)
+
+
+def missing_rows(rows: Iterable[Row], assignments: dict[str, float]) -> list[Row]:
+    """nbgrader export writes a row for every student × assignment: those not submitted."""
+    rows = list(rows)
+    students = sorted({r.student for r in rows})
+    have = {(r.student, r.assignment) for r in rows}
+    return [
+        Row(a, s, "", 0.0, assignments[a], submitted=False)
+        for a in sorted(assignments)
+        for s in students
+        if (s, a) not in have
+    ]
+
+
 def _num(x: float) -> str:
     return str(float(x))
 
 
-def grades_csv(results: list[SubmissionResult]) -> str:
+def gradebook_csv(rows: Iterable[Row]) -> str:
     """nbgrader export's CSV: sorted by assignment, then student."""
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(CSV_COLUMNS)
-    for r in sorted(results, key=lambda r: (r.assignment, r.student)):
+    for r in sorted(rows, key=lambda r: (r.assignment, r.student)):
         score = r.score if r.submitted else 0.0
         w.writerow(
             [
@@ -160,14 +266,42 @@ def grades_csv(results: list[SubmissionResult]) -> str:
     return buf.getvalue()
 
 
+def grades_csv(results: list[SubmissionResult]) -> str:
+    """nbgrader export's CSV of a list of results (missing-submission rows included as given)."""
+    return gradebook_csv(Row.of(r) for r in results)
+
+
 def results_json(
     results: list[SubmissionResult], meta: dict[str, Any], show_hidden: bool = False
 ) -> str:
-    body = dict(meta)
-    body["submissions"] = [
-        r.to_json(show_hidden) for r in sorted(results, key=lambda r: (r.assignment, r.student))
-    ]
-    return json.dumps(body, indent=1, ensure_ascii=False, allow_nan=False) + "\n"
+    """results.json of a list of results (the text :class:`ResultsDocument` streams)."""
+    buf = io.StringIO()
+    doc = ResultsDocument(buf, meta)
+    for r in sorted(results, key=lambda r: (r.assignment, r.student)):
+        doc.add(r.to_json(show_hidden))
+    doc.close()
+    return buf.getvalue()
+
+
+class ResultsDocument:
+    """results.json written one submission at a time: the run's facts indented, then
+    ``"submissions"`` with one submission per line (one JSON document either way)."""
+
+    def __init__(self, f: io.TextIOBase, meta: dict[str, Any]) -> None:
+        head = json.dumps(
+            {**meta, "submissions": []}, indent=1, ensure_ascii=False, allow_nan=False
+        )
+        assert head.endswith("[]\n}")
+        f.write(head[: -len("[]\n}")] + "[")
+        self.f, self.n = f, 0
+
+    def add(self, item: dict[str, Any]) -> None:
+        text = json.dumps(item, ensure_ascii=False, allow_nan=False)
+        self.f.write(("\n  " if self.n == 0 else ",\n  ") + text)
+        self.n += 1
+
+    def close(self) -> None:
+        self.f.write("\n ]\n}\n" if self.n else "]\n}\n")
 
 
 # -- feedback ----------------------------------------------------------------------------------
@@ -214,22 +348,26 @@ def feedback_html(r: SubmissionResult, show_hidden: bool = False) -> str:
             )
             continue
         out.append(f"<p>{f.passed} of {len(f.cases)} checks passed.</p>")
-        if f.diagnosis:
-            out.append(f'<p class="diag">Recognised mistake: {_e(f.diagnosis)}</p>')
+        if f.kinds:
+            out.append(f"<p>{_e(kinds_text(f.kinds))}</p>")
+        for d in f.diagnoses:
+            out.append(f'<p class="diag">{_e(diagnosis_line(d))}</p>')
         failed = [c for c in f.cases if not c.passed]
         if failed:
             out.append(
                 "<table><tr><th>check</th><th>verdict</th><th>inputs</th><th>expected</th><th>got</th></tr>"
             )
             for c in failed:
-                if c.hidden and not show_hidden:
-                    inputs = "(hidden: generated for grading)"
-                else:
+                if shows_values(c, show_hidden):
                     inputs = _render_inputs(c.inputs)
+                    expected, got = render_outcome(c.expected), render_outcome(c.got)
+                else:
+                    inputs = "(hidden: generated for grading)"
+                    expected = got = "(hidden)"
                 label = c.id + (f" — {c.note}" if c.note else "")
                 out.append(
                     f"<tr><td>{_e(label)}</td><td>{_e(verdict(c))}</td><td><code>{_e(inputs)}</code></td>"
-                    f"<td><code>{_e(render_outcome(c.expected))}</code></td><td><code>{_e(render_outcome(c.got))}</code></td></tr>"
+                    f"<td><code>{_e(expected)}</code></td><td><code>{_e(got)}</code></td></tr>"
                 )
             out.append("</table>")
     out.append("</body></html>\n")
@@ -239,10 +377,49 @@ def feedback_html(r: SubmissionResult, show_hidden: bool = False) -> str:
 def write_outputs(
     out: Path, results: list[SubmissionResult], meta: dict[str, Any], show_hidden: bool = False
 ) -> None:
-    """Feedback pages first, then results.json, then grades.csv (each atomic)."""
+    """Every output for a list of results (missing-submission rows are added here)."""
+    submitted = sorted((r for r in results if r.submitted), key=lambda r: (r.assignment, r.student))
+    assignments = {r.assignment: r.max_score for r in results if not r.submitted}
+    assemble(out, submitted, meta, assignments, show_hidden)
+
+
+def assemble(
+    out: Path,
+    results: Iterable[SubmissionResult],
+    meta: dict[str, Any],
+    assignments: dict[str, float],
+    show_hidden: bool = False,
+    canvas_roster: Path | None = None,
+) -> list[Row]:
+    """Write every output of a run from ``results`` (submitted ones, in gradebook order).
+
+    ``assignments`` maps each graded assignment to its maximum score (for the rows of
+    students who did not submit it). One result is held at a time; what is kept is a
+    :class:`Row` per submission and the class report's counters. Order of writing:
+    feedback pages, results.jsonl and results.json, report.html/report.json, canvas.csv,
+    and grades.csv last (each atomic): a grades.csv is never newer than what it sums up.
+    Returns the gradebook's rows.
+    """
+    from autograder import canvas, course_report
+
     out.mkdir(parents=True, exist_ok=True)
-    for r in results:
-        if r.submitted:
+    rows: list[Row] = []
+    stats = course_report.ClassReport()
+    with (
+        atomic_writer(out / "results.jsonl") as lines,
+        atomic_writer(out / "results.json") as whole,
+    ):
+        doc = ResultsDocument(whole, meta)
+        for r in results:
             write_atomic(out / r.feedback_path(), feedback_html(r, show_hidden))
-    write_atomic(out / "results.json", results_json(results, meta, show_hidden))
-    write_atomic(out / "grades.csv", grades_csv(results))
+            item = r.to_json(show_hidden)
+            lines.write(json.dumps(item, ensure_ascii=False, allow_nan=False) + "\n")
+            doc.add(item)
+            stats.add(r)
+            rows.append(Row.of(r))
+        doc.close()
+    rows += missing_rows(rows, assignments)
+    stats.write(out)
+    write_atomic(out / "canvas.csv", canvas.canvas_csv(rows, canvas.read_roster(canvas_roster)))
+    write_atomic(out / "grades.csv", gradebook_csv(rows))
+    return rows

@@ -4,12 +4,21 @@
 public default is used, so anyone can reproduce the public grading; an
 instructor sets ``DRILLS_SECRET`` (or passes ``--secret-file``) so the graded
 inputs cannot be read from the public repository.
+
+The student id makes each student's generated inputs their own, so a table of
+outputs copied from another student is worthless. Both engines use the same id:
+``drills grade`` takes it from the submission's path (``submitted/<student>/...``),
+the in-kernel engine from the folder nbgrader autograde runs the kernel in
+(``autograded/<student>/<assignment>/``, see :func:`autograde_student`). A
+learner's own check (``drills check``, "Check my work") uses none unless given one.
+Fixed (canonical) cases ignore the seed, so they are the same for everyone.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
+import re
 from pathlib import Path
 
 import numpy as np
@@ -45,3 +54,33 @@ def case_seed(secret: str, assignment: str, case_id: str, student: str | None = 
 
 def case_rng(secret: str, assignment: str, case_id: str, student: str | None = None):
     return np.random.default_rng(case_seed(secret, assignment, case_id, student))
+
+
+_SAFE_ID = re.compile(r"[^A-Za-z0-9._@+-]")
+
+
+def student_id(text: str) -> str:
+    """A student id as both engines seed with it (and usable as a file name or a CSV cell)."""
+    s = _SAFE_ID.sub("_", text.strip())[:100]
+    return s if s and s not in (".", "..") else "_"
+
+
+def autograde_student(assignment: str, cwd: str | os.PathLike | None = None) -> str | None:
+    """The student nbgrader autograde is grading, read from the kernel's working folder.
+
+    nbgrader executes ``autograded/<student>/<assignment>/<notebook>.ipynb`` with that
+    folder as the kernel's working directory. Anywhere else (a learner's own kernel, the
+    source notebook, ``drills check``) there is no student: ``None``.
+    """
+    parts = Path(cwd if cwd is not None else os.getcwd()).resolve().parts
+    if len(parts) >= 3 and parts[-3] == "autograded" and parts[-1] == assignment:
+        return student_id(parts[-2])
+    return None
+
+
+def secret_digest(secret: str) -> str:
+    """A slow, salted digest of the secret: says whether two runs used the same secret
+    without helping anyone guess it (stored in output manifests and cache keys)."""
+    return hashlib.pbkdf2_hmac(
+        "sha256", secret.encode("utf-8"), b"reward-drills secret digest", 200_000
+    ).hex()[:32]

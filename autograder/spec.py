@@ -5,18 +5,37 @@ feedback) or generated (``make`` given: inputs drawn from a generator seeded by
 the course secret, the assignment and the case id; hidden in feedback).
 Expected values are never written here: they come from running the reference
 solution of the source notebook on the same inputs.
+
+Every case has a kind, and each function splits its points between the kinds
+(:class:`Split`):
+
+    value     the formula on valid inputs, canonical and generated (the default)
+    edge      a stated edge rule: zeros, infinities, empty rows where defined, ties,
+              eps = 0, equal inputs ... (marked ``kind="edge"``)
+    invalid   the input must raise (derived from ``raises``)
+
+A :class:`Mistake` is one declarative entry: an id, the diagnosis, and the
+wrong ``formula`` (called with the graded function's arguments, defaults filled
+in, after the reference has validated them), or a ``build`` for the mistakes
+that are about validation itself (see ``autograder.mutation.unchecked``).
 """
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
 
 DEFAULT_RTOL = 1e-9
 DEFAULT_ATOL = 1e-12
+
+KINDS = ("value", "edge", "invalid")
+KIND_LABELS = {"value": "the formula", "edge": "edge cases", "invalid": "input checks"}
+MAX_INVALID_SHARE = 20  # percent: input checks never outweigh the formula
+NO_SOURCE = "common slip (no source found)"
 
 
 @dataclass(frozen=True)
@@ -55,10 +74,21 @@ class Case:
     kwargs: Mapping[str, Any] = field(default_factory=dict)
     make: Callable[[np.random.Generator], tuple] | None = None  # generated positional args
     raises: type[Exception] | None = None  # the reference raises this (documentation + test)
-    weight: float = 1.0
+    weight: float = 1.0  # within its kind
     rtol: float = DEFAULT_RTOL
     atol: float = DEFAULT_ATOL
     note: str = ""  # what the case checks, shown to learners
+    kind: str = ""  # "value" | "edge" | "invalid"; "" derives it: invalid when raises, else value
+
+    def __post_init__(self) -> None:
+        kind = self.kind or ("invalid" if self.raises is not None else "value")
+        if kind not in KINDS:
+            raise ValueError(f"case {self.id}: kind {kind!r} is not one of {KINDS}")
+        if (kind == "invalid") != (self.raises is not None):
+            raise ValueError(f"case {self.id}: a case is of kind 'invalid' exactly when it raises")
+        if self.weight <= 0:
+            raise ValueError(f"case {self.id}: weight must be > 0")
+        object.__setattr__(self, "kind", kind)
 
     @property
     def hidden(self) -> bool:
@@ -66,12 +96,120 @@ class Case:
 
 
 @dataclass(frozen=True)
+class Split:
+    """How a function's points are shared between case kinds, in whole percent.
+
+    The default is the formula 70 %, edge cases 15 %, input checks 15 %. Any
+    other split needs a ``reason`` (shown in the notebook); input checks never
+    weigh more than 20 %.
+    """
+
+    value: int = 70
+    edge: int = 15
+    invalid: int = 15
+    reason: str = ""
+
+    def share(self, kind: str) -> int:
+        return int(getattr(self, kind))
+
+    @property
+    def is_default(self) -> bool:
+        return (self.value, self.edge, self.invalid) == (70, 15, 15)
+
+    def text(self) -> str:
+        """The shares in words, e.g. "the formula 70 %, edge cases 15 %, input checks 15 %"."""
+        return ", ".join(f"{KIND_LABELS[k]} {self.share(k)} %" for k in KINDS if self.share(k))
+
+
+def grading_line(function: str, points: float, split: Split) -> str:
+    """The line under each graded function in its notebook (tests keep the two in sync)."""
+    line = f"**How `{function}` is graded** ({points:g} points): {split.text()}."
+    return line + (f" {split.reason}." if split.reason else "")
+
+
+DEFAULT_SPLIT = Split()
+
+
+@dataclass(frozen=True)
 class Mistake:
-    """A known wrong implementation and the diagnosis shown when a learner matches it."""
+    """A known wrong implementation and the diagnosis shown when a learner matches it.
+
+    Give exactly one of:
+
+    - ``formula``: the wrong computation, called as ``formula(*args)`` with the graded
+      function's arguments in order, its defaults filled in, after the reference has
+      been called on the same arguments (so the mutant raises where the reference
+      raises and differs only in the value). A formula that declares a parameter
+      ``ns`` also receives the reference namespace (to reuse provided types or the
+      reference's other functions).
+    - ``unchecked``: the reference itself with its ``raise ValueError`` checks removed:
+      ``True`` for all of them, or words (``("beta",)``) naming the checks to remove
+      (those whose ``if`` test or message mentions a word). A validation mistake.
+    - ``build``: ``namespace -> function``, for what neither can say.
+
+    ``validation`` marks a mistake about input checks: its failures are all on
+    invalid cases (tests/test_cases.py checks it), it is matched on invalid cases
+    only, and shown after any conceptual diagnosis.
+    ``source`` names where the mistake is documented (an issue, a fix, a paper, a
+    course's errata), or :data:`NO_SOURCE`.
+    """
 
     id: str
-    diagnosis: str  # second person, says what was done: "you averaged ... without weights"
-    build: Callable[[dict], Callable]  # reference namespace -> mutant function
+    diagnosis: str  # second person, says what was done and what to change
+    build: Callable[[dict], Callable] | None = None  # reference namespace -> mutant function
+    formula: Callable[..., Any] | None = None
+    unchecked: bool | tuple[str, ...] = False
+    validation: bool = False
+    source: str = ""
+    function: str = ""  # the graded function, filled in by FunctionSpec
+
+    def __post_init__(self) -> None:
+        given = [x for x in (self.build, self.formula, self.unchecked or None) if x is not None]
+        if len(given) != 1 and not self.function:  # once bound, build is derived from the others
+            raise ValueError(f"mistake {self.id}: give exactly one of formula=, unchecked=, build=")
+        if self.unchecked:
+            object.__setattr__(self, "validation", True)
+
+    def bound_to(self, function: str) -> Mistake:
+        """This mistake for ``function``: a ``formula`` or ``unchecked`` becomes a ``build``."""
+        if self.formula is not None:
+            return replace(
+                self, function=function, build=_validated_formula(function, self.formula)
+            )
+        if self.unchecked:
+            words = () if self.unchecked is True else tuple(self.unchecked)
+            return replace(self, function=function, build=_unchecked(function, words))
+        return replace(self, function=function)
+
+
+def _unchecked(function: str, words: tuple[str, ...]) -> Callable[[dict], Callable]:
+    def build(ns: dict) -> Callable:
+        from autograder import mutation
+
+        return mutation.unchecked_builder(function, words)(ns)
+
+    return build
+
+
+def _validated_formula(function: str, formula: Callable[..., Any]) -> Callable[[dict], Callable]:
+    wants_ns = "ns" in inspect.signature(formula).parameters
+
+    def build(ns: dict) -> Callable:
+        reference = ns[function]  # looked up now: a test may put a variant in its place
+        signature = inspect.signature(reference)
+
+        def mutant(*args, **kwargs):
+            reference(*args, **kwargs)  # raise where the reference raises
+            bound = signature.bind(*args, **kwargs)
+            bound.apply_defaults()
+            if wants_ns:
+                return formula(*bound.args, ns=ns)
+            return formula(*bound.args)
+
+        mutant.__name__ = function
+        return mutant
+
+    return build
 
 
 @dataclass(frozen=True)
@@ -79,6 +217,7 @@ class FunctionSpec:
     name: str
     cases: tuple[Case, ...]
     mistakes: tuple[Mistake, ...] = ()
+    split: Split = DEFAULT_SPLIT
 
     def __post_init__(self) -> None:
         ids = [c.id for c in self.cases]
@@ -87,6 +226,31 @@ class FunctionSpec:
         mids = [m.id for m in self.mistakes]
         if len(mids) != len(set(mids)):
             raise ValueError(f"{self.name}: duplicate mistake ids")
+        self._check_split()
+        object.__setattr__(self, "mistakes", tuple(m.bound_to(self.name) for m in self.mistakes))
+
+    def _check_split(self) -> None:
+        s = self.split
+        shares = [s.share(k) for k in KINDS]
+        if any(x < 0 for x in shares) or sum(shares) != 100:
+            raise ValueError(f"{self.name}: the split must be whole percents summing to 100")
+        if s.invalid > MAX_INVALID_SHARE:
+            raise ValueError(f"{self.name}: input checks weigh at most {MAX_INVALID_SHARE} %")
+        if not s.is_default and not s.reason:
+            raise ValueError(f"{self.name}: a split other than 70/15/15 needs a reason")
+        for k in KINDS:
+            n = sum(1 for c in self.cases if c.kind == k)
+            if n and not s.share(k):
+                raise ValueError(f"{self.name}: {n} {k} cases but no points for them")
+            if not n and s.share(k):
+                raise ValueError(
+                    f"{self.name}: no {k} cases but {s.share(k)} % for them; "
+                    "declare a split (with its reason) that gives them 0 %"
+                )
+
+    def of_kind(self, kind: str) -> list[int]:
+        """Indices of the cases of one kind."""
+        return [i for i, c in enumerate(self.cases) if c.kind == kind]
 
 
 @dataclass(frozen=True)

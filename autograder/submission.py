@@ -23,16 +23,14 @@ from __future__ import annotations
 
 import ast
 import json
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import nbformat
 
-from autograder import notebook
+from autograder import notebook, seeds
 
 MAX_NOTEBOOK_BYTES = 20 * 1024 * 1024
-_SAFE_ID = re.compile(r"[^A-Za-z0-9._@+-]")
 
 
 class SubmissionError(Exception):
@@ -50,9 +48,9 @@ class Submission:
 
 
 def safe_id(text: str) -> str:
-    """A student or assignment id usable as a file name (and in a CSV cell)."""
-    s = _SAFE_ID.sub("_", text.strip())[:100]
-    return s if s and s not in (".", "..") else "_"
+    """A student or assignment id usable as a file name (and in a CSV cell); the same
+    normalisation the in-kernel engine applies to its student id (seeds.student_id)."""
+    return seeds.student_id(text)
 
 
 # -- finding submissions -----------------------------------------------------------------------

@@ -18,9 +18,7 @@ from __future__ import annotations
 
 import argparse
 import csv
-import os
 import re
-import subprocess
 import sys
 import tempfile
 import time
@@ -30,31 +28,11 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "tests"))
 
 import nbgrader_course  # noqa: E402
+from drills_run import timed_grade  # noqa: E402
 
 
 def _drills(submitted: Path, out: Path, jobs: int) -> tuple[float, float, dict]:
-    env = dict(os.environ)
-    env.pop("DRILLS_SECRET", None)
-    t0 = time.perf_counter()
-    p = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "autograder.cli",
-            "grade",
-            str(submitted),
-            "--out",
-            str(out),
-            "--jobs",
-            str(jobs),
-        ],
-        capture_output=True,
-        text=True,
-        env=env,
-    )
-    seconds = time.perf_counter() - t0
-    if p.returncode != 0:
-        raise SystemExit(f"drills grade failed:\n{p.stderr[-2000:]}")
+    seconds, p = timed_grade(str(submitted), "--out", str(out), "--jobs", str(jobs))
     with (out / "grades.csv").open(newline="") as f:
         scores = {(r["student_id"], r["assignment"]): float(r["score"]) for r in csv.DictReader(f)}
     m = re.search(r"sandboxed runs ([0-9.]+) s", p.stdout)

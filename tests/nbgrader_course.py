@@ -18,8 +18,13 @@ a closure over the reference, so instead of its code the notebook holds a
 *replay* of it: the reference cell, then a function of the same name that looks
 its inputs up in a table of the mutant's outcomes on the graded cases (made with
 the course's default secret) and returns or raises exactly that. Both engines
-call it on the same inputs, so both see the mutant's behaviour; other inputs
-(the notebook's own self-checks) raise NotImplementedError.
+call it on the same inputs, so both see the mutant's behaviour; on other inputs
+(the notebook's own self-checks, or another graded function calling it) it is the
+reference, as the mutant's own calls into the reference namespace are.
+
+Generated inputs are per student, so a replay is made for one student id: by
+default each notebook for the student named like it ("mistakes-1" is graded as
+student "mistakes-1"), or for the ``student`` given.
 """
 
 from __future__ import annotations
@@ -149,10 +154,10 @@ def _drills_value(j):
     return j
 
 
-def _drills_play(table, name, args, kwargs):
+def _drills_play(table, name, args, kwargs, reference):
     outs = table.get(_drills_key([list(args), dict(kwargs)]))
     if not outs:
-        raise NotImplementedError(f"{name}: a replayed mistake has no outcome for these inputs")
+        return reference(*args, **kwargs)
     o = outs[0]
     if "value" in o:
         return _drills_value(o["value"])
@@ -176,12 +181,20 @@ def _strip_markers(src: str) -> str:
     return re.sub(r"\n[ \t]*### (BEGIN|END) SOLUTION[^\n]*", "", src)
 
 
-def replay_source(assignment: str, function: str, mistake_id: str, reference_cell: str) -> str:
-    """The reference cell, then ``function`` replaced by a replay of the mistake's outcomes."""
+def replay_source(
+    assignment: str,
+    function: str,
+    mistake_id: str,
+    reference_cell: str,
+    student: str | None,
+    secret: str | None = None,
+) -> str:
+    """The reference cell, then ``function`` replaced by a replay of the mistake's outcomes
+    on ``student``'s inputs (under ``secret``, default the secret in force)."""
     from autograder import assignments, codec, evaluate, reference, seeds
 
     fspec = assignments.get(assignment).function(function)
-    inputs = evaluate.materialize(assignment, fspec, seeds.course_secret())
+    inputs = evaluate.materialize(assignment, fspec, seeds.course_secret(secret), student)
     outcomes = evaluate.mistake_outcomes(assignment, fspec, inputs)[mistake_id]
     ns = reference.namespace(assignment)
     key = _ns_of(KEY_SRC)["_drills_key"]
@@ -194,9 +207,12 @@ def replay_source(assignment: str, function: str, mistake_id: str, reference_cel
         f"{mistake_id!r} (see tests/nbgrader_course.py).\nimport json as _drills_json\n"
         + KEY_SRC
         + PLAY_SRC
-        + f"\n_DRILLS_TABLE_{function} = _drills_json.loads({json.dumps(json.dumps(table))})\n\n\n"
+        + f"\n_DRILLS_TABLE_{function} = _drills_json.loads({json.dumps(json.dumps(table))})\n"
+        f"_drills_reference_{function} = {function}\n\n\n"
         f"def {function}(*args, **kwargs):\n"
-        f"    return _drills_play(_DRILLS_TABLE_{function}, {function!r}, args, kwargs)\n"
+        f"    return _drills_play(\n"
+        f"        _DRILLS_TABLE_{function}, {function!r}, args, kwargs, _drills_reference_{function}\n"
+        f"    )\n"
     )
 
 
@@ -210,21 +226,44 @@ def _solution_cells(nb) -> dict[str, str]:
 
 
 def learner_notebooks(
-    assignment: str, exercise: Path | None = None
+    assignment: str, exercise: Path | None = None, student: str | None = None
 ) -> dict[str, nbformat.NotebookNode]:
     """Submissions for ``assignment``: "solution", "stub", and "mistakes-K" carrying the K-th
     catalogued mistake of every function that has one (the others as in the solution).
 
     ``exercise`` is the student version to start from (default: exercises/ of the repo;
-    a course made by make_course has its own under ``course/exercises/``).
+    a course made by make_course has its own under ``course/exercises/``). Mistakes are
+    replayed on the generated inputs of ``student``, by default of the student named like
+    the notebook ("mistakes-K").
     """
+    from autograder import assignments
+
+    most = max((len(f.mistakes) for f in assignments.get(assignment).functions), default=0)
+    kinds = ["solution", "stub"] + [f"mistakes-{k + 1}" for k in range(most)]
+    return {
+        kind: learner_notebook(assignment, kind, kind if student is None else student, exercise)
+        for kind in kinds
+    }
+
+
+def learner_notebook(
+    assignment: str,
+    kind: str,
+    student: str | None,
+    exercise: Path | None = None,
+    secret: str | None = None,
+) -> nbformat.NotebookNode:
+    """One learner notebook of ``kind`` ("solution", "stub" or "mistakes-K", see
+    learner_notebooks); a mistakes-K notebook replays ``student``'s generated inputs
+    under ``secret`` (default: the secret in force)."""
     from autograder import assignments, notebook
 
     path = exercise or notebook.release_path(assignment, REPO)
-    exercise = nbformat.read(str(path), as_version=4)
+    stub = nbformat.read(str(path), as_version=4)
+    if kind == "stub":
+        return stub
     source = nbformat.read(str(notebook.source_path(assignment, REPO)), as_version=4)
     ref_cells = _solution_cells(source)
-    spec = assignments.get(assignment)
 
     def cell_of(fn: str) -> str:
         if fn in ref_cells:
@@ -234,23 +273,21 @@ def learner_notebooks(
                 return gid
         raise KeyError(f"{assignment}: no solution cell defines {fn}")
 
-    def with_cells(replace: dict[str, str]):
-        nb = copy.deepcopy(exercise)
-        for c in nb.cells:
-            m = c.get("metadata", {}).get("nbgrader", {})
-            if c.get("cell_type") == "code" and m.get("solution"):
-                c.source = replace.get(m["grade_id"], _strip_markers(ref_cells[m["grade_id"]]))
-        return nb
-
-    out = {"solution": with_cells({}), "stub": copy.deepcopy(exercise)}
-    most = max((len(f.mistakes) for f in spec.functions), default=0)
-    for k in range(most):
-        replace: dict[str, str] = {}
-        for f in spec.functions:
-            if k >= len(f.mistakes):
-                continue
-            gid = cell_of(f.name)
-            base = replace.get(gid, ref_cells[gid])
-            replace[gid] = replay_source(assignment, f.name, f.mistakes[k].id, base)
-        out[f"mistakes-{k + 1}"] = with_cells(replace)
-    return out
+    replace: dict[str, str] = {}
+    if kind.startswith("mistakes-"):
+        k = int(kind.split("-")[1]) - 1
+        for f in assignments.get(assignment).functions:
+            if k < len(f.mistakes):
+                gid = cell_of(f.name)
+                base = replace.get(gid, ref_cells[gid])
+                replace[gid] = replay_source(
+                    assignment, f.name, f.mistakes[k].id, base, student, secret
+                )
+    elif kind != "solution":
+        raise ValueError(f"unknown kind of learner notebook {kind!r}")
+    nb = copy.deepcopy(stub)
+    for c in nb.cells:
+        m = c.get("metadata", {}).get("nbgrader", {})
+        if c.get("cell_type") == "code" and m.get("solution"):
+            c.source = replace.get(m["grade_id"], _strip_markers(ref_cells[m["grade_id"]]))
+    return nb

@@ -130,3 +130,41 @@ def test_inverted_k3_is_biased_for_the_story(ns):
     m = next(x for x in spec.K3_SPEC.mistakes if x.id == "inverted-ratio")
     mean, _ = ns["estimator_moments"](POLICY, REFERENCE, m.build(ns))
     assert round(mean, 6) == 0.271936
+
+
+@pytest.mark.parametrize("function", ["k1", "k2", "k3"])
+def test_log_ratio_clamps_are_caught_by_the_large_gaps_case_alone(ns, function):
+    """A clamp of the log ratio (±40 for k1 and k2, ±20 for k3) changes nothing on ordinary log
+    probabilities: is `large-gaps` the one case that catches it, and is the clamp named?"""
+    from autograder.assignments import a02_clipped_estimators as spec
+
+    fspec = spec.SPEC.function(function)
+    m = next(x for x in fspec.mistakes if x.id == "log-ratio-clamped")
+    r = evaluate.grade_function(A, function, m.build(ns), namespace=ns, root=ROOT)
+    assert [c.id for c in r.cases if not c.passed] == ["large-gaps"]
+    assert r.mistake == "log-ratio-clamped"
+
+
+def test_np_cov_with_aweights_divides_the_variance_by_one_minus_the_squared_weights(ns):
+    """Is the `np-cov-aweights` mistake what numpy really does: np.cov(v, aweights=p) equals
+    Σ p (v − mean)² / (1 − Σ p²), 2.413898 for k1 on the story's pair?"""
+    from autograder.assignments import a02_clipped_estimators as spec
+
+    m = next(x for x in spec.ESTIMATOR_MOMENTS.mistakes if x.id == "np-cov-aweights")
+    _, var = ns["estimator_moments"](POLICY, REFERENCE, ns["k1"])
+    v = np.log(np.array(POLICY) / np.array(REFERENCE))
+    assert math.isclose(float(np.cov(v, aweights=POLICY)), var / (1 - 0.1**2 - 0.9**2))
+    assert round(m.build(ns)(POLICY, REFERENCE, ns["k1"])[1], 6) == 2.413898
+
+
+def test_estimator_of_means_is_wrong_only_for_nonlinear_estimators(ns):
+    """Applying the estimator to the mean log probabilities: the same as averaging for k1 (linear),
+    0.060137 instead of 0.368064 for k3 on a sample with the policy's frequencies?"""
+    from autograder.assignments import a02_clipped_estimators as spec
+
+    m = next(x for x in spec.MONTE_CARLO_KL.mistakes if x.id == "estimator-of-means")
+    sample = [0] + [1] * 9
+    wrong = m.build(ns)
+    assert math.isclose(wrong(sample, POLICY, REFERENCE, ns["k1"]), 0.368064, abs_tol=1e-6)
+    assert round(wrong(sample, POLICY, REFERENCE, ns["k3"]), 6) == 0.060137
+    assert round(ns["monte_carlo_kl"](sample, POLICY, REFERENCE, ns["k3"]), 6) == 0.368064

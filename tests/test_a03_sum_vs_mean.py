@@ -160,3 +160,93 @@ def test_validation_of_aggregate_loss(ns):
     for mode in MODES:
         with pytest.raises(ValueError):
             ns["aggregate_loss"](values, np.array([[0, 0, 0, 0], [1, 1, 1, 1]]), mode, max_len=4)
+
+
+# -- the catalogue's mistakes, as the notebook's common-mistakes table describes them ------------
+
+VALUES = np.array([[1.0, 2.0, 3.0, 4.0], [5.0, 6.0, 9.0, 9.0]])  # the self-check's batch
+MASK = np.array([[1, 1, 1, 1], [1, 1, 0, 0]])
+WIDER_V = np.hstack([VALUES, np.full((2, 4), 7.0)])  # the same rows padded to T = 8
+WIDER_M = np.hstack([MASK, np.zeros((2, 4), dtype=int)])
+NAN_PADDED = np.where(MASK == 1, VALUES, np.nan)
+
+
+def _mistake(function: str, mistake: str, ns):
+    from autograder.assignments import a03_sum_vs_mean as spec
+
+    fspec = next(f for f in spec.SPEC.functions if f.name == function)
+    return next(m for m in fspec.mistakes if m.id == mistake).build(ns)
+
+
+@pytest.mark.parametrize(
+    "function, mistake, args, quoted",
+    [
+        ("mean_sampled_log_ratio", "k3-per-token", (CURRENT, REF), 0.368),
+        ("mean_sampled_log_ratio", "exp-of-mean", (CURRENT, REF), 2.718),
+        ("mean_sampled_log_ratio", "clamped-per-token", ([-4.0], [-2.0]), 0.0),
+        ("shaped_reward", "clipped-penalty", (0.0, [-4.0], [-2.0], 0.5), 0.0),
+        ("shaped_reward", "k3-penalty", (0.0, [-4.0], [-2.0], 0.5), -2.19),
+        ("shaped_reward", "abs-penalty", (0.0, [-4.0], [-2.0], 0.5), -1.0),
+        ("shaped_reward", "squared-penalty", (0.0, [-4.0], [-2.0], 0.5), -2.0),
+        ("masked_mean", "unmasked-numerator", (VALUES, MASK), [2.5, 14.5]),
+        ("masked_mean", "global-mean", (VALUES, MASK), [3.5, 3.5]),
+        ("masked_mean", "int-mask-as-index", (VALUES, MASK), [2.0, 5.5]),
+        ("masked_mean", "nan-poisoning", (NAN_PADDED, MASK), [2.5, np.nan]),
+        ("aggregate_loss", "unmasked-numerator", (VALUES, MASK, MODES[0]), 8.5),
+        ("aggregate_loss", "unmasked-numerator", (VALUES, MASK, MODES[1]), 6.5),
+        ("aggregate_loss", "sum-norm-without-B", (VALUES, MASK, MODES[3], 8), 2.625),
+        ("aggregate_loss", "max-len-ignored", (VALUES, MASK, MODES[3], 8), 2.625),
+        ("aggregate_loss", "max-len-ignored", (WIDER_V, WIDER_M, MODES[3], 8), 1.3125),
+    ],
+)
+def test_common_mistakes_table_quotes_what_each_mistake_gives(ns, function, mistake, args, quoted):
+    """Is the number the notebook's common-mistakes table quotes for a mistake the value its
+    catalogued formula gives on the self-check's inputs (to the digits quoted)?"""
+    got = _mistake(function, mistake, ns)(*args)
+    np.testing.assert_allclose(got, quoted, atol=0.005, rtol=0)
+
+
+def test_masking_by_multiplying_differs_only_where_padding_is_not_finite(ns):
+    """Is `values * mask` the reference on finite padding, so that only the non-finite-padding case
+    can catch it, and NaN there?"""
+    from autograder.assignments import a03_sum_vs_mean as spec
+
+    poisoned = _mistake("masked_mean", "nan-poisoning", ns)
+    values, mask = _random_batch(np.random.default_rng(5), 4, 9)
+    np.testing.assert_allclose(poisoned(values, mask), ns["masked_mean"](values, mask), rtol=1e-12)
+    case = next(c for c in spec.MASKED_MEAN.cases if c.id == "non-finite-padding")
+    assert case.kind == "edge"
+    np.testing.assert_array_equal(ns["masked_mean"](*case.args), [1.0, 3.0])
+    with np.errstate(invalid="ignore"):  # inf · 0, as a learner's code would compute it
+        assert np.isnan(poisoned(*case.args)).all()
+
+
+def test_an_integer_mask_used_as_an_index_needs_an_integer_mask_to_show(ns):
+    """Is `values[b][mask[b]]` right with a bool mask and wrong with the same mask as 0/1 ints,
+    and do the cases pass masks of both kinds?"""
+    from autograder.assignments import a03_sum_vs_mean as spec
+
+    indexed = _mistake("masked_mean", "int-mask-as-index", ns)
+    np.testing.assert_array_equal(indexed(VALUES, MASK.astype(bool)), [2.5, 5.5])
+    assert not np.allclose(indexed(VALUES, MASK), [2.5, 5.5])
+    dtypes = {np.asarray(c.args[1]).dtype.kind for c in spec.MASKED_MEAN.cases if c.args}
+    assert {"b", "i"} <= dtypes
+
+
+def test_dr_grpo_normaliser_mistakes_need_max_len_above_T_and_two_rows(ns):
+    """Do the Dr. GRPO cases include a batch with B > 1 and max_len > T, the only inputs on which
+    dividing by max_len alone or by B·T differs from dividing by B·max_len?"""
+    from autograder.assignments import a03_sum_vs_mean as spec
+
+    fixed = [c for c in spec.AGGREGATE_LOSS.cases if c.args and c.args[2:3] == (MODES[3],)]
+    assert any(
+        np.asarray(c.args[0]).shape[0] > 1
+        and c.kwargs.get("max_len", (c.args[3:] or [0])[0]) > np.asarray(c.args[0]).shape[1]
+        for c in fixed
+        if c.raises is None
+    )
+    without_b = _mistake("aggregate_loss", "sum-norm-without-B", ns)
+    with_t = _mistake("aggregate_loss", "max-len-ignored", ns)
+    right = ns["aggregate_loss"](VALUES, MASK, MODES[3], 16)
+    assert without_b(VALUES, MASK, MODES[3], 16) == pytest.approx(2 * right, rel=1e-12)
+    assert with_t(VALUES, MASK, MODES[3], 16) == pytest.approx(4 * right, rel=1e-12)

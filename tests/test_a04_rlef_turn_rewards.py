@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import types
 
 import pytest
 from conftest import ROOT
@@ -237,3 +238,104 @@ def test_episode_return_is_an_undiscounted_sum(ns):
     assert ns["episode_return"](rewards) == pytest.approx(-0.35 - 0.6 - 1.05, rel=1e-12)
     with pytest.raises(ValueError):
         ns["episode_return"]([])
+
+
+# -- the catalogue's mistakes, as the notebook's common-mistakes table describes them ------------
+
+
+def _mistake(function: str, mistake: str, ns):
+    fspec = next(f for f in a04.SPEC.functions if f.name == function)
+    return next(m for m in fspec.mistakes if m.id == mistake).build(ns)
+
+
+def _self_check_episode(ns):
+    """The notebook's "invalid then fixed" self-check: mean log ratios +0.5 and -2.0."""
+    first = _turn(ns, PROSE, False, False, [-1.0, -2.0, -3.0], [-1.5, -2.5, -3.5])
+    second = _turn(ns, CODE, True, True, [-2.0, -4.0], [-1.0, -1.0])
+    return [first, second]
+
+
+def test_open_r1_regex_keeps_the_newline_before_the_closing_fence(ns):
+    """Does the regex ```python\\n(.*?)``` give the self-check's code with a trailing newline, and
+    open a block on a fence in mid-line, where the reference gives the lines and None?"""
+    regex = _mistake("extract_code", "regex-trailing-newline", ns)
+    response = "Fixed:\n```python\nx = 1\ny = x + 1\n```"
+    assert ns["extract_code"](response) == "x = 1\ny = x + 1"
+    assert regex(response) == "x = 1\ny = x + 1\n"
+    assert ns["extract_code"]("see ```python\nx = 1\n```") is None
+    assert regex("see ```python\nx = 1\n```") == "x = 1\n"
+
+
+def test_empty_string_for_no_code_makes_task_reward_count_it_as_valid_code(ns):
+    """With an extract_code that returns "" for no code, does task_reward give a non-final turn
+    without code 0 instead of -0.2, as the notebook's table says?"""
+    empty = _mistake("extract_code", "empty-string-not-none", ns)
+    assert empty(PROSE) == "" and empty(CODE) == ns["extract_code"](CODE)
+    with_empty = dict(ns, extract_code=empty)
+    task_reward = types.FunctionType(ns["task_reward"].__code__, with_empty)
+    no_code = _turn(ns, PROSE, False, False, [-1.0], [-1.0])
+    assert ns["task_reward"](no_code, False) == -0.2
+    assert task_reward(no_code, False) == 0.0
+
+
+@pytest.mark.parametrize(
+    "mistake, response, quoted",
+    [
+        (
+            "unterminated-accepted",
+            "Truncated:\n```python\ndef f(x):\n    return x",
+            "def f(x):\n    return x",
+        ),
+        (
+            "join-all-blocks",
+            "```python\na = 1\n```\nor maybe\n```python\na = 2\n```",
+            "a = 1\na = 2",
+        ),
+    ],
+)
+def test_extract_code_mistakes_give_what_the_table_says(ns, mistake, response, quoted):
+    """Does an unclosed block or a second block change the answer exactly as the table says?"""
+    assert _mistake("extract_code", mistake, ns)(response) == quoted
+    assert ns["extract_code"](response) != quoted
+
+
+@pytest.mark.parametrize(
+    "mistake, response, public, private, final, quoted",
+    [
+        ("pass-rate", CODE, True, False, True, 0.0),
+        ("binary-01", CODE, False, False, True, 0.0),
+        ("binary-01", PROSE, False, False, True, 0.0),
+        ("no-invalid-penalty", PROSE, False, False, False, 0.0),
+        ("validity-by-fence", BAD, False, False, False, 0.0),
+    ],
+)
+def test_task_reward_mistakes_give_what_the_table_says(
+    ns, mistake, response, public, private, final, quoted
+):
+    """Does each new task_reward mistake give 0 where the rules give -1 or -0.2?"""
+    turn = _turn(ns, response, public, private, [-1.0], [-1.0])
+    assert _mistake("task_reward", mistake, ns)(turn, final) == quoted
+    assert ns["task_reward"](turn, final) in (-1.0, -0.2)
+
+
+@pytest.mark.parametrize(
+    "mistake, means, shaped",
+    [
+        ("k3-reference", [0.107, 8.402], [-0.205, 0.580]),
+        ("ratio-reversed", [-0.5, 2.0], [-0.175, 0.9]),
+    ],
+)
+def test_reference_term_mistakes_give_what_the_table_says(ns, mistake, means, shaped):
+    """On the self-check episode, are the records' reference terms and shaped rewards the
+    table's numbers (to the digits quoted)?"""
+    out = _mistake("turn_rewards", mistake, ns)(_self_check_episode(ns), 0.05, 3)
+    assert [o.mean_log_ratio for o in out] == pytest.approx(means, abs=0.0005)
+    assert [o.shaped_reward for o in out] == pytest.approx(shaped, abs=0.0005)
+    assert [o.task_reward for o in out] == [-0.2, 1.0]
+
+
+def test_a_discounted_return_is_0_864_for_the_self_check(ns):
+    """With gamma = 0.99, is the self-check's return -0.225 + 0.99 * 1.1 = 0.864, not 0.875?"""
+    rewards = ns["turn_rewards"](_self_check_episode(ns))
+    assert _mistake("episode_return", "discounted", ns)(rewards) == pytest.approx(0.864, rel=1e-12)
+    assert ns["episode_return"](rewards) == pytest.approx(0.875, rel=1e-12)

@@ -9,7 +9,7 @@ import pytest
 import torch
 from conftest import ROOT
 
-from autograder import evaluate, reference
+from autograder import assignments, evaluate, reference
 
 A = "05_grpo_lld"
 
@@ -160,3 +160,51 @@ def test_alternative_correct_implementations_get_full_marks(ns):
     ):
         ok, text = _full_marks(ns, name, fn)
         assert ok, text
+
+
+def _mistake(function, mistake_id, ns):
+    m = next(x for x in assignments.get(A).function(function).mistakes if x.id == mistake_id)
+    return m.build(ns)
+
+
+def _case_args(function, case_id):
+    return next(c for c in assignments.get(A).function(function).cases if c.id == case_id).args
+
+
+def test_equal_rounded_case_holds_rewards_whose_float32_mean_is_off(ns):
+    """no-zero-for-equal relies on eps: is the float32 mean of three 0.85s (the first group of the
+    `equal-rounded` case) a rounding error off, both as sum / 3 and as sum · (1/3), so that eps
+    alone leaves non-zero advantages, while the reference returns zeros for every equal group?"""
+    (rewards,) = _case_args("group_advantages", "equal-rounded")
+    x, total = np.float32(0.85), np.float32(np.float32(0.85) + np.float32(0.85)) + np.float32(0.85)
+    assert total / np.float32(3) != x and total * (np.float32(1) / np.float32(3)) != x
+    assert float((rewards[0] - rewards[0].mean()).abs().max()) > 0
+    assert torch.equal(ns["group_advantages"](rewards)[:3], torch.zeros(3, 3))
+    eps_only = _mistake("group_advantages", "no-zero-for-equal", ns)(rewards)
+    assert float(eps_only[0].abs().min()) > 1e-3  # far outside the 1e-6 tolerance
+
+
+def test_unlikely_token_case_underflows_log_of_softmax_but_not_log_softmax(ns):
+    """A token 200 below the favourite: does log(softmax) give -inf where the reference
+    (log_softmax) stays finite, -200 plus the second token's log probability?"""
+    logits, tokens, mask = _case_args("sequence_logprobs", "unlikely-token")
+    got = ns["sequence_logprobs"](logits, tokens, mask)
+    want = -200 + float(torch.log_softmax(torch.tensor([3.0, -1.0, 0.5]), 0)[2])
+    assert float(got[0]) == pytest.approx(want, rel=1e-6)
+    wrong = _mistake("sequence_logprobs", "log-of-softmax", ns)(logits, tokens, mask)
+    assert float(wrong[0]) == float("-inf")
+
+
+def test_common_mistakes_table_numbers_of_the_new_mistakes(ns):
+    """Do the new mistakes give the numbers the notebook's table quotes: RLOO ±0.667 for
+    (1, 0, 0, 1), the diluted mean 0.0833 and a percentage 50 on the docstrings' examples?"""
+    rloo = _mistake("group_advantages", "rloo-baseline", ns)(torch.tensor([[1.0, 0.0, 0.0, 1.0]]))
+    assert torch.allclose(rloo, torch.tensor([[2, -2, -2, 2]]) / 3)
+    example = (
+        torch.tensor([-3.0, -5.0, -4.0]),
+        torch.tensor([-2.5, -6.0, -4.25]),
+        torch.tensor([True, False, True]),
+    )
+    assert _mistake("likelihood_change", "diluted-mean", ns)(*example) == pytest.approx(0.25 / 3)
+    percent = _mistake("lld_rate", "percent", ns)(torch.tensor([-0.2, 0.0, 0.1, 0.3]))
+    assert percent == pytest.approx(50.0)

@@ -7,7 +7,7 @@ import pytest
 import torch
 from conftest import ROOT
 
-from autograder import evaluate, reference
+from autograder import assignments, evaluate, reference
 
 A = "06_nthr"
 
@@ -115,3 +115,12 @@ def test_double_loop_token_scores_gets_full_marks(ns):
 
     r = evaluate.grade_function(A, "token_scores", looped, namespace=ns, root=ROOT)
     assert r.score == r.points, evaluate.feedback_text(r, show_hidden=True)
+
+
+def test_eta_schedule_mistakes_give_the_numbers_of_the_notebook_table(ns):
+    """η = p and η = 1 − p give 0.5 at p = 0.5 (the schedule 0), the squared distance 0.25 at
+    p = 0.25 (the schedule 0.5), as the common-mistakes table says?"""
+    mistakes = {m.id: m.build(ns) for m in assignments.get(A).function("eta_schedule").mistakes}
+    assert ns["eta_schedule"](0.5) == 0.0 and ns["eta_schedule"](0.25) == 0.5
+    assert mistakes["eta-p"](0.5) == mistakes["eta-one-minus-p"](0.5) == 0.5
+    assert mistakes["squared"](0.25) == pytest.approx(0.25)

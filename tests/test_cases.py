@@ -1,10 +1,13 @@
 """The grading contract, checked for every graded function of every assignment.
 
 For each function: does the reference score full marks? does every catalogued
-mistake lose points and get its own diagnosis? is an unattempted stub scored 0
-and called "not attempted"? do invalid inputs raise ValueError in the
-reference? is grading deterministic, and does a new secret change the hidden
-inputs without changing the reference's full marks?
+mistake lose points and get its own diagnosis first, alone and combined with
+missing input checks? does the reference formula without any input check keep at
+least 80 % of the points? is an unattempted stub scored 0 and called "not
+attempted"? do invalid inputs raise ValueError in the reference? is grading
+deterministic, and does a new secret change the hidden inputs without changing
+the reference's full marks? does each notebook say how each function is graded,
+and list the catalogue in its common-mistakes table?
 """
 
 from __future__ import annotations
@@ -18,13 +21,21 @@ import types
 import pytest
 from conftest import ROOT, available_assignments
 
-from autograder import assignments, evaluate, notebook, reference, seeds
+from autograder import assignments, evaluate, mutation, notebook, reference, seeds, spec
+from autograder.compare import same_outcome
 from autograder.kernel import grade_cell
 
 ASSIGNMENTS = available_assignments()
 FUNCTIONS = [(a, f.name) for a in ASSIGNMENTS for f in assignments.get(a).functions]
 MISTAKES = [
     (a, f.name, m.id) for a in ASSIGNMENTS for f in assignments.get(a).functions for m in f.mistakes
+]
+CONCEPT_MISTAKES = [
+    (a, f.name, m.id)
+    for a in ASSIGNMENTS
+    for f in assignments.get(a).functions
+    for m in f.mistakes
+    if not m.validation
 ]
 
 
@@ -58,6 +69,93 @@ def test_known_mistake_loses_points_and_is_diagnosed(assignment, function, mista
     assert r.score < r.points, f"mistake {mistake} gets full marks: the cases cannot see it"
     assert r.mistake == mistake, f"mistake {mistake} diagnosed as {r.mistake}"
     assert m.diagnosis in evaluate.feedback_text(r)
+    _assert_diagnoses_well_ordered(r)
+
+
+def _assert_diagnoses_well_ordered(r):
+    """At most three; conceptual ones (concept, shape) before validation ones; each group by
+    the points it costs; never a validation diagnosis alone while a value or edge case fails."""
+    ds = r.diagnoses
+    assert len(ds) <= 3
+    kinds = [d.kind for d in ds]
+    assert kinds == sorted(kinds, key=lambda k: k == "validation"), kinds
+    for group in (
+        [d for d in ds if d.kind != "validation"],
+        [d for d in ds if d.kind == "validation"],
+    ):
+        assert [d.points for d in group] == sorted((d.points for d in group), reverse=True)
+    concept_failed = any(not c.passed and c.kind != "invalid" for c in r.cases)
+    if concept_failed and ds:
+        assert ds[0].kind != "validation", "a validation diagnosis shown first while values fail"
+    if ds:
+        assert (r.mistake, r.diagnosis) == (ds[0].id, ds[0].text)
+
+
+@pytest.mark.parametrize("assignment,function,mistake", MISTAKES)
+def test_validation_flag_says_where_the_mistake_fails(assignment, function, mistake):
+    """Is a mistake flagged `validation` exactly when all its failures are on invalid-input cases?"""
+    fspec = assignments.get(assignment).function(function)
+    m = next(x for x in fspec.mistakes if x.id == mistake)
+    inputs = evaluate.materialize(assignment, fspec, seeds.course_secret())
+    expected = evaluate.reference_outcomes(assignment, fspec, inputs, ROOT)
+    got = evaluate.mistake_outcomes(assignment, fspec, inputs, ROOT)[mistake]
+    kinds = {
+        c.kind
+        for c, e, g in zip(fspec.cases, expected, got)
+        if not same_outcome(e, g, c.rtol, c.atol)
+    }
+    if m.validation:
+        assert kinds == {"invalid"}, f"validation mistake failing {kinds}"
+    else:
+        assert kinds - {"invalid"}, "a conceptual mistake that fails input checks only"
+
+
+@pytest.mark.parametrize("assignment,function", FUNCTIONS)
+def test_reference_formula_without_input_checks_keeps_80_percent(assignment, function):
+    """The reference with every `raise ValueError` removed (a learner who got the formula right and
+    skipped validation): does it pass every value and edge case, fail some input check, and still
+    score at least 80 % of the function's points?"""
+    fn, ns = mutation.without_checks(assignment, function, root=ROOT)
+    r = evaluate.grade_function(assignment, function, fn, namespace=ns, root=ROOT)
+    assert all(c.passed for c in r.cases if c.kind != "invalid")
+    assert not all(c.passed for c in r.cases if c.kind == "invalid")
+    assert r.score >= 0.8 * r.points, f"{r.score} / {r.points}"
+    _assert_diagnoses_well_ordered(r)
+
+
+@pytest.mark.parametrize("assignment,function,mistake", CONCEPT_MISTAKES)
+def test_mistake_with_missing_validation_shows_the_mistake_first(assignment, function, mistake):
+    """A catalogued formula mistake built on a reference without input checks (the mistake and
+    no validation at once): is the formula mistake diagnosed first, and the missing validation
+    after it when the checks alone are diagnosed?"""
+    fspec = assignments.get(assignment).function(function)
+    m = next(x for x in fspec.mistakes if x.id == mistake)
+    unchecked, ns = mutation.without_checks(assignment, function, root=ROOT)
+    r = _grade_in(assignment, function, m.build(ns), ns)
+    assert not all(c.passed for c in r.cases if c.kind == "invalid"), "checks still in place"
+    assert r.diagnoses and r.diagnoses[0].id == mistake, r.diagnoses
+    _assert_diagnoses_well_ordered(r)
+    alone = _grade_in(assignment, function, unchecked, ns)
+    if any(d.kind == "validation" for d in alone.diagnoses):
+        assert any(d.kind == "validation" for d in r.diagnoses[1:]), r.diagnoses
+
+
+def _grade_in(a, name, fn, ns):
+    return evaluate.grade_function(a, name, fn, namespace=ns, root=ROOT)
+
+
+@pytest.mark.parametrize("assignment,function", FUNCTIONS)
+def test_points_per_kind_add_up_and_follow_the_split(assignment, function):
+    """Do the kinds' points follow the declared split, and add up to the function's points?"""
+    fspec = assignments.get(assignment).function(function)
+    ns = reference.namespace(assignment, ROOT)
+    r = _grade(assignment, function, ns[function])
+    assert {k.kind: k.share for k in r.kinds} == {
+        k: fspec.split.share(k) for k in spec.KINDS if fspec.split.share(k)
+    }
+    assert sum(k.points for k in r.kinds) == pytest.approx(r.points, abs=0.015)
+    assert all(k.score == k.points for k in r.kinds)
+    assert evaluate.kinds_text(r.kinds) in evaluate.feedback_text(r)
 
 
 @pytest.mark.parametrize("assignment,function", FUNCTIONS)
@@ -165,3 +263,70 @@ def test_grade_cell_prints_to_stdout_only_and_returns_points(assignment):
         assert type(value) is float and value == notebook.points(assignment, f.name, ROOT)
         assert err.getvalue() == ""
         assert f.name in out.getvalue()
+
+
+@pytest.mark.parametrize("assignment", ASSIGNMENTS)
+def test_notebook_says_under_each_function_how_it_is_graded(assignment):
+    """Is the markdown cell right under each graded function's solution cell the grading line of
+    its split and points ("the formula 70 %, edge cases 15 %, input checks 15 %")?"""
+    nb = notebook.read(notebook.source_path(assignment, ROOT))
+    for f in assignments.get(assignment).functions:
+        i = next(
+            k
+            for k, c in enumerate(nb.cells)
+            if notebook.cell_role(c) == "solution"
+            and re.search(rf"^def {f.name}\(", c.source, re.M)
+        )
+        below = nb.cells[i + 1]
+        want = spec.grading_line(f.name, notebook.points(assignment, f.name, ROOT), f.split)
+        assert below.cell_type == "markdown" and want in below.source, (
+            f"{f.name}: the cell under the solution should say\n{want}\nit says\n{below.source}"
+        )
+
+
+def mistakes_table(source: str) -> set[tuple[str, str]]:
+    """(function, mistake id) pairs of a notebook's common-mistakes table.
+
+    Rows are ``| `function` | mistake | what happens | `id`, `id` |``; an empty function
+    column means the function of the row above."""
+    pairs, current = set(), []
+    for line in source.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) < 4 or set(cells[0]) <= {"-", ":"} and cells[0]:
+            continue
+        names = re.findall(r"`(\w+)`", cells[0])
+        ids = re.findall(r"`([\w.\-]+)`", cells[-1])
+        if names:
+            current = names
+        pairs |= {(f, m) for f in current for m in ids}
+    return pairs
+
+
+@pytest.mark.parametrize("assignment", ASSIGNMENTS)
+def test_common_mistakes_table_lists_the_catalogue(assignment):
+    """Does the notebook's common-mistakes table name every catalogued mistake of every function
+    (by its feedback id), and nothing that is not catalogued?"""
+    nb = notebook.read(notebook.source_path(assignment, ROOT))
+    cell = next(
+        c for c in nb.cells if c.cell_type == "markdown" and "## Common mistakes" in c.source
+    )
+    table = mistakes_table(cell.source.split("## Common mistakes", 1)[1].split("\n## ", 1)[0])
+    catalogue = {(f.name, m.id) for f in assignments.get(assignment).functions for m in f.mistakes}
+    assert table == catalogue, (
+        f"missing from the notebook: {sorted(catalogue - table)}; not catalogued: {sorted(table - catalogue)}"
+    )
+
+
+@pytest.mark.parametrize("assignment", ASSIGNMENTS)
+def test_every_function_catalogues_five_mistakes_each_naming_its_source(assignment):
+    """Issue 8: does every function catalogue at least five mistakes, and does each name where
+    it is documented ("<where>: <what it shows>") or say plainly that no
+    source was found (spec.NO_SOURCE) — never an empty source?"""
+    for f in assignments.get(assignment).functions:
+        assert len(f.mistakes) >= 5, f"{f.name}: {len(f.mistakes)} mistakes"
+        for m in f.mistakes:
+            assert m.source == spec.NO_SOURCE or ": " in m.source, (
+                f.name,
+                m.id,
+                m.source,
+            )

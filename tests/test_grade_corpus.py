@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 from conftest import run_drills
 
-from autograder import sandbox
+from autograder import results_cache, sandbox
 
 REPO = Path(__file__).resolve().parent.parent
 CORPUS = REPO / "tests" / "fixtures" / "corpus"
@@ -198,11 +198,23 @@ def test_corpus_changes_nothing_outside_the_child_folder(corpus_run):
     assert before["secret"] == after["secret"]
     out = corpus_run["out"]
     assert tree_digest(out)["canary.txt"] == before["out"]["canary.txt"]
-    written = {str(p.relative_to(out)) for p in out.rglob("*") if p.is_file()}
-    expected = {"canary.txt", "grades.csv", "results.json"} | {
+    written = {
+        str(p.relative_to(out))
+        for p in out.rglob("*")
+        if p.is_file() and results_cache.CACHE_DIR not in p.parts
+    }
+    outputs = ["grades.csv", "results.json", "results.jsonl", "run.json", "canvas.csv"]
+    expected = {"canary.txt", *outputs, "report.html", "report.json"} | {
         f"feedback/{n}/{EXPECTED['assignment']}.html" for n in EXPECTED["submissions"]
     }
     assert written == expected
+    # the results cache holds one entry per notebook it could read, and nothing else
+    cached = {
+        p.relative_to(out / results_cache.CACHE_DIR).parts[0] == "lock" or p.suffix == ".json"
+        for p in (out / results_cache.CACHE_DIR).rglob("*")
+        if p.is_file()
+    }
+    assert cached == {True}
 
 
 def test_corpus_outputs_never_contain_the_secret(corpus_run):

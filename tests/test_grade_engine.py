@@ -242,7 +242,7 @@ def test_sandboxed_scores_equal_in_kernel_scores(grader, name):
         if c.get("metadata", {}).get("nbgrader", {}).get("solution"):
             exec(c.source, ns)  # noqa: S102
     for f in res.functions:
-        k = evaluate.grade_function(A, f.function, ns[f.function], namespace=ns)
+        k = evaluate.grade_function(A, f.function, ns[f.function], namespace=ns, student=name)
         assert (f.function, f.score, f.mistake) == (f.function, k.score, k.mistake)
 
 

@@ -104,8 +104,9 @@ def test_drills_grade_and_nbgrader_give_the_same_scores(both, assignment):
     )
 
 
-def _in_kernel(assignment: str, nb) -> dict[str, tuple[float, str | None]]:
-    """Points and recognised mistake per function, from the in-kernel engine on the same cells."""
+def _in_kernel(assignment: str, nb, student: str) -> dict[str, tuple[float, str | None]]:
+    """Points and recognised mistake per function, from the in-kernel engine on the same cells,
+    with the generated inputs of ``student`` (as nbgrader's kernel reads it from its folder)."""
     src = notebook.read(notebook.source_path(assignment))
     mod = types.ModuleType(f"agreement_{assignment}")
     ns = mod.__dict__
@@ -119,7 +120,7 @@ def _in_kernel(assignment: str, nb) -> dict[str, tuple[float, str | None]]:
             exec(c.source, ns)  # noqa: S102 (generated from the reference and the case modules)
     out = {}
     for f in assignments.get(assignment).functions:
-        r = evaluate.grade_function(assignment, f.name, ns[f.name], namespace=ns)
+        r = evaluate.grade_function(assignment, f.name, ns[f.name], namespace=ns, student=student)
         out[f.name] = (r.score, r.mistake)
     return out
 
@@ -135,7 +136,7 @@ def test_sandbox_matches_in_kernel_engine_on_every_mistake(tmp_path):
             folder = tmp_path / "submitted" / student / a
             folder.mkdir(parents=True)
             nbformat.write(nb, str(folder / f"{a}.ipynb"))
-            expected[(student, a)] = _in_kernel(a, nb)
+            expected[(student, a)] = _in_kernel(a, nb, student)
     out = tmp_path / "out"
     _drills([str(tmp_path / "submitted")], out)
     res = json.loads((out / "results.json").read_text())
@@ -164,6 +165,6 @@ def test_nbgrader_round_trip_exports_the_scores_the_cases_predict(both, assignme
     assert nbgrader[("solution", assignment)] == pytest.approx(total)
     assert nbgrader[("stub", assignment)] == 0.0
     nb = nbgrader_course.learner_notebooks(assignment)["mistakes-1"]
-    predicted = sum(score for score, _ in _in_kernel(assignment, nb).values())
+    predicted = sum(score for score, _ in _in_kernel(assignment, nb, "mistakes-1").values())
     assert 0 < nbgrader[("mistakes-1", assignment)] < total
     assert nbgrader[("mistakes-1", assignment)] == pytest.approx(predicted, abs=1e-9)

@@ -1,4 +1,22 @@
-"""Cases and known mistakes, one module per assignment (``aNN_<name>.py`` with a ``SPEC``)."""
+"""Cases and known mistakes, one module per assignment (``aNN_<name>.py`` with a ``SPEC``).
+
+A known mistake is one entry in its function's ``mistakes`` (see ``spec.Mistake``)::
+
+    Mistake(
+        "unweighted",
+        "you took the unweighted average of the log ratios; weight each one by the policy's p_i",
+        formula=lambda policy, reference: fsum(log(p / q) for p, q in zip(policy, reference)) / len(policy),
+        source="a documented source (an issue, a fix, a paper), or spec.NO_SOURCE",
+    )
+
+``formula`` gets the graded function's arguments (defaults filled in; add a parameter
+``ns`` for the reference namespace) after the reference has validated them; a mistake
+about input checks is ``unchecked=True`` (or ``unchecked=("beta",)``: only the checks
+whose test or message mentions "beta"). Adding one also means: its id in the notebook's
+common-mistakes table, a CHANGELOG entry and its Known mistakes row; tests/test_cases.py
+then checks that it loses points, is diagnosed first (alone and without input checks),
+and that its ``validation`` flag matches where it fails.
+"""
 
 from __future__ import annotations
 

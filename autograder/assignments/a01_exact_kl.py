@@ -1,8 +1,9 @@
 """01_exact_kl: cases and known mistakes for log_ratios, forward_kl, reverse_kl.
 
-Mutants reuse the reference for validation (they call it first so that it
-raises on invalid input) and then compute the wrong value: each differs from
-the reference in exactly one way, the way its diagnosis names.
+Each mistake is one entry: its diagnosis and its wrong ``formula``, which runs
+after the reference has validated the inputs (see spec.Mistake), so that it
+differs from the reference in exactly the one way its diagnosis names. The
+``unchecked`` mistakes are the reference with its input checks removed.
 """
 
 from __future__ import annotations
@@ -11,97 +12,25 @@ import math
 
 import numpy as np
 
+from autograder.assignments import common as src
+from autograder.assignments.common import cite
+from autograder.assignments.common import distribution_edge_cases as _edge_cases
 from autograder.assignments.common import distribution_pair as _pair
-from autograder.spec import AssignmentSpec, Case, FunctionSpec, Mistake
+from autograder.assignments.common import invalid_distribution_cases as _invalid_cases
+from autograder.spec import NO_SOURCE, AssignmentSpec, Case, FunctionSpec, Mistake
 
 STORY = ([0.1, 0.9], [0.5, 0.5])  # policy, reference of the story
-
-
-def _invalid_cases(zero_is_invalid: bool) -> list[Case]:
-    cases = [
-        Case("empty", ([], []), raises=ValueError, note="empty distributions raise ValueError"),
-        Case(
-            "unequal-lengths",
-            ([0.5, 0.5], [0.2, 0.3, 0.5]),
-            raises=ValueError,
-            note="unequal lengths raise ValueError",
-        ),
-        Case(
-            "negative-entry",
-            ([1.2, -0.2], [0.5, 0.5]),
-            raises=ValueError,
-            note="a negative probability raises ValueError",
-        ),
-        Case(
-            "entry-above-one",
-            ([0.5, 0.5], [1.5, -0.5]),
-            raises=ValueError,
-            note="a probability above 1 raises ValueError",
-        ),
-        Case(
-            "nan-entry",
-            ([float("nan"), 0.5], [0.5, 0.5]),
-            raises=ValueError,
-            note="NaN raises ValueError",
-        ),
-        Case(
-            "not-normalized",
-            ([0.3, 0.3], [0.5, 0.5]),
-            raises=ValueError,
-            note="a policy not summing to 1 raises ValueError",
-        ),
-        Case(
-            "reference-not-normalized",
-            ([0.5, 0.5], [0.6, 0.6]),
-            raises=ValueError,
-            note="a reference not summing to 1 raises ValueError",
-        ),
-    ]
-    if zero_is_invalid:
-        cases += [
-            Case(
-                "zero-in-policy",
-                ([0.0, 1.0], [0.5, 0.5]),
-                raises=ValueError,
-                note="p_i = 0: the log ratio is undefined",
-            ),
-            Case(
-                "zero-in-reference",
-                ([0.5, 0.5], [1.0, 0.0]),
-                raises=ValueError,
-                note="q_i = 0: the log ratio is undefined",
-            ),
-        ]
-    return cases
 
 
 # -- log_ratios ------------------------------------------------------------------------------
 
 
-def _wrong_log(log):
-    def build(ns):
-        def mutant(policy, reference):
-            ns["log_ratios"](policy, reference)  # validation as in the reference
-            return [log(p / q) for p, q in zip(policy, reference)]
-
-        return mutant
-
-    return build
+def _ratios(log):
+    return lambda policy, reference: [log(p / q) for p, q in zip(policy, reference)]
 
 
-def _log_ratios_swapped(ns):
-    def mutant(policy, reference):
-        ns["log_ratios"](policy, reference)
-        return [math.log(q / p) for p, q in zip(policy, reference)]
-
-    return mutant
-
-
-def _log_ratios_unchecked(ns):
-    def mutant(policy, reference):
-        return [float(np.log(np.float64(p) / q)) for p, q in zip(policy, reference)]
-
-    return mutant
+SMOOTHING = 1e-5  # the epsilon of PIQuIL/QuCumber#67
+LOG_BASE_SOURCE = cite(src.FIELDTRIP_686, src.KANSA_71, src.SCIPY_ENTROPY)
 
 
 LOG_RATIOS = FunctionSpec(
@@ -110,57 +39,64 @@ LOG_RATIOS = FunctionSpec(
         Case("story", STORY, note="the story's pair: [-1.609438, 0.587787]"),
         Case("three-outcomes", ([0.2, 0.3, 0.5], [0.4, 0.4, 0.2]), note="three outcomes"),
         Case("tuples", ((0.25, 0.75), (0.75, 0.25)), note="tuples are sequences too"),
-        Case("equal", ([0.3, 0.7], [0.3, 0.7]), note="equal distributions give zeros"),
+        Case("equal", ([0.3, 0.7], [0.3, 0.7]), note="equal distributions give zeros", kind="edge"),
         *[
             Case(f"random-{n}", make=_pair(n), note=f"random distributions over {n} outcomes")
             for n in (2, 3, 5, 8)
         ],
-        *_invalid_cases(zero_is_invalid=True),
+        *_edge_cases(zeros=False),
+        *_invalid_cases(zeros_invalid=True),
     ),
     mistakes=(
         Mistake(
             "log2",
             "you used log base 2; KL in RL code uses the natural log (math.log)",
-            _wrong_log(math.log2),
+            formula=_ratios(math.log2),
+            source=LOG_BASE_SOURCE,
         ),
         Mistake(
             "log10",
             "you used log base 10; KL in RL code uses the natural log (math.log)",
-            _wrong_log(math.log10),
+            formula=_ratios(math.log10),
+            source=NO_SOURCE,
         ),
         Mistake(
             "swapped",
             "you computed log(q_i / p_i): the arguments are swapped (policy first, reference second)",
-            _log_ratios_swapped,
+            formula=lambda policy, reference: _ratios(math.log)(reference, policy),
+            source=cite(src.ALPACA_FARM_67, src.SCHULMAN_BLOG),
+        ),
+        Mistake(
+            "probs-as-logprobs",
+            "you subtracted the probabilities, p_i − q_i, as if they were log probabilities: take the logs first, log(p_i) − log(q_i) = log(p_i / q_i)",
+            formula=lambda policy, reference: [p - q for p, q in zip(policy, reference)],
+            source=cite(src.PYTORCH_43348, src.LIGHTLY_1341),
+        ),
+        Mistake(
+            "epsilon-smoothed",
+            "you added a small epsilon to p_i and q_i inside the log: every log ratio is slightly off, and a zero no longer raises; use log(p_i / q_i) exactly and raise ValueError for a zero, where the log ratio is undefined",
+            formula=lambda policy, reference: [
+                math.log((p + SMOOTHING) / (q + SMOOTHING)) for p, q in zip(policy, reference)
+            ],
+            source=cite(src.QUCUMBER_67, src.XPSI_331),
         ),
         Mistake(
             "no-validation",
             "invalid inputs (empty, unequal lengths, entries outside [0, 1], not summing to 1, zeros) must raise ValueError",
-            _log_ratios_unchecked,
+            unchecked=True,
+            source=cite(src.THE_ALGORITHMS_12233, src.SCIPY_ENTROPY),
         ),
     ),
 )
 
 
 # -- forward_kl and reverse_kl ---------------------------------------------------------------
+# The formulas below take (p, q) in the order of the KL they compute: for forward_kl
+# p = policy, q = reference; reverse_kl's mistakes call them through _reverse.
 
 
-def _kl_mutant(own: str, formula):
-    """A mutant of ``own`` (forward_kl or reverse_kl): validate like the reference, then ``formula``.
-
-    ``formula(p, q)`` sees the distributions in the order of the KL it computes:
-    for forward_kl p = policy, q = reference; for reverse_kl the roles swap.
-    """
-
-    def build(ns):
-        def mutant(policy, reference):
-            ns[own](policy, reference)
-            p, q = (policy, reference) if own == "forward_kl" else (reference, policy)
-            return formula(list(p), list(q))
-
-        return mutant
-
-    return build
+def _reverse(formula):
+    return lambda policy, reference: formula(list(reference), list(policy))
 
 
 def _unweighted(p, q):
@@ -171,16 +107,19 @@ def _weighted_by_other(p, q):
     return math.fsum(b * math.log(a / b) for a, b in zip(p, q) if a > 0 and b > 0)
 
 
-def _base(log):
+def _kl(log, clamp=False):
+    """The reference's KL with another log (and, with ``clamp``, each log ratio clamped at 0)."""
+
     def formula(p, q):
-        total = 0.0
+        terms = []
         for a, b in zip(p, q):
             if a == 0:
                 continue
             if b == 0:
                 return math.inf
-            total += a * log(a / b)
-        return total
+            r = log(a / b)
+            terms.append(a * (max(0.0, r) if clamp else r))
+        return math.fsum(terms)
 
     return formula
 
@@ -194,104 +133,127 @@ def _math_zero_terms(p, q):
     return math.fsum(a * math.log(a / b) for a, b in zip(p, q))
 
 
-def _clamped(p, q):
-    return math.fsum(a * max(0.0, math.log(a / b)) for a, b in zip(p, q) if a > 0)
+def _zero_clamped(p, q):
+    """The KL with q_i clamped to 1e-6 (as uber/causalml#167 does): finite where q_i = 0 < p_i."""
+    return math.fsum(a * math.log(a / max(b, 1e-6)) for a, b in zip(p, q) if a > 0)
 
 
-def _unchecked(p, q):
-    with np.errstate(all="ignore"):
-        pa, qa = np.asarray(p, float), np.asarray(q, float)
-        terms = np.where(pa > 0, pa * np.log(np.where(pa > 0, pa, 1.0) / qa), 0.0)
-        return float(np.sum(terms))
-
-
-def _kl_cases(zeros_note: str) -> tuple[Case, ...]:
+def _kl_cases(story_note: str) -> tuple[Case, ...]:
     return (
-        Case(
-            "story",
-            STORY,
-            note="the story's pair: exact forward KL 0.368064"
-            if zeros_note == "forward"
-            else "the story's pair",
-        ),
+        Case("story", STORY, note=story_note),
         Case("three-outcomes", ([0.2, 0.3, 0.5], [0.4, 0.4, 0.2]), note="three outcomes"),
         Case("skewed", ([0.7, 0.2, 0.1], [0.1, 0.3, 0.6]), note="both distributions skewed"),
-        Case("equal", ([0.25, 0.25, 0.5], [0.25, 0.25, 0.5]), note="equal distributions give 0"),
+        Case(
+            "equal",
+            ([0.25, 0.25, 0.5], [0.25, 0.25, 0.5]),
+            note="equal distributions give 0",
+            kind="edge",
+        ),
         Case("tuples", ((0.25, 0.75), (0.75, 0.25)), note="tuples are sequences too"),
         *[
             Case(f"random-{n}", make=_pair(n), note=f"random distributions over {n} outcomes")
             for n in (2, 3, 4, 6, 10)
         ],
+        *_edge_cases(),
     )
 
 
 FORWARD_KL = FunctionSpec(
     "forward_kl",
     cases=(
-        *_kl_cases("forward"),
+        *_kl_cases("the story's pair: exact forward KL 0.368064"),
         Case(
             "policy-zero",
             ([0.0, 0.4, 0.6], [0.2, 0.3, 0.5]),
             note="a term with p_i = 0 contributes 0 (0·log 0 = 0)",
+            kind="edge",
         ),
         Case(
             "random-policy-zeros",
             make=_pair(5, zeros_p=2),
             note="random pair where the policy has zeros",
+            kind="edge",
         ),
         Case(
             "reference-zero",
             ([0.5, 0.5], [1.0, 0.0]),
             note="q_i = 0 < p_i: the KL is infinite (math.inf)",
+            kind="edge",
         ),
-        Case("both-zero", ([0.0, 1.0], [0.0, 1.0]), note="p_i = q_i = 0 contributes 0"),
-        *_invalid_cases(zero_is_invalid=False),
+        Case(
+            "both-zero",
+            ([0.0, 1.0], [0.0, 1.0]),
+            note="p_i = q_i = 0 contributes 0",
+            kind="edge",
+        ),
+        *_invalid_cases(),
     ),
     mistakes=(
+        # indirect: the thread shows the confusion between the sampled log ratio and the weighted sum
         Mistake(
             "unweighted",
             "you took the unweighted average of the log ratios; the forward KL weights each log ratio by the policy's p_i",
-            _kl_mutant("forward_kl", _unweighted),
+            formula=_unweighted,
+            source=src.MWP_REFT_40,
         ),
         Mistake(
             "weighted-by-reference",
             "you weighted the log ratios by the reference q_i; the forward KL takes the expectation under the policy p",
-            _kl_mutant("forward_kl", _weighted_by_other),
+            formula=_weighted_by_other,
+            source=NO_SOURCE,
         ),
         Mistake(
             "swapped",
-            "your value is KL(reference ‖ policy): the arguments are swapped",
-            _kl_mutant("reverse_kl", _base(math.log)),
+            "your value is KL(reference ‖ policy): the arguments are swapped; forward_kl weights by the policy, Σ p_i · log(p_i / q_i)",
+            formula=_reverse(_kl(math.log)),
+            source=cite(src.PYTORCH_57459, src.ACER_6, src.XIHUAI_KL_ESTIMATORS),
         ),
         Mistake(
             "log2",
             "you used log base 2; use the natural log",
-            _kl_mutant("forward_kl", _base(math.log2)),
+            formula=_kl(math.log2),
+            source=LOG_BASE_SOURCE,
         ),
         Mistake(
             "log10",
             "you used log base 10; use the natural log",
-            _kl_mutant("forward_kl", _base(math.log10)),
+            formula=_kl(math.log10),
+            source=NO_SOURCE,
         ),
         Mistake(
             "zero-term-nan",
             "a term with p_i = 0 gave NaN (0 · log 0); such terms contribute exactly 0, skip them",
-            _kl_mutant("forward_kl", _nan_zero_terms),
+            formula=_nan_zero_terms,
+            source=cite(
+                src.THE_ALGORITHMS_12233,
+                src.TORCHMETRICS_1029,
+                src.DISTRIBUTIONS_JL_793,
+                src.SCIPY_REL_ENTR,
+            ),
         ),
         Mistake(
             "zero-term-error",
             "a term with p_i = 0 raised an error (log 0); such terms contribute exactly 0, skip them",
-            _kl_mutant("forward_kl", _math_zero_terms),
+            formula=_math_zero_terms,
+            source=cite(src.THE_ALGORITHMS_12233, src.SCIPY_REL_ENTR),
+        ),
+        Mistake(
+            "reference-zero-finite",
+            "where q_i = 0 < p_i you returned a finite number (q_i clamped to a small epsilon): the KL is infinite there, so return math.inf as soon as some q_i = 0 < p_i",
+            formula=_zero_clamped,
+            source=cite(src.LEAN_POOL_28, src.CAUSALML_167, src.TORCHMETRICS_1029),
         ),
         Mistake(
             "clamped",
             "you clamped each log ratio at 0 before averaging: that is the clipped expectation (0.529008 for the story's pair), not the KL",
-            _kl_mutant("forward_kl", _clamped),
+            formula=_kl(math.log, clamp=True),
+            source=src.ALPACA_FARM_67,
         ),
         Mistake(
             "no-validation",
             "invalid inputs (empty, unequal lengths, entries outside [0, 1], not summing to 1) must raise ValueError",
-            lambda ns: _unchecked,
+            unchecked=True,
+            source=src.SCIPY_ENTROPY,
         ),
     ),
 )
@@ -299,59 +261,82 @@ FORWARD_KL = FunctionSpec(
 REVERSE_KL = FunctionSpec(
     "reverse_kl",
     cases=(
-        *_kl_cases("reverse"),
+        *_kl_cases("the story's pair"),
         Case(
             "reference-zero",
             ([0.2, 0.3, 0.5], [0.0, 0.4, 0.6]),
             note="a term with q_i = 0 contributes 0",
+            kind="edge",
         ),
         Case(
             "random-reference-zeros",
             make=_pair(5, zeros_q=2),
             note="random pair where the reference has zeros",
+            kind="edge",
         ),
         Case(
             "policy-zero",
             ([1.0, 0.0], [0.5, 0.5]),
             note="p_i = 0 < q_i: the reverse KL is infinite (math.inf)",
+            kind="edge",
         ),
-        *_invalid_cases(zero_is_invalid=False),
+        *_invalid_cases(),
     ),
     mistakes=(
         Mistake(
             "swapped",
-            "your value is KL(policy ‖ reference), the forward KL: reverse_kl is KL(reference ‖ policy)",
-            _kl_mutant("forward_kl", _base(math.log)),
+            "your value is KL(policy ‖ reference), the forward KL: reverse_kl is KL(reference ‖ policy) = Σ q_i · log(q_i / p_i), weighted by the reference",
+            formula=_kl(math.log),
+            source=cite(src.XIHUAI_KL_ESTIMATORS, src.PYTORCH_57459),
         ),
+        # indirect: the thread shows the confusion between the sampled log ratio and the weighted sum
         Mistake(
             "unweighted",
             "you took the unweighted average of the log ratios; the reverse KL weights by the reference's q_i",
-            _kl_mutant("reverse_kl", _unweighted),
+            formula=_reverse(_unweighted),
+            source=src.MWP_REFT_40,
         ),
         Mistake(
             "weighted-by-policy",
             "you weighted by the policy p_i; the reverse KL takes the expectation under the reference q",
-            _kl_mutant("reverse_kl", _weighted_by_other),
+            formula=_reverse(_weighted_by_other),
+            source=NO_SOURCE,
         ),
         Mistake(
             "log2",
             "you used log base 2; use the natural log",
-            _kl_mutant("reverse_kl", _base(math.log2)),
+            formula=_reverse(_kl(math.log2)),
+            source=LOG_BASE_SOURCE,
         ),
         Mistake(
             "zero-term-nan",
             "a term with q_i = 0 gave NaN (0 · log 0); such terms contribute exactly 0, skip them",
-            _kl_mutant("reverse_kl", _nan_zero_terms),
+            formula=_reverse(_nan_zero_terms),
+            source=cite(src.TORCHMETRICS_1029, src.DISTRIBUTIONS_JL_793, src.SCIPY_REL_ENTR),
         ),
         Mistake(
             "zero-term-error",
             "a term with q_i = 0 raised an error (log 0); such terms contribute exactly 0, skip them",
-            _kl_mutant("reverse_kl", _math_zero_terms),
+            formula=_reverse(_math_zero_terms),
+            source=cite(src.THE_ALGORITHMS_12233, src.SCIPY_REL_ENTR),
+        ),
+        Mistake(
+            "policy-zero-finite",
+            "where p_i = 0 < q_i you returned a finite number (p_i clamped to a small epsilon): the reverse KL is infinite there, so return math.inf as soon as some p_i = 0 < q_i",
+            formula=_reverse(_zero_clamped),
+            source=cite(src.LEAN_POOL_28, src.CAUSALML_167, src.TORCHMETRICS_1029),
+        ),
+        Mistake(
+            "clamped",
+            "you clamped each log ratio log(q_i / p_i) at 0 before weighting: the KL weights the signed log ratios, negative ones included (0.510826 for the story's pair, not 0.804719)",
+            formula=_reverse(_kl(math.log, clamp=True)),
+            source=src.ALPACA_FARM_67,
         ),
         Mistake(
             "no-validation",
             "invalid inputs (empty, unequal lengths, entries outside [0, 1], not summing to 1) must raise ValueError",
-            lambda ns: lambda p, q: _unchecked(q, p),
+            unchecked=True,
+            source=src.SCIPY_ENTROPY,
         ),
     ),
 )

@@ -1,10 +1,10 @@
 """02_clipped_estimators: cases and known mistakes for the KL estimators k1, k2, k3, clipped_k1
 and for clipped_expectation, estimator_moments, monte_carlo_kl.
 
-Mutants call the reference first (so that they raise where it raises) and then
-compute the wrong value: each differs from the reference in exactly the way its
-diagnosis names. Estimators passed as inputs are ``Fn`` source texts, elementwise
-on numpy values like the notebook's own.
+Each mistake is one entry: its diagnosis and its wrong ``formula``, which runs after
+the reference has validated the inputs (see spec.Mistake), so that it differs from
+the reference in exactly the way its diagnosis names. Estimators passed as inputs
+are ``Fn`` source texts, elementwise on numpy values like the notebook's own.
 """
 
 from __future__ import annotations
@@ -13,9 +13,13 @@ import math
 
 import numpy as np
 
+from autograder.assignments import common as src
+from autograder.assignments.common import cite
+from autograder.assignments.common import distribution_edge_cases as _distribution_edges
 from autograder.assignments.common import distribution_pair as _pair
+from autograder.assignments.common import invalid_distribution_cases as _invalid_distribution_cases
 from autograder.assignments.common import random_distribution as _dist
-from autograder.spec import AssignmentSpec, Case, Fn, FunctionSpec, Mistake
+from autograder.spec import NO_SOURCE, AssignmentSpec, Case, Fn, FunctionSpec, Mistake
 
 STORY = ([0.1, 0.9], [0.5, 0.5])  # policy, reference of notebook 01
 STORY_LOGPS = (np.log(np.array(STORY[0])), np.log(np.array(STORY[1])))
@@ -68,28 +72,6 @@ def _mc_make(n: int, m: int, estimator: Fn):
     return make
 
 
-def _invalid_distribution_cases(
-    before: tuple = (), after: tuple = (), id_prefix: str = ""
-) -> list[Case]:
-    """The distribution checks shared with notebook 01, the pair placed between ``before`` and ``after``."""
-    bad = [
-        ("empty", ([], []), "empty distributions raise ValueError"),
-        ("unequal-lengths", ([0.5, 0.5], [0.2, 0.3, 0.5]), "unequal lengths raise ValueError"),
-        ("negative-entry", ([1.2, -0.2], [0.5, 0.5]), "a negative probability raises ValueError"),
-        ("nan-entry", ([NAN, 0.5], [0.5, 0.5]), "NaN raises ValueError"),
-        ("not-normalized", ([0.3, 0.3], [0.5, 0.5]), "a policy not summing to 1 raises ValueError"),
-        (
-            "reference-not-normalized",
-            ([0.5, 0.5], [0.6, 0.6]),
-            "a reference not summing to 1 raises ValueError",
-        ),
-    ]
-    return [
-        Case(id_prefix + cid, (*before, *args, *after), raises=ValueError, note=note)
-        for cid, args, note in bad
-    ]
-
-
 # -- the per-sample estimators ---------------------------------------------------------------
 
 
@@ -110,8 +92,14 @@ def _per_sample_cases() -> tuple[Case, ...]:
             "equal",
             (np.array([-0.7, -2.5, -0.01]), np.array([-0.7, -2.5, -0.01])),
             note="equal log probabilities give 0",
+            kind="edge",
         ),
-        Case("zero-logp", (0.0, -2.0), note="log probability 0 (probability 1) is allowed"),
+        Case(
+            "zero-logp",
+            (0.0, -2.0),
+            note="log probability 0 (probability 1) is allowed",
+            kind="edge",
+        ),
         Case(
             "broadcast-row",
             (np.array([[-1.0, -2.0, -0.5], [-0.1, -3.0, -1.5]]), np.array([-0.5, -0.5, -2.0])),
@@ -148,6 +136,15 @@ def _per_sample_cases() -> tuple[Case, ...]:
             note="reference close to the policy (small log ratios)",
         ),
         Case(
+            "large-gaps",
+            (
+                np.array([-50.0, -0.1, -15.0, -1.0, -25.0]),
+                np.array([-1.0, -48.0, -0.5, -13.0, -0.2]),
+            ),
+            note="log ratios of −49, 47.9, −14.5, 12 and −24.8: valid, and beyond the ±10, ±20 and "
+            "±40 clamps that libraries put on them",
+        ),
+        Case(
             "nan-logp",
             (np.array([-1.0, NAN]), np.array([-1.0, -1.0])),
             raises=ValueError,
@@ -180,50 +177,38 @@ def _per_sample_cases() -> tuple[Case, ...]:
     )
 
 
-def _elementwise(own: str, formula):
-    """A mutant of the estimator ``own``: validate like the reference, then ``formula(lp, lq)``."""
-
-    def build(ns):
-        def mutant(logp, ref_logp):
-            ns[own](logp, ref_logp)
-            lp, lq = np.asarray(logp, dtype=np.float64), np.asarray(ref_logp, dtype=np.float64)
-            return np.asarray(formula(lp, lq), dtype=np.float64)
-
-        return mutant
-
-    return build
+def _k3_of(log_r):
+    """k3 = r − 1 − log r from log r = ref_logp − logp."""
+    return np.exp(log_r) - 1.0 - log_r
 
 
-def _unchecked(formula):
-    """The estimator without any validation (numpy still refuses shapes that don't broadcast)."""
-
-    def build(ns):
-        def mutant(logp, ref_logp):
-            lp, lq = np.asarray(logp, dtype=np.float64), np.asarray(ref_logp, dtype=np.float64)
-            return np.asarray(formula(lp, lq), dtype=np.float64)
-
-        return mutant
-
-    return build
+def _k3_ratio_exponentiated(lp, lq):
+    r = np.exp(lq - lp)  # the probability ratio itself, exponentiated below (rocket-learn#12)
+    return np.exp(r) - 1.0 - r
 
 
-def _k1(lp, lq):
-    return lp - lq
+def _arrays(formula):
+    """A per-sample formula of float64 arrays, as the reference converts its inputs."""
 
+    def on_arrays(logp, ref_logp):
+        lp, lq = np.asarray(logp, dtype=np.float64), np.asarray(ref_logp, dtype=np.float64)
+        return np.asarray(formula(lp, lq), dtype=np.float64)
 
-def _k2(lp, lq):
-    return 0.5 * (lp - lq) ** 2
-
-
-def _k3(lp, lq):
-    return np.exp(lq - lp) - 1.0 - (lq - lp)
-
-
-def _clipped(lp, lq):
-    return np.maximum(0.0, lp - lq)
+    return on_arrays
 
 
 NO_VALIDATION = "invalid log probabilities (NaN, ±inf, entries above 0) must raise ValueError"
+NO_VALIDATION_SOURCE = cite(src.TRL_6693, src.PYTORCH_RL_4255)
+ABS_SOURCE = cite(src.VERL_CORE_ALGOS, src.TRL_1161)
+CLAMP_BOUND = 40.0  # the log-ratio clamp asked for in databricks/compose-rl#44
+
+# Only the check of finite entries left out: NaN and ±inf go through (or are zeroed by hand).
+NONFINITE_ACCEPTED = Mistake(
+    "nonfinite-accepted",
+    "you let NaN and ±inf log probabilities through (into the result, or replaced by 0): a log probability is finite, so raise ValueError for them",
+    unchecked=("finite",),
+    source=cite(src.PYTORCH_RL_4255, src.TRL_6693),
+)
 
 K1_SPEC = FunctionSpec(
     "k1",
@@ -232,14 +217,29 @@ K1_SPEC = FunctionSpec(
         Mistake(
             "clipped-inside",
             "you clipped inside k1 (max(0, logp − ref_logp)): that is clipped_k1, a different estimator with a larger mean; k1 is the plain log ratio and may be negative",
-            _elementwise("k1", _clipped),
+            formula=_arrays(lambda lp, lq: np.maximum(0.0, lp - lq)),
+            source=src.ALPACA_FARM_67,
         ),
         Mistake(
             "swapped",
             "you computed ref_logp − logp: the arguments are swapped (k1 = logp − ref_logp)",
-            _elementwise("k1", lambda lp, lq: lq - lp),
+            formula=_arrays(lambda lp, lq: lq - lp),
+            source=cite(src.ALPACA_FARM_67, src.SCHULMAN_BLOG),
         ),
-        Mistake("no-validation", NO_VALIDATION, _unchecked(_k1)),
+        Mistake(
+            "abs",
+            "you took the absolute value |logp − ref_logp| (the 'abs' KL penalty of some libraries): k1 keeps the sign of the log ratio; a negative sample is no error, it averages out",
+            formula=_arrays(lambda lp, lq: np.abs(lp - lq)),
+            source=ABS_SOURCE,
+        ),
+        Mistake(
+            "log-ratio-clamped",
+            "you clamped the log ratio to [−40, 40] for stability: k1 returns logp − ref_logp unchanged, however large (see the large-gaps case)",
+            formula=_arrays(lambda lp, lq: np.clip(lp - lq, -CLAMP_BOUND, CLAMP_BOUND)),
+            source=src.COMPOSE_RL_44,
+        ),
+        NONFINITE_ACCEPTED,
+        Mistake("no-validation", NO_VALIDATION, unchecked=True, source=NO_VALIDATION_SOURCE),
     ),
 )
 
@@ -250,9 +250,29 @@ K2_SPEC = FunctionSpec(
         Mistake(
             "no-half",
             "you left out the ½: k2 = 0.5 · (logp − ref_logp)², the quadratic approximation of the KL",
-            _elementwise("k2", lambda lp, lq: (lp - lq) ** 2),
+            formula=_arrays(lambda lp, lq: (lp - lq) ** 2),
+            source=cite(src.PRIME_RL_1697, src.GRAIL_42),
         ),
-        Mistake("no-validation", NO_VALIDATION, _unchecked(_k2)),
+        Mistake(
+            "half-inside-square",
+            "you squared half the log ratio, (0.5 · (logp − ref_logp))², a quarter of the square: k2 is half of the square, 0.5 · (logp − ref_logp)²",
+            formula=_arrays(lambda lp, lq: (0.5 * (lp - lq)) ** 2),
+            source=NO_SOURCE,
+        ),
+        Mistake(
+            "abs",
+            "you took the absolute log ratio |logp − ref_logp| (the 'abs' KL penalty of some libraries); k2 is half its square, 0.5 · (logp − ref_logp)²",
+            formula=_arrays(lambda lp, lq: np.abs(lp - lq)),
+            source=ABS_SOURCE,
+        ),
+        Mistake(
+            "log-ratio-clamped",
+            "you clamped the log ratio to [−40, 40] before squaring: k2 squares logp − ref_logp unchanged, however large (see the large-gaps case)",
+            formula=_arrays(lambda lp, lq: 0.5 * np.clip(lp - lq, -CLAMP_BOUND, CLAMP_BOUND) ** 2),
+            source=src.COMPOSE_RL_44,
+        ),
+        NONFINITE_ACCEPTED,
+        Mistake("no-validation", NO_VALIDATION, unchecked=True, source=NO_VALIDATION_SOURCE),
     ),
 )
 
@@ -263,14 +283,35 @@ K3_SPEC = FunctionSpec(
         Mistake(
             "inverted-ratio",
             "you inverted the ratio: exp(logp − ref_logp) − 1 − (logp − ref_logp) is the form for samples from the reference; with x ~ π, k3 = exp(ref_logp − logp) − 1 − (ref_logp − logp)",
-            _elementwise("k3", lambda lp, lq: np.exp(lp - lq) - 1.0 - (lp - lq)),
+            formula=_arrays(lambda lp, lq: np.exp(lp - lq) - 1.0 - (lp - lq)),
+            source=cite(src.COLOSSALAI_3696, src.MLX_EXAMPLES_1233),
         ),
         Mistake(
             "no-minus-one",
             "you left out the − 1: k3 = r − 1 − log r with r = π_ref / π; without it every value is off by 1",
-            _elementwise("k3", lambda lp, lq: np.exp(lq - lp) - (lq - lp)),
+            formula=_arrays(lambda lp, lq: np.exp(lq - lp) - (lq - lp)),
+            source=NO_SOURCE,
         ),
-        Mistake("no-validation", NO_VALIDATION, _unchecked(_k3)),
+        Mistake(
+            "ratio-exponentiated",
+            "you exponentiated the probability ratio, exp(r) − 1 − r with r = π_ref / π: k3 = r − 1 − log r, i.e. exp(ref_logp − logp) − 1 − (ref_logp − logp)",
+            formula=_arrays(_k3_ratio_exponentiated),
+            source=src.ROCKET_LEARN_12,
+        ),
+        Mistake(
+            "log-ratio-clamped",
+            "you clamped the log ratio ref_logp − logp (to [−20, 20] here) before the exponential: k3 uses the exact log ratio, however large; a clamp changes the value where it is active (see the large-gaps case)",
+            formula=_arrays(lambda lp, lq: _k3_of(np.clip(lq - lp, -20.0, 20.0))),
+            source=cite(src.SLIME_2198, src.OPENRLHF_1160, src.VERL_751),
+        ),
+        Mistake(
+            "value-clamped",
+            "you clamped k3 to at most 10 (as verl's low_var_kl does, after clamping the log ratio to ±20): k3 is unbounded above, return it unclamped",
+            formula=_arrays(lambda lp, lq: np.clip(_k3_of(np.clip(lq - lp, -20.0, 20.0)), -10, 10)),
+            source=cite(src.VERL_CORE_ALGOS, src.TUNIX_1560),
+        ),
+        NONFINITE_ACCEPTED,
+        Mistake("no-validation", NO_VALIDATION, unchecked=True, source=NO_VALIDATION_SOURCE),
     ),
 )
 
@@ -278,17 +319,33 @@ CLIPPED_K1_SPEC = FunctionSpec(
     "clipped_k1",
     cases=_per_sample_cases(),
     mistakes=(
+        # indirect: TRL's per-token penalty is the unclipped k1, and it goes negative
         Mistake(
             "not-clipped",
             "you returned the log ratio without clipping: clipped_k1 = max(0, logp − ref_logp)",
-            _elementwise("clipped_k1", _k1),
+            formula=_arrays(lambda lp, lq: lp - lq),
+            source=src.TRL_463,
         ),
         Mistake(
             "clipped-wrong-side",
             "you kept the negative part (min instead of max): clipped_k1 = max(0, logp − ref_logp)",
-            _elementwise("clipped_k1", lambda lp, lq: np.minimum(0.0, lp - lq)),
+            formula=_arrays(lambda lp, lq: np.minimum(0.0, lp - lq)),
+            source=NO_SOURCE,
         ),
-        Mistake("no-validation", NO_VALIDATION, _unchecked(_clipped)),
+        Mistake(
+            "swapped",
+            "you clipped ref_logp − logp: the arguments are swapped; clipped_k1 = max(0, logp − ref_logp)",
+            formula=_arrays(lambda lp, lq: np.maximum(0.0, lq - lp)),
+            source=src.ALPACA_FARM_67,
+        ),
+        Mistake(
+            "abs",
+            "you took the absolute value |logp − ref_logp|: clipping sets the negative log ratios to 0, it does not flip their sign; clipped_k1 = max(0, logp − ref_logp)",
+            formula=_arrays(lambda lp, lq: np.abs(lp - lq)),
+            source=ABS_SOURCE,
+        ),
+        NONFINITE_ACCEPTED,
+        Mistake("no-validation", NO_VALIDATION, unchecked=True, source=NO_VALIDATION_SOURCE),
     ),
 )
 
@@ -296,44 +353,33 @@ CLIPPED_K1_SPEC = FunctionSpec(
 # -- clipped_expectation ---------------------------------------------------------------------
 
 
-def _ce_mutant(formula):
-    def build(ns):
-        def mutant(policy, reference):
-            ns["clipped_expectation"](policy, reference)
-            return formula(list(policy), list(reference))
+def _ce_sum(term):
+    """Σ term(p_i, q_i) over p_i > 0, math.inf when some q_i = 0 < p_i, as the reference sums."""
 
-        return mutant
+    def formula(p, q):
+        terms = []
+        for a, b in zip(p, q):
+            if a == 0:
+                continue
+            if b == 0:
+                return math.inf
+            terms.append(term(a, b))
+        return math.fsum(terms)
 
-    return build
+    return formula
 
 
 def _ce_unclipped(p, q):
-    total = []
-    for a, b in zip(p, q):
-        if a == 0:
-            continue
-        if b == 0:
-            return math.inf
-        total.append(a * math.log(a / b))
-    return max(0.0, math.fsum(total))
+    return max(0.0, _ce_sum(lambda a, b: a * math.log(a / b))(p, q))
 
 
 def _ce_unweighted(p, q):
-    terms = []
-    for a, b in zip(p, q):
-        if a == 0:
-            continue
-        if b == 0:
-            return math.inf
-        terms.append(max(0.0, math.log(a / b)))
-    return math.fsum(terms) / len(p)
+    return _ce_sum(lambda a, b: max(0.0, math.log(a / b)))(p, q) / len(p)
 
 
-def _ce_unchecked(policy, reference):
-    with np.errstate(all="ignore"):
-        p, q = np.asarray(policy, dtype=float), np.asarray(reference, dtype=float)
-        terms = np.where(p > 0, p * np.maximum(0.0, np.log(np.where(p > 0, p, 1.0) / q)), 0.0)
-        return float(np.sum(terms))
+def _ce_nan_zero_terms(p, q):
+    pa, qa = np.asarray(p, float), np.asarray(q, float)
+    return float(np.sum(pa * np.maximum(0.0, np.log(pa / qa))))
 
 
 CLIPPED_EXPECTATION = FunctionSpec(
@@ -342,14 +388,25 @@ CLIPPED_EXPECTATION = FunctionSpec(
         Case("story", STORY, note="the story's pair: 0.529008 (the exact KL is 0.368064)"),
         Case("three-outcomes", ([0.2, 0.3, 0.5], [0.4, 0.4, 0.2]), note="three outcomes"),
         Case("skewed", ([0.7, 0.2, 0.1], [0.1, 0.3, 0.6]), note="both distributions skewed"),
-        Case("equal", ([0.25, 0.25, 0.5], [0.25, 0.25, 0.5]), note="equal distributions give 0"),
+        Case(
+            "equal",
+            ([0.25, 0.25, 0.5], [0.25, 0.25, 0.5]),
+            note="equal distributions give 0",
+            kind="edge",
+        ),
         Case("tuples", ((0.25, 0.75), (0.75, 0.25)), note="tuples are sequences too"),
         Case(
             "policy-zero",
             ([0.0, 0.4, 0.6], [0.2, 0.3, 0.5]),
             note="a term with p_i = 0 contributes 0",
+            kind="edge",
         ),
-        Case("reference-zero", ([0.5, 0.5], [1.0, 0.0]), note="q_i = 0 < p_i: infinite (math.inf)"),
+        Case(
+            "reference-zero",
+            ([0.5, 0.5], [1.0, 0.0]),
+            note="q_i = 0 < p_i: infinite (math.inf)",
+            kind="edge",
+        ),
         *[
             Case(f"random-{n}", make=_pair(n), note=f"random distributions over {n} outcomes")
             for n in (2, 3, 5, 8)
@@ -358,53 +415,85 @@ CLIPPED_EXPECTATION = FunctionSpec(
             "random-policy-zeros",
             make=_pair(6, zeros_p=2),
             note="random pair where the policy has zeros",
+            kind="edge",
         ),
+        *_distribution_edges(),
         *_invalid_distribution_cases(),
     ),
     mistakes=(
         Mistake(
             "clipped-after-sum",
             "you clipped the sum (or not at all): max(0, KL) is just the KL (0.368064 for the story); clip each log ratio before weighting (0.529008)",
-            _ce_mutant(_ce_unclipped),
+            formula=_ce_unclipped,
+            source=NO_SOURCE,
         ),
+        # indirect: the thread shows the confusion between the sampled log ratio and the weighted sum
         Mistake(
             "unweighted",
             "you took the unweighted average of the clipped log ratios; weight each by the policy's p_i",
-            _ce_mutant(_ce_unweighted),
+            formula=_ce_unweighted,
+            source=src.MWP_REFT_40,
+        ),
+        Mistake(
+            "swapped",
+            "you clipped log(q_i / p_i): the arguments are swapped; the clipped log ratio is max(0, log(p_i / q_i)), weighted by p_i",
+            formula=_ce_sum(lambda a, b: a * max(0.0, math.log(b / a))),
+            source=src.ALPACA_FARM_67,
+        ),
+        Mistake(
+            "abs",
+            "you weighted the absolute log ratios |log(p_i / q_i)|: clipping sets the negative log ratios to 0, it does not flip their sign",
+            formula=_ce_sum(lambda a, b: a * abs(math.log(a / b))),
+            source=ABS_SOURCE,
+        ),
+        Mistake(
+            "log2",
+            "you used log base 2; use the natural log",
+            formula=_ce_sum(lambda a, b: a * max(0.0, math.log2(a / b))),
+            source=cite(src.FIELDTRIP_686, src.KANSA_71, src.SCIPY_ENTROPY),
+        ),
+        Mistake(
+            "zero-term-nan",
+            "a term with p_i = 0 gave NaN (here 0 · log(0 / 0), where q_i = 0 too); terms with p_i = 0 contribute exactly 0: skip them",
+            formula=_ce_nan_zero_terms,
+            source=cite(src.THE_ALGORITHMS_12233, src.TORCHMETRICS_1029),
         ),
         Mistake(
             "no-validation",
             "invalid inputs (empty, unequal lengths, entries outside [0, 1], not summing to 1) must raise ValueError",
-            lambda ns: _ce_unchecked,
+            unchecked=True,
+            source=NO_SOURCE,
         ),
     ),
 )
 
 
+# -- estimator_moments and monte_carlo_kl: the same two slips in calling the estimator -------
+
+SWAPPED_ESTIMATOR_ARGUMENTS = "you called estimator(log q_x, log p_x): the arguments are swapped (the policy's log probability comes first)"
+PROBS_NOT_LOGPROBS = "you passed the probabilities p_x, q_x to the estimator; it takes log probabilities: estimator(log p_x, log q_x)"
+
+
 # -- estimator_moments -----------------------------------------------------------------------
 
 
-def _enumerate(policy, reference, estimator, swap=False):
+def _enumerate(policy, reference, estimator, swap=False, log=math.log, skip_zeros=True):
     """(weights, values) over the outcomes with p > 0, as the reference enumerates them."""
     weights, values = [], []
     for p, q in zip(policy, reference):
-        if p == 0:
+        if p == 0 and skip_zeros:
             continue
-        a, b = math.log(p), math.log(q)
+        a, b = log(p), log(q)
         weights.append(p)
         values.append(float(np.asarray(estimator(b, a) if swap else estimator(a, b))))
     return weights, values
 
 
-def _moments_mutant(formula, swap=False):
-    def build(ns):
-        def mutant(policy, reference, estimator):
-            ns["estimator_moments"](policy, reference, estimator)
-            return formula(*_enumerate(policy, reference, estimator, swap))
-
-        return mutant
-
-    return build
+def _moments(formula, **enumerate_options):
+    """A formula of (weights, values) over the enumerated outcomes."""
+    return lambda policy, reference, estimator: formula(
+        *_enumerate(policy, reference, estimator, **enumerate_options)
+    )
 
 
 def _population(w, v):
@@ -428,17 +517,9 @@ def _std(w, v):
     return mean, math.sqrt(var)
 
 
-def _moments_unchecked(policy, reference, estimator):
-    with np.errstate(all="ignore"):
-        weights, values = [], []
-        for p, q in zip(policy, reference):
-            if p == 0:
-                continue
-            weights.append(p)
-            values.append(
-                float(np.asarray(estimator(np.log(np.float64(p)), np.log(np.float64(q)))))
-            )
-        return _population(weights, values)
+def _np_cov(w, v):
+    mean, _ = _population(w, v)
+    return mean, float(np.cov(np.asarray(v), aweights=np.asarray(w)))
 
 
 ESTIMATOR_MOMENTS = FunctionSpec(
@@ -474,11 +555,13 @@ ESTIMATOR_MOMENTS = FunctionSpec(
             "deterministic-policy",
             ([1.0, 0.0], [0.5, 0.5], K1),
             note="one outcome with p = 1: mean log 2, variance 0",
+            kind="edge",
         ),
         Case(
             "policy-zero-k3",
             ([0.0, 0.5, 0.5], [0.2, 0.4, 0.4], K3),
             note="outcomes with p_x = 0 are skipped (k3 then misses the reference's mass there)",
+            kind="edge",
         ),
         *[
             Case(
@@ -492,6 +575,7 @@ ESTIMATOR_MOMENTS = FunctionSpec(
             "random-policy-zeros",
             make=_moments_make(6, K3, zeros_p=2),
             note="random pair where the policy has zeros",
+            kind="edge",
         ),
         Case(
             "reference-zero",
@@ -499,33 +583,57 @@ ESTIMATOR_MOMENTS = FunctionSpec(
             raises=ValueError,
             note="q_x = 0 < p_x: log q_x = −inf, ValueError",
         ),
+        *_distribution_edges(after=(K1,)),
         *_invalid_distribution_cases(after=(K1,)),
     ),
     mistakes=(
         Mistake(
             "ddof1",
             "you used the sample variance (dividing by n − 1, ddof=1); enumerating every outcome gives the population variance Σ p_x (f(x) − mean)²",
-            _moments_mutant(_ddof1),
+            formula=_moments(_ddof1),
+            source=cite(src.PYTORCH_42803, src.PYTORCH_50010),
         ),
         Mistake(
             "unweighted",
             "you averaged over the outcomes without weights; x ~ policy, so weight each outcome by p_x (mean and variance)",
-            _moments_mutant(_unweighted_moments),
+            formula=_moments(_unweighted_moments),
+            source=NO_SOURCE,
         ),
         Mistake(
             "std-not-variance",
             "you returned the standard deviation; the second value is the variance Σ p_x (f(x) − mean)²",
-            _moments_mutant(_std),
+            formula=_moments(_std),
+            source=src.STATSBASE_694,
         ),
         Mistake(
             "swapped",
-            "you called estimator(log q_x, log p_x): the arguments are swapped (the policy's log probability comes first)",
-            _moments_mutant(_population, swap=True),
+            SWAPPED_ESTIMATOR_ARGUMENTS,
+            formula=_moments(_population, swap=True),
+            source=cite(src.ALPACA_FARM_67, src.SCHULMAN_BLOG),
+        ),
+        Mistake(
+            "np-cov-aweights",
+            "you took the variance from np.cov(values, aweights=p), which corrects for bias by default (it divides by 1 − Σ p_x²): compute Σ p_x (f(x) − mean)² directly, or pass ddof=0",
+            formula=_moments(_np_cov),
+            source=src.NUMPY_COV,
+        ),
+        Mistake(
+            "zero-prob-not-skipped",
+            "you evaluated the estimator at outcomes with p_x = 0, where log p_x is undefined (an error, or NaN with numpy): skip those outcomes, they carry no weight",
+            formula=_moments(_population, skip_zeros=False),
+            source=cite(src.THE_ALGORITHMS_12233, src.TORCHMETRICS_1029),
+        ),
+        Mistake(
+            "probs-not-logprobs",
+            PROBS_NOT_LOGPROBS,
+            formula=_moments(_population, log=float),
+            source=cite(src.PYTORCH_43348, src.LIGHTLY_1341),
         ),
         Mistake(
             "no-validation",
             "invalid distributions (empty, unequal lengths, entries outside [0, 1], not summing to 1, q_x = 0 < p_x) must raise ValueError",
-            lambda ns: _moments_unchecked,
+            unchecked=True,
+            source=NO_SOURCE,
         ),
     ),
 )
@@ -534,19 +642,8 @@ ESTIMATOR_MOMENTS = FunctionSpec(
 # -- monte_carlo_kl --------------------------------------------------------------------------
 
 
-def _mc_mutant(formula):
-    def build(ns):
-        def mutant(samples, policy, reference, estimator):
-            ns["monte_carlo_kl"](samples, policy, reference, estimator)
-            return formula([int(x) for x in samples], list(policy), list(reference), estimator)
-
-        return mutant
-
-    return build
-
-
-def _value(estimator, policy, reference, x, swap=False):
-    a, b = math.log(policy[x]), math.log(reference[x])
+def _value(estimator, policy, reference, x, swap=False, log=math.log):
+    a, b = log(policy[x]), log(reference[x])
     return float(np.asarray(estimator(b, a) if swap else estimator(a, b)))
 
 
@@ -567,17 +664,16 @@ def _mc_swapped(samples, policy, reference, estimator):
     )
 
 
-def _mc_unchecked(samples, policy, reference, estimator):
-    with np.errstate(all="ignore"):
-        vals = [
-            float(
-                np.asarray(
-                    estimator(np.log(np.float64(policy[x])), np.log(np.float64(reference[x])))
-                )
-            )
-            for x in samples
-        ]
-        return math.fsum(vals) / len(vals) if vals else math.nan
+def _mc_probabilities(samples, policy, reference, estimator):
+    return math.fsum(_value(estimator, policy, reference, x, log=float) for x in samples) / len(
+        samples
+    )
+
+
+def _mc_estimator_of_means(samples, policy, reference, estimator):
+    mean_logp = math.fsum(math.log(policy[x]) for x in samples) / len(samples)
+    mean_ref_logp = math.fsum(math.log(reference[x]) for x in samples) / len(samples)
+    return float(np.asarray(estimator(mean_logp, mean_ref_logp)))
 
 
 STORY_SAMPLE = [0] + [1] * 9  # the policy's frequencies exactly
@@ -599,11 +695,19 @@ MONTE_CARLO_KL = FunctionSpec(
             "one-unlucky-sample",
             ([0], *STORY, K1),
             note="one sample of the first outcome: k1 = −1.609438",
+            kind="edge",
         ),
         Case(
             "one-sample-k3",
             ([0], *STORY, K3),
             note="one sample of the first outcome: k3 = 2.390562",
+            kind="edge",
+        ),
+        Case(
+            "unsampled-zero",
+            ([1, 1, 2], [0.0, 0.5, 0.5], [0.2, 0.4, 0.4], K1),
+            note="an outcome with p_x = 0 that is never sampled is fine",
+            kind="edge",
         ),
         Case(
             "tuple-sample",
@@ -651,28 +755,77 @@ MONTE_CARLO_KL = FunctionSpec(
             raises=ValueError,
             note="a sampled outcome with p_x = 0 raises ValueError",
         ),
-        *_invalid_distribution_cases(before=([0],), after=(K1,), id_prefix="distribution-"),
+        Case(
+            "deterministic-policy",
+            ([0, 0], [1.0, 0.0], [0.5, 0.5], K1),
+            note="a policy with p = 1 on the sampled outcome: k1 = log 2",
+            kind="edge",
+        ),
+        Case(
+            "sampled-reference-zero",
+            ([1, 0], [0.5, 0.5], [0.0, 1.0], K3),
+            raises=ValueError,
+            note="a sampled outcome with q_x = 0 raises ValueError (log q_x = −inf)",
+        ),
+        Case(
+            "reference-one",
+            ([0, 0], [0.5, 0.5], [1.0, 0.0], K1),
+            note="q = 1 on the sampled outcome: k1 = log 0.5",
+            kind="edge",
+        ),
+        Case(
+            "float-index",
+            ([0, 1.0], *STORY, K1),
+            raises=ValueError,
+            note="an index that is a float (1.0) raises ValueError",
+        ),
+        Case(
+            "none-index",
+            ([0, None], *STORY, K1),
+            raises=ValueError,
+            note="an index that is None raises ValueError",
+        ),
+        *_distribution_edges(before=([0],), after=(K1,), id_prefix="distribution-"),
+        *_invalid_distribution_cases(before=([1],), after=(K1,), id_prefix="distribution-"),
     ),
     mistakes=(
         Mistake(
             "distinct-outcomes",
             "you averaged over the distinct sampled outcomes; every sample counts, repeats included: that is how sampling weights the outcomes",
-            _mc_mutant(_mc_distinct),
+            formula=_mc_distinct,
+            source=NO_SOURCE,
         ),
         Mistake(
             "weighted-twice",
             "you multiplied each sample's value by p_x; the samples are already drawn from the policy, so the plain mean is the estimate",
-            _mc_mutant(_mc_weighted),
+            formula=_mc_weighted,
+            source=src.MWP_REFT_40,
         ),
         Mistake(
             "swapped",
-            "you called estimator(log q_x, log p_x): the arguments are swapped (the policy's log probability comes first)",
-            _mc_mutant(_mc_swapped),
+            SWAPPED_ESTIMATOR_ARGUMENTS,
+            formula=_mc_swapped,
+            source=cite(src.ALPACA_FARM_67, src.SCHULMAN_BLOG),
+        ),
+        # indirect: both show that a non-linear estimator of an aggregate differs from the
+        # aggregate of the per-sample estimates
+        Mistake(
+            "estimator-of-means",
+            "you applied the estimator once, to the averaged log probabilities; apply it to each sample and average the values (the two agree only for k1, which is linear)",
+            formula=_mc_estimator_of_means,
+            source=cite(src.TRL_3556, src.HANDS_ON_RL_75),
+        ),
+        Mistake(
+            "probs-not-logprobs",
+            PROBS_NOT_LOGPROBS,
+            formula=_mc_probabilities,
+            source=cite(src.PYTORCH_43348, src.LIGHTLY_1341),
         ),
         Mistake(
             "no-validation",
             "an empty sample, indices outside [0, n) (negative ones too) and invalid distributions must raise ValueError",
-            lambda ns: _mc_unchecked,
+            unchecked=True,
+            source=cite(src.TRL_3248, src.NEMO_AUTOMODEL_3796),
         ),
     ),
 )

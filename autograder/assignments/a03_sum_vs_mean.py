@@ -3,9 +3,10 @@ masked_mean and aggregate_loss.
 
 Batched cases use masks whose valid lengths differ from the padded length T and
 garbage at padded positions, so that a sum divided by T, a mean over valid
-tokens and a mean over padding all give different numbers. Mutants call the
-reference first (so that they raise where it raises) and then compute the wrong
-value, except the ones whose mistake is a missing check.
+tokens and a mean over padding all give different numbers. Each mistake is one
+entry: its diagnosis and its wrong ``formula``, which runs after the reference has
+validated the inputs (see spec.Mistake); the ``unchecked`` ones are the reference
+with some of its input checks removed.
 """
 
 from __future__ import annotations
@@ -15,9 +16,18 @@ import math
 
 import numpy as np
 
-from autograder.spec import AssignmentSpec, Case, FunctionSpec, Mistake
+from autograder.spec import NO_SOURCE, AssignmentSpec, Case, FunctionSpec, Mistake
 
 NAN, INF = float("nan"), float("inf")
+
+# Sources of the known mistakes, named where more than one mistake cites them.
+VERL_CORE = "volcengine/verl verl/trainer/ppo/core_algos.py@012be9d"
+TRL_2562 = "huggingface/trl#2562: RLOO's sequence-level KL penalty sums the per-token KL over the tokens before the coefficient"
+TRL_2854 = "huggingface/trl#2854: a user reads GRPO's per-token KL exp(ref - logp) - (ref - logp) - 1 as the log ratio; the answer: it is Schulman's k3"
+ALPACA_67 = "tatsu-lab/alpaca_farm#67: AlpacaFarm's PPO KL term is torch.clamp(logprobs - ref_logprobs, min=0.0); a user proposes the swapped ref_logprobs - logprobs and the maintainer explains the direction"
+OPENRLHF_KL_COEF = "OpenRLHF/OpenRLHF openrlhf/models/utils.py@02a2605: compute_reward silently replaces a kl_coef <= 0 by 0 instead of rejecting it"
+ROLL_444 = "alibaba/ROLL#444: token-mean divided by the number of valid tokens but summed the whole, unmasked loss matrix"
+SKYRL_462 = "NovaSky-AI/SkyRL#462: the average token loss included padded tokens"
 CURRENT, REF = [-1.0, -3.0], [-2.0, -4.0]  # the source's two-token response
 MODES = ("seq-mean-token-mean", "token-mean", "seq-mean-token-sum", "seq-mean-token-sum-norm")
 SMTM, TM, SMTS, NORM = MODES
@@ -97,30 +107,23 @@ def _norm_make(b: int, t: int, extra_len: int):
 # -- mean_sampled_log_ratio ------------------------------------------------------------------
 
 
-def _mslr_mutant(formula):
-    def build(ns):
-        def mutant(policy_logps, reference_logps):
-            ns["mean_sampled_log_ratio"](policy_logps, reference_logps)
-            return formula(list(policy_logps), list(reference_logps))
-
-        return mutant
-
-    return build
-
-
 def _sum(p, q):
     return math.fsum(a - b for a, b in zip(p, q))
+
+
+def _mean_of(per_token):
+    """The mean over tokens of ``per_token(p_t, q_t)`` instead of p_t - q_t."""
+    return lambda p, q: math.fsum(per_token(a, b) for a, b in zip(p, q)) / len(p)
+
+
+def _k3(p: float, q: float) -> float:
+    return math.exp(q - p) - 1 - (q - p)
 
 
 def _arithmetic(p, q):
     return math.log(math.fsum(math.exp(a) for a in p) / len(p)) - math.log(
         math.fsum(math.exp(b) for b in q) / len(q)
     )
-
-
-def _mslr_unchecked(policy_logps, reference_logps):
-    diffs = [a - b for a, b in zip(policy_logps, reference_logps)]
-    return math.fsum(diffs) / len(diffs) if diffs else NAN
 
 
 def _list_cases(before: tuple = (), after: tuple = ()) -> list[Case]:
@@ -160,7 +163,18 @@ MEAN_SAMPLED_LOG_RATIO = FunctionSpec(
             note="the same tokens repeated 8 times: still 1.0",
         ),
         Case("swapped", (REF, CURRENT), note="swapping the lists negates the ratio: -1.0"),
-        Case("equal", ([-0.3, -2.0, -0.01], [-0.3, -2.0, -0.01]), note="equal inputs give 0"),
+        Case(
+            "equal",
+            ([-0.3, -2.0, -0.01], [-0.3, -2.0, -0.01]),
+            note="equal inputs give 0",
+            kind="edge",
+        ),
+        Case(
+            "zero-logp",
+            ([0.0, -1.5, 0.0], [-0.5, 0.0, 0.0]),
+            note="log probabilities of exactly 0 (probability 1) are allowed",
+            kind="edge",
+        ),
         Case(
             "tuples",
             ((-0.5, -1.5, 0.0), (-1.0, -0.25, -0.75)),
@@ -181,22 +195,44 @@ MEAN_SAMPLED_LOG_RATIO = FunctionSpec(
         Mistake(
             "sum",
             "you summed the token log ratios; the contract is their mean (divide by the number of tokens), so the penalty does not grow with length",
-            _mslr_mutant(_sum),
+            formula=_sum,
+            source=TRL_2562,
         ),
         Mistake(
             "swapped",
             "you computed reference − policy: the arguments are swapped (policy_logps first)",
-            _mslr_mutant(lambda p, q: _sum(q, p) / len(p)),
+            formula=lambda p, q: _sum(q, p) / len(p),
+            source=ALPACA_67,
         ),
         Mistake(
             "arithmetic-mean",
             "you took the log of the arithmetic mean of the token probabilities; RLEF uses the geometric mean, i.e. the mean of the token log ratios",
-            _mslr_mutant(_arithmetic),
+            formula=_arithmetic,
+            source=f"{VERL_CORE} (indirect: it shows the right form, not this slip): GSPO's sequence ratio is exp of the mean token log ratio, the geometric mean of the token ratios",
         ),
         Mistake(
             "no-validation",
             "invalid inputs (empty, unequal lengths, entries not finite or above 0) must raise ValueError",
-            lambda ns: _mslr_unchecked,
+            unchecked=True,
+            source="huggingface/trl#6693: a maintainer asks to raise on a NaN token log probability rather than neutralise it",
+        ),
+        Mistake(
+            "k3-per-token",
+            "you averaged the per-token k3 estimator exp(q − p) − 1 − (q − p) (GRPO's KL term); this function averages the plain log ratios p − q",
+            formula=_mean_of(_k3),
+            source=TRL_2854,
+        ),
+        Mistake(
+            "exp-of-mean",
+            "you returned exp of the mean log ratio (the ratio of the geometric-mean probabilities); return its log, the mean of p − q itself",
+            formula=lambda p, q: math.exp(_sum(p, q) / len(p)),
+            source=f"{VERL_CORE}: GSPO exponentiates the mean token log ratio to get a sequence-level probability ratio",
+        ),
+        Mistake(
+            "clamped-per-token",
+            "you clamped each token's log ratio at 0 (max(0, p − q)); a token whose policy log probability is below the reference's counts with its negative log ratio: average p − q as it is",
+            formula=_mean_of(lambda a, b: max(0.0, a - b)),
+            source=ALPACA_67,
         ),
     ),
 )
@@ -205,32 +241,10 @@ MEAN_SAMPLED_LOG_RATIO = FunctionSpec(
 # -- shaped_reward ---------------------------------------------------------------------------
 
 
-def _sr_mutant(formula):
-    def build(ns):
-        def mutant(base_reward, policy_logps, reference_logps, beta):
-            ns["shaped_reward"](base_reward, policy_logps, reference_logps, beta)
-            return formula(base_reward, list(policy_logps), list(reference_logps), beta)
-
-        return mutant
-
-    return build
-
-
-def _sr_unchecked(what: str):
-    """shaped_reward without the checks of ``what`` ("beta" or "base"); the lists still checked."""
-
-    def build(ns):
-        def mutant(base_reward, policy_logps, reference_logps, beta):
-            ratio = ns["mean_sampled_log_ratio"](policy_logps, reference_logps)
-            if what == "base" and (not math.isfinite(beta) or beta < 0):
-                raise ValueError("beta")
-            if what == "beta" and not math.isfinite(base_reward):
-                raise ValueError("base_reward")
-            return base_reward - beta * ratio
-
-        return mutant
-
-    return build
+def _penalised(per_token):
+    """shaped_reward with the mean of ``per_token(p_t, q_t)`` as the penalty."""
+    mean = _mean_of(per_token)
+    return lambda r, p, q, b: r - b * mean(p, q)
 
 
 SHAPED_REWARD = FunctionSpec(
@@ -253,8 +267,14 @@ SHAPED_REWARD = FunctionSpec(
             "equal-inputs",
             (1.0, CURRENT, CURRENT, 0.5),
             note="equal inputs: no penalty, the base reward",
+            kind="edge",
         ),
-        Case("beta-zero", (-0.2, CURRENT, REF, 0.0), note="beta = 0 returns the base reward"),
+        Case(
+            "beta-zero",
+            (-0.2, CURRENT, REF, 0.0),
+            note="beta = 0 returns the base reward",
+            kind="edge",
+        ),
         Case("swapped", (0, REF, CURRENT, 0.5), note="swapping the lists negates the ratio: +0.5"),
         Case(
             "rlef",
@@ -305,22 +325,50 @@ SHAPED_REWARD = FunctionSpec(
         Mistake(
             "sum-based",
             "you used the sum of the token log ratios: the penalty then grows with length (-8.0 instead of -0.5 for the 16-token response); use the mean",
-            _sr_mutant(lambda r, p, q, b: r - b * _sum(p, q)),
+            formula=lambda r, p, q, b: r - b * _sum(p, q),
+            source=TRL_2562,
         ),
         Mistake(
             "sign",
             "you added the penalty (or swapped the token lists): shaped reward = base_reward − beta · mean(policy − reference)",
-            _sr_mutant(lambda r, p, q, b: r + b * _sum(p, q) / len(p)),
+            formula=lambda r, p, q, b: r + b * _sum(p, q) / len(p),
+            source="huggingface/trl#463: the per-token kl = logprob - ref_logprob is subtracted from the rewards, and can turn negative",
         ),
         Mistake(
             "beta-unchecked",
             "beta must be finite and >= 0: a negative or non-finite beta raises ValueError",
-            _sr_unchecked("beta"),
+            unchecked=("beta",),
+            source=OPENRLHF_KL_COEF,
         ),
         Mistake(
             "base-unchecked",
             "a base_reward that is not finite (NaN, ±inf) raises ValueError",
-            _sr_unchecked("base"),
+            unchecked=("base_reward",),
+            source="modelscope/ms-swift#8123: a None/NaN reward propagates through the normalisation and silently ruins training",
+        ),
+        Mistake(
+            "clipped-penalty",
+            "you clamped each token's log ratio at 0 before averaging; a negative mean log ratio lowers the penalty and raises the reward (shaped_reward(0.0, [-4.0], [-2.0], 0.5) is 1.0): use p − q as it is",
+            formula=_penalised(lambda a, b: max(0.0, a - b)),
+            source=ALPACA_67,
+        ),
+        Mistake(
+            "k3-penalty",
+            "you penalised with the k3 estimator exp(q − p) − 1 − (q − p) (GRPO's KL term); RLEF's reference term is the mean token log ratio p − q",
+            formula=_penalised(_k3),
+            source=TRL_2854,
+        ),
+        Mistake(
+            "abs-penalty",
+            "you penalised the absolute token log ratios |p − q|; the penalty keeps their sign: base_reward − beta · mean(p − q)",
+            formula=_penalised(lambda a, b: abs(a - b)),
+            source='huggingface/trl#1161: PPOTrainer\'s kl_penalty="abs" penalises |logprob - ref_logprob|; the maintainer calls it safer when the KL turns negative',
+        ),
+        Mistake(
+            "squared-penalty",
+            "you penalised the squared token log ratios (p − q)²; the penalty is the mean log ratio itself, with its sign",
+            formula=_penalised(lambda a, b: (a - b) ** 2),
+            source="one-covenant/grail#42: a review flags a GRPO KL penalty written as the mean squared log ratio, log_ratio.pow(2).mean()",
         ),
     ),
 )
@@ -359,6 +407,16 @@ def _batch_errors(mode: tuple = ()) -> list[Case]:
             "1-D values (not (B, T)) raise ValueError",
         ),
         ("mask-not-binary", (v, 2 * HAND_MASK), "mask entries other than 0/1 raise ValueError"),
+        (
+            "values-3d",
+            (np.ones((2, 2, 2)), np.ones((2, 2, 2), dtype=np.int64)),
+            "3-D values (not (B, T)) raise ValueError",
+        ),
+        (
+            "no-rows",
+            (np.zeros((0, 3)), np.zeros((0, 3), dtype=np.int64)),
+            "a batch of 0 rows raises ValueError",
+        ),
     ]
     return [Case(cid, (*args, *mode), raises=ValueError, note=note) for cid, args, note in bad]
 
@@ -369,39 +427,15 @@ def _rows(values, mask):
     return v, m, np.where(m, v, 0.0).sum(axis=1), m.sum(axis=1)
 
 
-def _mm_mutant(formula):
-    def build(ns):
-        def mutant(values, mask):
-            ns["masked_mean"](values, mask)
-            return formula(*_rows(values, mask))
-
-        return mutant
-
-    return build
+def _by_rows(formula):
+    """A formula of (values, mask, masked row sums, valid tokens per row)."""
+    return lambda values, mask: formula(*_rows(values, mask))
 
 
-def _mm_no_empty_check(ns):
-    def mutant(values, mask):
-        m = np.asarray(mask)
-        if m.ndim == 2 and m.size and (m.astype(bool).sum(axis=1) == 0).any():
-            v, mb, sums, counts = _rows(values, mask)
-            with np.errstate(all="ignore"):
-                return sums / counts
-        return ns["masked_mean"](values, mask)
-
-    return mutant
-
-
-def _mm_no_shape_check(ns):
-    def mutant(values, mask):
-        v, m = np.asarray(values, dtype=np.float64), np.asarray(mask)
-        with np.errstate(all="ignore"):
-            mb = np.broadcast_to(m, v.shape).astype(
-                bool
-            )  # numpy refuses shapes that don't broadcast
-            return np.where(mb, v, 0.0).sum(axis=-1) / mb.sum(axis=-1)
-
-    return mutant
+def _mask_as_index(values, mask) -> np.ndarray:
+    """Each row's mean of ``values[b][mask[b]]``: right for bool masks, positions 0/1 for int masks."""
+    v, m = np.asarray(values, dtype=np.float64), np.asarray(mask)
+    return np.array([v[b][m[b]].mean() for b in range(v.shape[0])])
 
 
 MASKED_MEAN = FunctionSpec(
@@ -449,33 +483,80 @@ MASKED_MEAN = FunctionSpec(
             note="random (6, 12) batch with a bool mask",
         ),
         Case("random-single-row", make=_batch_make(1, 16), note="a single row, shorter than T"),
+        Case(
+            "one-valid-token",
+            (np.array([[3.0, 7.0, 7.0], [7.0, -2.0, 7.0]]), np.array([[1, 0, 0], [0, 1, 0]])),
+            note="rows with a single valid token: their mean is that token",
+            kind="edge",
+        ),
+        Case(
+            "no-padding",
+            (np.array([[1.0, 2.0], [4.0, -4.0]]), np.array([[1, 1], [1, 1]])),
+            note="every token valid: the plain row means",
+            kind="edge",
+        ),
+        Case(
+            "non-finite-padding",
+            (np.array([[1.0, NAN, INF], [-INF, 2.0, 4.0]]), np.array([[1, 0, 0], [0, 1, 1]])),
+            note="NaN and ±inf at padded positions are ignored (padding may hold anything): [1.0, 3.0]",
+            kind="edge",
+        ),
         *_batch_errors(),
     ),
     mistakes=(
         Mistake(
             "sum-not-mean",
             "you returned each row's masked sum; the contract is the mean over its valid tokens",
-            _mm_mutant(lambda v, m, s, c: s),
+            formula=_by_rows(lambda v, m, s, c: s),
+            source="NousResearch/atropos#236: a fix clamped each row's mask count, and the review notes the masked sum was no longer divided by it",
         ),
         Mistake(
             "mean-over-padding",
             "you averaged over every position, padding included (values.mean(axis=1)); average only over the valid tokens",
-            _mm_mutant(lambda v, m, s, c: v.mean(axis=1)),
+            formula=_by_rows(lambda v, m, s, c: v.mean(axis=1)),
+            source=SKYRL_462,
         ),
         Mistake(
             "divide-by-T",
             "you divided the masked sum by T, the padded length; divide by the number of valid tokens of the row",
-            _mm_mutant(lambda v, m, s, c: s / v.shape[1]),
+            formula=_by_rows(lambda v, m, s, c: s / v.shape[1]),
+            source="d2l-ai/d2l-en#2076 (a textbook's errata): MaskedSoftmaxCELoss takes .mean(dim=1) of the masked loss, so the padding counts in the denominator",
         ),
         Mistake(
             "empty-row-accepted",
             "a row with no valid token has no mean: raise ValueError instead of returning NaN",
-            lambda ns: _mm_no_empty_check(ns),
+            unchecked=("no valid token",),
+            source="huggingface/trl#3248: a batch whose completions are all truncated divided 0 by 0 and gave NaN",
         ),
         Mistake(
             "no-shape-check",
             "values must be (B, T), the mask exactly the same shape, with 0/1 entries: raise ValueError otherwise",
-            _mm_no_shape_check,
+            unchecked=("shape", "0/1"),
+            source="huggingface/lerobot#3377: a mask whose shape differs from the loss's gives a wrong valid count in the denominator",
+        ),
+        Mistake(
+            "unmasked-numerator",
+            "you divided by the number of valid tokens but summed the padding too: mask the numerator (np.where(mask, values, 0.0).sum(axis=1))",
+            formula=_by_rows(lambda v, m, s, c: v.sum(axis=1) / c),
+            source=ROLL_444,
+        ),
+        Mistake(
+            "global-mean",
+            "you pooled every row into one mean over all valid tokens; compute one mean per row (sum over axis 1, divide by that row's count)",
+            formula=_by_rows(lambda v, m, s, c: np.full(v.shape[0], s.sum() / c.sum())),
+            source="scipy/scipy#12106: stats.tmean ignored its axis argument and returned one global mean instead of one mean per row",
+        ),
+        Mistake(
+            "int-mask-as-index",
+            "you indexed with the mask: an integer 0/1 mask picks positions 0 and 1 instead of the valid tokens; convert it with mask.astype(bool), or use np.where(mask, values, 0.0)",
+            formula=lambda values, mask: _mask_as_index(values, mask),
+            source="QData/TextAttack#68: indexing with an integer 0/1 array selected elements 0 and 1 instead of masking",
+        ),
+        Mistake(
+            "nan-poisoning",
+            "you masked by multiplying (values * mask): 0 · NaN and 0 · inf are NaN, so non-finite padding poisons the row; select the valid entries with np.where(mask, values, 0.0)",
+            formula=_by_rows(lambda v, m, s, c: (v * m).sum(axis=1) / c),
+            source="ecmwf/WeatherGenerator#2717: masking by multiplication let a NaN at an excluded position poison the whole loss",
         ),
     ),
 )
@@ -497,69 +578,39 @@ def _formula(mode: str, v, m, sums, counts, max_len):
     return float(sums.sum() / (batch * max_len))
 
 
+def _unmasked_numerator(per_token_loss, mask, mode, max_len):
+    """Every mode computed from row sums that include the padding."""
+    v, m, _, counts = _rows(per_token_loss, mask)
+    return _formula(mode, v, m, v.sum(axis=1), counts, max_len)
+
+
 def _swap(a: str, b: str):
     """Modes a and b computed with each other's formula."""
 
-    def build(ns):
-        def mutant(per_token_loss, mask, mode, max_len=None):
-            ns["aggregate_loss"](per_token_loss, mask, mode, max_len)
-            use = {a: b, b: a}.get(mode, mode)
-            return _formula(use, *_rows(per_token_loss, mask), max_len)
+    def formula(per_token_loss, mask, mode, max_len):
+        use = {a: b, b: a}.get(mode, mode)
+        return _formula(use, *_rows(per_token_loss, mask), max_len)
 
-        return mutant
-
-    return build
+    return formula
 
 
 def _override(modes: tuple, formula):
     """``modes`` computed by ``formula(v, m, sums, counts, max_len)``; the others as the reference."""
 
-    def build(ns):
-        def mutant(per_token_loss, mask, mode, max_len=None):
-            out = ns["aggregate_loss"](per_token_loss, mask, mode, max_len)
-            if mode in modes:
-                return float(formula(*_rows(per_token_loss, mask), max_len))
-            return out
+    def wrong(per_token_loss, mask, mode, max_len, ns):
+        if mode in modes:
+            return float(formula(*_rows(per_token_loss, mask), max_len))
+        return ns["aggregate_loss"](per_token_loss, mask, mode, max_len)
 
-        return mutant
-
-    return build
+    return wrong
 
 
-def _lenient(skip: str):
-    """aggregate_loss without one check: "max_len-missing", "max_len-short", "mode", "empty-row"."""
-
-    def build(ns):
-        ref = ns["aggregate_loss"]
-
-        def mutant(per_token_loss, mask, mode, max_len=None):
-            if skip == "mode" and mode not in MODES:
-                mode = TM  # falls through to a default instead of raising
-            if mode == NORM and skip == "max_len-missing" and max_len is None:
-                max_len = np.asarray(per_token_loss).shape[-1]
-            if (
-                mode == NORM
-                and skip == "max_len-short"
-                and max_len is not None
-                and np.ndim(per_token_loss) == 2
-            ):
-                v, m, sums, counts = _rows(per_token_loss, mask)
-                if max_len < v.shape[1] and m.shape == v.shape and counts.min() > 0:
-                    return float(sums.sum() / (v.shape[0] * max_len))
-            if skip == "empty-row":
-                m = np.asarray(mask)
-                if (
-                    m.ndim == 2
-                    and m.shape == np.shape(per_token_loss)
-                    and (m.astype(bool).sum(axis=1) == 0).any()
-                ):
-                    with np.errstate(all="ignore"):
-                        return _formula(mode, *_rows(per_token_loss, mask), max_len)
-            return ref(per_token_loss, mask, mode, max_len)
-
-        return mutant
-
-    return build
+def _mode_falls_back(ns):
+    """aggregate_loss that treats an unknown mode as token-mean instead of raising."""
+    reference = ns["aggregate_loss"]
+    return lambda loss, mask, mode, max_len=None: reference(
+        loss, mask, mode if mode in MODES else TM, max_len
+    )
 
 
 WHAT = {
@@ -567,6 +618,32 @@ WHAT = {
     TM: "token-mean is the masked sum over the batch divided by the number of valid tokens",
     SMTS: "seq-mean-token-sum is the mean over rows of each row's masked sum",
     NORM: "seq-mean-token-sum-norm is the masked sum divided by B · max_len",
+}
+
+
+# Where each confusion of two modes is documented.
+SWAP_SOURCES = {
+    (
+        SMTM,
+        TM,
+    ): "huggingface/trl#2995: TRL's GRPO loss divided by the batch's number of valid tokens (token-mean) where the original GRPO averages per sequence",
+    (
+        SMTM,
+        SMTS,
+    ): "huggingface/trl#4988: LUSPO sums each sequence's token losses and averages over sequences, dropping grpo's per-sequence length normaliser",
+    (
+        SMTM,
+        NORM,
+    ): "volcengine/verl#2435: proposes a constant max response length instead of each row's length in the masked mean",
+    (TM, SMTS): NO_SOURCE,
+    (
+        TM,
+        NORM,
+    ): "huggingface/trl#3231: proposes replacing the batch's valid-token normaliser by a constant, the maximum possible tokens in a batch",
+    (
+        SMTS,
+        NORM,
+    ): 'verl-project/verl#5366: its new error for seq-mean-token-sum-norm without a loss scale steers users to "seq-mean-token-sum", the same sums without the constant',
 }
 
 
@@ -625,16 +702,47 @@ AGGREGATE_LOSS = FunctionSpec(
         *_mode_cases(TM, "dapo"),
         *_mode_cases(SMTS, "seq-sum"),
         *_mode_cases(NORM, "dr-grpo"),
+        *[
+            Case(
+                f"{tag}-one-row",
+                (np.array([[2.0, -1.0, 9.0, 9.0]]), np.array([[1, 1, 0, 0]]), mode),
+                {"max_len": 5} if mode == NORM else {},
+                note=f"a batch of one row, {mode}",
+                kind="edge",
+            )
+            for tag, mode in (("grpo", SMTM), ("dapo", TM), ("seq-sum", SMTS), ("dr-grpo", NORM))
+        ],
         Case(
             "dr-grpo-max-len-equals-T",
             (HAND_VALUES, HAND_MASK, NORM, 4),
             note="max_len = T is allowed",
+            kind="edge",
         ),
+        *[
+            Case(
+                f"{tag}-no-padding",
+                (
+                    np.array([[1.0, 2.0, 6.0], [3.0, -1.0, 0.5]]),
+                    np.ones((2, 3), dtype=np.int64),
+                    mode,
+                ),
+                {"max_len": 3} if mode == NORM else {},
+                note=f"every token valid, {mode}",
+                kind="edge",
+            )
+            for tag, mode in (("grpo", SMTM), ("dapo", TM), ("seq-sum", SMTS), ("dr-grpo", NORM))
+        ],
         Case(
             "unknown-mode",
             (HAND_VALUES, HAND_MASK, "mean"),
             raises=ValueError,
             note="an unknown mode raises ValueError",
+        ),
+        Case(
+            "unknown-mode-with-max-len",
+            (HAND_VALUES, HAND_MASK, "sum", 8),
+            raises=ValueError,
+            note="an unknown mode raises ValueError even when max_len is given",
         ),
         Case(
             "unknown-mode-typo",
@@ -675,45 +783,89 @@ AGGREGATE_LOSS = FunctionSpec(
             raises=ValueError,
             note="mask entries other than 0/1 raise ValueError",
         ),
+        Case(
+            "values-3d",
+            (np.ones((2, 2, 2)), np.ones((2, 2, 2), dtype=np.int64), TM),
+            raises=ValueError,
+            note="3-D values (not (B, T)) raise ValueError",
+        ),
+        Case(
+            "no-rows",
+            (np.zeros((0, 3)), np.zeros((0, 3), dtype=np.int64), SMTS),
+            raises=ValueError,
+            note="a batch of 0 rows raises ValueError",
+        ),
     ),
     mistakes=(
         *[
             Mistake(
                 f"swapped-{a}-{b}",
                 f'you confused "{a}" and "{b}": each was computed with the other\'s formula ({WHAT[a]}; {WHAT[b]})',
-                _swap(a, b),
+                formula=_swap(a, b),
+                source=SWAP_SOURCES[a, b],
             )
             for a, b in itertools.combinations(MODES, 2)
         ],
         Mistake(
             "mean-over-padding",
             "you averaged over every position, padding included; the mean modes average over the valid tokens only",
-            _override((SMTM, TM), lambda v, m, s, c, L: v.mean()),
+            formula=_override((SMTM, TM), lambda v, m, s, c, L: v.mean()),
+            source=SKYRL_462,
         ),
         Mistake(
             "divide-by-T",
             "you divided masked sums by T, the padded length; the mean modes divide by the number of valid tokens (of each row, or of the batch)",
-            _override((SMTM, TM), lambda v, m, s, c, L: s.sum() / v.size),
+            formula=_override((SMTM, TM), lambda v, m, s, c, L: s.sum() / v.size),
+            source="PrimeIntellect-ai/prime-rl#674: the padded tokens were counted in the loss scale",
         ),
         Mistake(
             "max-len-missing-accepted",
             "seq-mean-token-sum-norm needs max_len: raise ValueError when it is missing (do not fall back to T)",
-            _lenient("max_len-missing"),
+            unchecked=("needs max_len",),
+            source="verl-project/verl#5366: replaces the fallback loss_scale_factor = loss_mask.shape[-1] (the padded length) by a ValueError",
         ),
         Mistake(
             "max-len-short-accepted",
             "max_len smaller than T must raise ValueError: the batch has tokens beyond the budget",
-            _lenient("max_len-short"),
+            unchecked=("smaller than the padded length",),
+            source=NO_SOURCE,
         ),
         Mistake(
             "unknown-mode-accepted",
             "an unknown mode must raise ValueError, not fall back to a default",
-            _lenient("mode"),
+            build=_mode_falls_back,
+            validation=True,
+            source="huggingface/trl#4935: the SDPO trainer's final else: computes a token-mean loss for any loss type it does not know",
         ),
         Mistake(
             "empty-row-accepted",
             "a row with no valid token must raise ValueError in every mode",
-            _lenient("empty-row"),
+            unchecked=("no valid token",),
+            source="verl-project/verl#3986: an agg_loss that adds 1e-8 to each row's count and leaves fully masked rows out of the row mean instead of rejecting them",
+        ),
+        Mistake(
+            "no-validation",
+            "invalid inputs (an unknown mode, max_len missing or below T, masks of another shape or not 0/1, rows without a valid token) must raise ValueError",
+            unchecked=True,
+            source=NO_SOURCE,
+        ),
+        Mistake(
+            "unmasked-numerator",
+            "you divided by the valid counts but summed the padding too: mask the per-token loss before every sum (np.where(mask, per_token_loss, 0.0))",
+            formula=_unmasked_numerator,
+            source=ROLL_444,
+        ),
+        Mistake(
+            "sum-norm-without-B",
+            "in seq-mean-token-sum-norm you divided the masked sum by max_len only; Dr. GRPO divides by B · max_len (a mean over rows of sums over a fixed budget)",
+            formula=_override((NORM,), lambda v, m, s, c, L: s.sum() / L),
+            source="verl-project/verl#3741: seq-mean-token-sum-norm summed the row sums over the batch and divided by loss_mask.shape[-1] only, not by the number of rows",
+        ),
+        Mistake(
+            "max-len-ignored",
+            "in seq-mean-token-sum-norm you divided by B · T, the padded length of this batch; the constant is the max_len argument (B · max_len), so that padding does not change the loss",
+            formula=_override((NORM,), lambda v, m, s, c, L: s.sum() / v.size),
+            source="verl-project/verl#4360: replaces the hard-coded divisor of seq-mean-token-sum-norm, the padded length, by a configurable loss_scale_factor",
         ),
     ),
 )

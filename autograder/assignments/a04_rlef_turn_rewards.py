@@ -2,19 +2,30 @@
 episode_return.
 
 Turns are written ``Obj.of("Turn", ...)`` and rewards ``Obj.of("TurnReward", ...)``: the types
-come from the notebook's setup cells. Mutants reuse the reference's pieces (its extract_code,
-its validation, the provided mean_sampled_log_ratio) and differ from it in exactly the one way
-their diagnosis names.
+come from the notebook's setup cells. Each mistake is one entry: its diagnosis and its wrong
+``formula``, which runs after the reference has validated the inputs (see spec.Mistake) and
+reuses the reference's pieces (its extract_code, the provided mean_sampled_log_ratio and
+TurnReward, through ``ns``), so that it differs in exactly the one way its diagnosis names.
 """
 
 from __future__ import annotations
 
 import ast
 import math
+import re
 
 import numpy as np
 
-from autograder.spec import AssignmentSpec, Case, FunctionSpec, Mistake, Obj
+from autograder.assignments.a03_sum_vs_mean import OPENRLHF_KL_COEF, TRL_2562, TRL_2854
+from autograder.spec import NO_SOURCE, AssignmentSpec, Case, FunctionSpec, Mistake, Obj, Split
+
+# Sources of the known mistakes, named where more than one mistake cites them. RLEF's §2.2 (the
+# reward rules) is the contract here, not a source of mistakes: nobody could open it, so the
+# RLEF-specific slips are marked NO_SOURCE. The slips of the reference term (03's mean log ratio)
+# share notebook 03's sources.
+OPEN_R1 = "huggingface/open-r1 src/open_r1/rewards.py@0056faa"
+LUNA = "papers.lunadong.com/paper/4687 (a glossary of RLEF, arXiv 2410.02089): private tests are held out and used only for the final reward"
+VERIFIERS_22 = "PrimeIntellect-ai/verifiers#22: a multi-turn rollout ends when max_steps turns have occurred or as soon as an answer has been parsed"
 
 # -- building blocks of responses ------------------------------------------------------------
 
@@ -122,8 +133,9 @@ def _random_episode(rng: np.random.Generator, max_turns: int = 3) -> list[Obj]:
 # -- extract_code ----------------------------------------------------------------------------
 
 
-def _blocks(response: str, opens) -> list[str | None]:
-    """Bodies of the fenced blocks whose opening line satisfies ``opens`` (None: never closed)."""
+def _blocks(response: str, opens, tail: bool = False) -> list[str | None]:
+    """Bodies of the fenced blocks whose opening line satisfies ``opens``; a block never closed is
+    None, or with ``tail`` the rest of the response."""
     lines = response.split("\n")
     out: list[str | None] = []
     i = 0
@@ -137,7 +149,7 @@ def _blocks(response: str, opens) -> list[str | None]:
                 i = j + 1
                 break
         else:
-            out.append(None)
+            out.append("\n".join(lines[i + 1 :]) if tail else None)
             break
     return out
 
@@ -157,50 +169,39 @@ def _parsed(code: str | None, parse: bool = True) -> str | None:
     return code
 
 
-def _extract_no_parse(ns):
-    def mutant(response):
-        ns["extract_code"](response)  # validation as in the reference
-        blocks = _blocks(response, _is_python)
-        return _parsed(blocks[0], parse=False) if blocks else None
+def _first_block(opens=_is_python, parse: bool = True, tail: bool = False):
+    def formula(response):
+        blocks = _blocks(response, opens, tail)
+        return _parsed(blocks[0], parse) if blocks else None
 
-    return mutant
-
-
-def _extract_last(ns):
-    def mutant(response):
-        ns["extract_code"](response)  # validation as in the reference
-        blocks = _blocks(response, _is_python)
-        return _parsed(blocks[-1]) if blocks else None
-
-    return mutant
+    return formula
 
 
-def _extract_first_parsable(ns):
-    def mutant(response):
-        ns["extract_code"](response)  # validation as in the reference
-        for code in _blocks(response, _is_python):
-            if _parsed(code) is not None:
-                return code
-        return None
-
-    return mutant
+def _regex_first(response):
+    """open-r1's pattern, first match: the newline before the closing fence stays in the code."""
+    found = re.findall(r"```python\n(.*?)```", response, re.S)
+    return _parsed(found[0]) if found else None
 
 
-def _extract_unchecked(ns):
-    def mutant(response):
-        blocks = _blocks(response, _is_python)  # AttributeError for None, as str methods would give
-        return _parsed(blocks[0]) if blocks else None
-
-    return mutant
+def _joined_blocks(response):
+    closed = [b for b in _blocks(response, _is_python) if b is not None]
+    return _parsed("\n".join(closed)) if closed else None
 
 
-def _extract_any_fence(ns):
-    def mutant(response):
-        ns["extract_code"](response)  # validation as in the reference
-        blocks = _blocks(response, lambda line: line.startswith("```"))
-        return _parsed(blocks[0]) if blocks else None
+def _last_block(response):
+    blocks = _blocks(response, _is_python)
+    return _parsed(blocks[-1]) if blocks else None
 
-    return mutant
+
+def _first_parsable(response):
+    for code in _blocks(response, _is_python):
+        if _parsed(code) is not None:
+            return code
+    return None
+
+
+def _or_empty(code: str | None) -> str:
+    return "" if code is None else code
 
 
 EXTRACT_CODE = FunctionSpec(
@@ -250,22 +251,35 @@ EXTRACT_CODE = FunctionSpec(
             (OTHER_FENCES[1] + "\n" + _py(VALID[2]),),
             note="a bare ``` block before the Python block is skipped",
         ),
-        Case("unclosed", ("```python\nx = 1\ny = 2",), note="a block that is never closed: None"),
-        Case("empty-block", ("```python\n```",), note="an empty block holds no code: None"),
+        Case(
+            "unclosed",
+            ("```python\nx = 1\ny = 2",),
+            note="a block that is never closed: None",
+            kind="edge",
+        ),
+        Case(
+            "empty-block",
+            ("```python\n```",),
+            note="an empty block holds no code: None",
+            kind="edge",
+        ),
         Case(
             "blank-block",
             ("```python\n   \n\n```",),
             note="a block of blank lines holds no code: None",
+            kind="edge",
         ),
         Case(
             "inline-mention",
             ("Wrap code in ```python fences, like this:\n" + _py("x = 2"),),
             note="```python in the middle of a line opens no block",
+            kind="edge",
         ),
         Case(
             "trailing-spaces",
             ("```python  \nx = 3\n```   ",),
             note="trailing spaces after the fences are ignored",
+            kind="edge",
         ),
         Case(
             "last-invalid",
@@ -297,27 +311,56 @@ EXTRACT_CODE = FunctionSpec(
         Mistake(
             "no-parse-check",
             "you returned the block's text without checking that it parses: code that ast.parse rejects is not valid code (return None)",
-            _extract_no_parse,
+            formula=_first_block(parse=False),
+            source=f"{OPEN_R1}: extract_code returns the regex match without any syntax check",
         ),
         Mistake(
             "last-block",
             "you took the last ```python block; the code is the first one",
-            _extract_last,
+            formula=_last_block,
+            source="NVIDIA-NeMo/Gym#820: a code-RL environment graded a trailing test snippet because it took the last fenced block",
         ),
         Mistake(
             "first-parsable",
             "when the first ```python block did not parse you fell back to a later one; only the first block counts, and if it does not parse the answer is None",
-            _extract_first_parsable,
+            formula=_first_parsable,
+            source="evalplus/evalplus evalplus/sanitize.py@04f51f1: code_extract keeps whichever span of the text passes a syntax check instead of a fixed block",
         ),
         Mistake(
             "no-validation",
             "a response that is not a str (None from a failed generation) must raise ValueError",
-            _extract_unchecked,
+            unchecked=True,
+            source=NO_SOURCE,
         ),
         Mistake(
             "any-fence",
             "you accepted any fenced block (```js, a bare ```, ```py); only a line that is exactly ```python opens a Python block",
-            _extract_any_fence,
+            formula=_first_block(opens=lambda line: line.startswith("```")),
+            source="LiveCodeBench/LiveCodeBench lcb_runner/utils/extraction_utils.py@2328565: every line containing ``` counts as a fence, whatever its language",
+        ),
+        Mistake(
+            "regex-trailing-newline",
+            'your regex (```python\\n(.*?)```) keeps the newline before the closing fence and ignores where lines start; return exactly the lines between the ```python line and the ``` line, joined with "\\n"',
+            formula=_regex_first,
+            source=f"{OPEN_R1}: extract_code's pattern is ```python\\n(.*?)```",
+        ),
+        Mistake(
+            "empty-string-not-none",
+            'you returned "" when there is no valid code; return None (task_reward tests extract_code(...) is not None, so "" would count as valid code)',
+            formula=lambda response, ns: _or_empty(ns["extract_code"](response)),
+            source=f'{OPEN_R1}: extract_code returns "" when no block matches',
+        ),
+        Mistake(
+            "unterminated-accepted",
+            "you accepted a ```python block that is never closed (a truncated answer); without a closing ``` line there is no block: return None",
+            formula=_first_block(tail=True),
+            source="llmsresearch/paperbanana#35: returns the rest of the response when the closing fence is missing",
+        ),
+        Mistake(
+            "join-all-blocks",
+            "you joined every ```python block into one program; the answer is the first block alone",
+            formula=_joined_blocks,
+            source="ganler/code-r1#6: Code-R1's reward joins all the code blocks of a response before running them",
         ),
     ),
 )
@@ -331,34 +374,38 @@ BAD_CODE = _py(INVALID[0])
 ONE = ([-1.0], [-1.0])
 
 
-def _task_mutant(
-    ns, *, final_invalid=-1.0, final_needs_private=True, nonfinal_needs_pass=False, check_flags=True
-):
+def _task_value(
+    ns,
+    turn,
+    is_final,
+    *,
+    final_invalid=-1.0,
+    final_fail=-1.0,
+    final_needs_private=True,
+    partial_credit=False,
+    nonfinal_invalid=-0.2,
+    nonfinal_needs_pass=False,
+    valid_by_fence=False,
+) -> float:
     """The task reward with one rule changed (the defaults are the reference's rules)."""
-    extract = ns["extract_code"]
-
-    def reward(turn, is_final):
-        valid = extract(turn.response) is not None
-        if check_flags and not valid and (turn.public_passed or turn.private_passed):
-            raise ValueError("no valid code, yet a test flag is True")
-        if is_final:
-            if not valid:
-                return final_invalid
-            passed = turn.public_passed and (turn.private_passed or not final_needs_private)
-            return 1.0 if passed else -1.0
-        if nonfinal_needs_pass:
-            return 0.0 if valid and turn.public_passed else -0.2
-        return 0.0 if valid else -0.2
-
-    return reward
+    if valid_by_fence:
+        valid = "```python" in turn.response
+    else:
+        valid = ns["extract_code"](turn.response) is not None
+    if is_final:
+        if not valid:
+            return final_invalid
+        if partial_credit:  # one suite of two passed: halfway between -1 and +1
+            return -1.0 + float(turn.public_passed) + float(turn.private_passed)
+        passed = turn.public_passed and (turn.private_passed or not final_needs_private)
+        return 1.0 if passed else final_fail
+    if nonfinal_needs_pass:
+        return 0.0 if valid and turn.public_passed else -0.2
+    return 0.0 if valid else nonfinal_invalid
 
 
-TASK_VARIANTS = {
-    "final-minus-0.2": {"final_invalid": -0.2},
-    "final-public-only": {"final_needs_private": False},
-    "nonfinal-penalises-failure": {"nonfinal_needs_pass": True},
-    "flags-unchecked": {"check_flags": False},
-}
+def _task_rule(**rule):
+    return lambda turn, is_final, ns: _task_value(ns, turn, is_final, **rule)
 
 
 def _task_case(
@@ -374,6 +421,12 @@ def _random_task_args(rng: np.random.Generator):
 
 TASK_REWARD = FunctionSpec(
     "task_reward",
+    split=Split(
+        value=85,
+        edge=0,
+        invalid=15,
+        reason="No edge cases: every case is one of the reward's branches, the rule itself",
+    ),
     cases=(
         _task_case(
             "final-solved", CODE, True, True, True, "final turn, valid code, all tests passed: +1"
@@ -470,22 +523,50 @@ TASK_REWARD = FunctionSpec(
         Mistake(
             "final-minus-0.2",
             "you gave -0.2 to a final turn without valid code; the final turn is judged: anything but a full pass is -1",
-            lambda ns: _task_mutant(ns, **TASK_VARIANTS["final-minus-0.2"]),
+            formula=_task_rule(final_invalid=-0.2),
+            source=NO_SOURCE,
         ),
         Mistake(
             "final-public-only",
             "you gave +1 to a final turn that passed the public tests only; the final turn must also pass the private tests",
-            lambda ns: _task_mutant(ns, **TASK_VARIANTS["final-public-only"]),
+            formula=_task_rule(final_needs_private=False),
+            source=LUNA,
         ),
         Mistake(
             "nonfinal-penalises-failure",
             "you gave -0.2 to a non-final turn whose valid code failed its tests; before the final turn only a turn without valid code gets -0.2",
-            lambda ns: _task_mutant(ns, **TASK_VARIANTS["nonfinal-penalises-failure"]),
+            formula=_task_rule(nonfinal_needs_pass=True),
+            source=NO_SOURCE,
         ),
         Mistake(
             "flags-unchecked",
             "you returned a reward for a turn whose test flags say it passed although it holds no valid code; that record is inconsistent: raise ValueError",
-            lambda ns: _task_mutant(ns, **TASK_VARIANTS["flags-unchecked"]),
+            unchecked=True,
+            source=NO_SOURCE,
+        ),
+        Mistake(
+            "pass-rate",
+            "you gave partial credit on the final turn (0 for passing one of the two test suites); the final reward is binary: +1 only when the public and the private tests all pass, -1 otherwise",
+            formula=_task_rule(partial_credit=True),
+            source=f"{OPEN_R1}: code_reward scores a program by the fraction of test cases it passes",
+        ),
+        Mistake(
+            "binary-01",
+            "you gave 0 to a final turn that is not a full pass; RLEF's final reward is +1 or -1: failing costs -1, not 0",
+            formula=_task_rule(final_invalid=0.0, final_fail=0.0),
+            source='mintlify.com/rllm-org/rllm/api/rewards: rLLM\'s reward outputs are "typically 0.0 or 1.0"',
+        ),
+        Mistake(
+            "no-invalid-penalty",
+            "you gave 0 to a non-final turn without valid code; before the final turn, a turn that holds no valid code gets -0.2 (valid code gets 0)",
+            formula=_task_rule(nonfinal_invalid=0.0),
+            source=f"{OPEN_R1}: code_reward scores a missing or crashing program 0.0, like any failed test, with no separate penalty",
+        ),
+        Mistake(
+            "validity-by-fence",
+            "you counted any ```python fence as valid code; valid code means extract_code(turn.response) is not None (the first block, closed, and it parses)",
+            formula=_task_rule(valid_by_fence=True),
+            source=f"{OPEN_R1}: get_code_format_reward only checks that a ```python fenced block is present",
         ),
     ),
 )
@@ -494,52 +575,35 @@ TASK_REWARD = FunctionSpec(
 # -- turn_rewards ----------------------------------------------------------------------------
 
 
-def _turn_rewards_mutant(
-    ns,
-    *,
-    task=None,
-    aggregate="mean",
-    sign=1.0,
-    final="last",
-    check_pass=True,
-    check_beta=True,
-    check_turns=True,
-):
-    """turn_rewards with one rule changed (the defaults are the reference's rules)."""
-    task = task or ns["task_reward"]
-    mean_ratio = ns["mean_sampled_log_ratio"]
-    record = ns["TurnReward"]
+REFERENCE_TERMS = {
+    "sum": lambda p, q: math.fsum(a - b for a, b in zip(p, q)),
+    "k3": lambda p, q: math.fsum(math.exp(b - a) - 1 - (b - a) for a, b in zip(p, q)) / len(p),
+    "reversed": lambda p, q: math.fsum(b - a for a, b in zip(p, q)) / len(p),
+}
 
-    def mutant(turns, beta=0.05, max_turns=3):
-        if check_turns and len(turns) == 0:
-            raise ValueError("an episode has at least one turn")
-        if check_turns and len(turns) > max_turns:
-            raise ValueError("too many turns")
-        if check_pass and any(t.public_passed for t in turns[:-1]):
-            raise ValueError("a turn follows a public pass")
-        if check_beta and (not math.isfinite(beta) or beta < 0):
-            raise ValueError("beta invalid")
+
+def _episode(*, task=None, term="mean", sign=1.0, final="last"):
+    """turn_rewards with one rule changed (the defaults are the reference's rules); ``term`` names
+    how the reference term is computed from the token log probabilities (see REFERENCE_TERMS)."""
+
+    def formula(turns, beta, max_turns, ns):
         out = []
         for t, turn in enumerate(turns):
             is_final = t == (len(turns) - 1 if final == "last" else max_turns - 1)
-            r = task(turn, is_final)
-            m = mean_ratio(
-                turn.policy_logps, turn.reference_logps
-            )  # validates the log probabilities
-            if aggregate == "sum":
-                m = math.fsum(p - q for p, q in zip(turn.policy_logps, turn.reference_logps))
+            r = _task_value(ns, turn, is_final, **(task or {}))
+            p, q = turn.policy_logps, turn.reference_logps
+            m = (
+                ns["mean_sampled_log_ratio"](p, q)
+                if term == "mean"
+                else REFERENCE_TERMS[term](p, q)
+            )
+            shaped = r - sign * beta * m
             out.append(
-                record(
-                    task_reward=r, mean_log_ratio=m, beta=beta, shaped_reward=r - sign * beta * m
-                )
+                ns["TurnReward"](task_reward=r, mean_log_ratio=m, beta=beta, shaped_reward=shaped)
             )
         return out
 
-    return mutant
-
-
-def _with_task(variant: str):
-    return lambda ns: _turn_rewards_mutant(ns, task=_task_mutant(ns, **TASK_VARIANTS[variant]))
+    return formula
 
 
 SOLVED = _turn(CODE, True, True, [-0.2, -0.4, -0.1], [-0.5, -0.6, -0.4])
@@ -591,6 +655,7 @@ TURN_REWARDS = FunctionSpec(
             ([INVALID_TURN, STORY_FIXED],),
             {"beta": 0.0},
             note="beta = 0: shaped equals task reward",
+            kind="edge",
         ),
         Case(
             "max-turns-5",
@@ -598,7 +663,13 @@ TURN_REWARDS = FunctionSpec(
             {"max_turns": 5},
             note="5 turns with max_turns = 5",
         ),
-        Case("max-turns-1", ([PUBLIC_ONLY],), {"max_turns": 1}, note="a one-turn budget"),
+        Case(
+            "max-turns-1",
+            ([PUBLIC_ONLY],),
+            {"max_turns": 1},
+            note="a one-turn budget",
+            kind="edge",
+        ),
         Case(
             "single-tokens",
             ([_turn(CODE, False, False, [-0.5], [-2.0]), _turn(CODE, True, True, [-3.0], [-1.0])],),
@@ -688,44 +759,62 @@ TURN_REWARDS = FunctionSpec(
         Mistake(
             "final-minus-0.2",
             "you gave -0.2 to a final turn without valid code; the final turn is judged: anything but a full pass is -1",
-            _with_task("final-minus-0.2"),
+            formula=_episode(task={"final_invalid": -0.2}),
+            source=NO_SOURCE,
         ),
         Mistake(
             "final-public-only",
             "your final reward looks at the public tests only; +1 needs the public and the private tests passed",
-            _with_task("final-public-only"),
+            formula=_episode(task={"final_needs_private": False}),
+            source=LUNA,
         ),
         Mistake(
             "final-at-max-turns",
             "you treated only turn number max_turns as final; the final turn is the last turn of the episode, which ends early at the first public pass",
-            lambda ns: _turn_rewards_mutant(ns, final="max"),
+            formula=_episode(final="max"),
+            source=VERIFIERS_22,
         ),
         Mistake(
             "summed-reference",
             "you summed the token log ratios; RLEF's reference term uses their mean (the log of the geometric mean of the token probability ratios)",
-            lambda ns: _turn_rewards_mutant(ns, aggregate="sum"),
+            formula=_episode(term="sum"),
+            source=TRL_2562,
         ),
         Mistake(
             "sign-flipped",
             "the reference term has the wrong sign: R_t = r_t - beta * mean log ratio (a positive log ratio lowers the reward)",
-            lambda ns: _turn_rewards_mutant(ns, sign=-1.0),
+            formula=_episode(sign=-1.0),
+            source="Unakar/Logic-RL#58: a sign bug in verl made the KL loss be maximised instead of minimised",
         ),
         Mistake(
             "no-end-on-pass",
             "you accepted a turn after one that passed the public tests; the episode ends at the first public pass (raise ValueError)",
-            lambda ns: _turn_rewards_mutant(ns, check_pass=False),
+            unchecked=("public tests",),
+            source=VERIFIERS_22,
         ),
         Mistake(
             "beta-unchecked",
             "an invalid beta (negative, NaN or inf) must raise ValueError",
-            lambda ns: _turn_rewards_mutant(ns, check_beta=False),
+            unchecked=("beta",),
+            source=OPENRLHF_KL_COEF,
         ),
         Mistake(
             "no-validation",
             "invalid episodes (no turns, more than max_turns, a turn after a public pass) and invalid beta must raise ValueError",
-            lambda ns: _turn_rewards_mutant(
-                ns, check_pass=False, check_beta=False, check_turns=False
-            ),
+            unchecked=True,
+            source=NO_SOURCE,
+        ),
+        Mistake(
+            "k3-reference",
+            "you used the k3 estimator exp(q − p) − 1 − (q − p) per token (GRPO's KL term); RLEF's reference term is the plain mean of log π − log π_ref over the turn's tokens",
+            formula=_episode(term="k3"),
+            source=TRL_2854,
+        ),
+        Mistake(
+            "ratio-reversed",
+            "you computed log π_ref − log π; the mean log ratio is policy over reference, mean(policy_logps − reference_logps), in the record and in the shaped reward",
+            formula=_episode(term="reversed"),
+            source="microsoft/KID#5: asks whether the two distributions of a KL penalty are in the wrong order relative to the paper",
         ),
     ),
 )
@@ -757,24 +846,6 @@ def _random_rewards(rng: np.random.Generator):
     return (out,)
 
 
-def _return_mutant(kind: str):
-    def build(ns):
-        def mutant(rewards):
-            if kind != "unchecked":
-                ns["episode_return"](rewards)  # validation as in the reference
-            if kind == "task-only":
-                return math.fsum(r.task_reward for r in rewards)
-            if kind == "mean":
-                return math.fsum(r.shaped_reward for r in rewards) / len(rewards)
-            if kind == "last-only":
-                return rewards[-1].shaped_reward
-            return math.fsum(r.shaped_reward for r in rewards)  # unchecked: 0.0 for no turns
-
-        return mutant
-
-    return build
-
-
 EPISODE_RETURN = FunctionSpec(
     "episode_return",
     cases=(
@@ -783,7 +854,12 @@ EPISODE_RETURN = FunctionSpec(
             ([_reward(-0.2, 0.5), _reward(1.0, -2.0)],),
             note="the self-check episode: -0.225 + 1.1 = 0.875",
         ),
-        Case("single-turn", ([_reward(1.0, 0.35)],), note="one turn: its shaped reward"),
+        Case(
+            "single-turn",
+            ([_reward(1.0, 0.35)],),
+            note="one turn: its shaped reward",
+            kind="edge",
+        ),
         Case(
             "never-fixed",
             ([_reward(0.0, -0.45), _reward(0.0, -0.7), _reward(-1.0, -1.2)],),
@@ -804,22 +880,34 @@ EPISODE_RETURN = FunctionSpec(
         Mistake(
             "task-only",
             "you summed the task rewards only; the return sums the shaped rewards, reference term included",
-            _return_mutant("task-only"),
+            formula=lambda rewards: math.fsum(r.task_reward for r in rewards),
+            source="pytorch.org/torchtune (torchtune.modules.rlhf.get_rewards_ppo): the total reward combines the per-token KL rewards with the score",
         ),
         Mistake(
             "mean-over-turns",
             "you averaged over turns; the return is the plain sum of the turns' shaped rewards",
-            _return_mutant("mean"),
+            formula=lambda rewards: math.fsum(r.shaped_reward for r in rewards) / len(rewards),
+            source="vwxyzjn/cleanrl#125: the episodic return is the sum of the rewards obtained within an episode",
         ),
         Mistake(
             "last-only",
             "you returned the final turn's reward only; the return sums every turn's shaped reward (no discount)",
-            _return_mutant("last-only"),
+            formula=lambda rewards: rewards[-1].shaped_reward,
+            source="Unity-Technologies/obstacle-tower-challenge#28: run_episode() returned the most recent reward instead of the cumulative one",
         ),
         Mistake(
             "no-validation",
             "an empty list is not an episode: raise ValueError",
-            _return_mutant("unchecked"),
+            unchecked=True,
+            source="NovaSky-AI/SkyRL#317: SkyRL checks that a rewards list is non-empty before aggregating it",
+        ),
+        Mistake(
+            "discounted",
+            "you discounted later turns (gamma = 0.99); RLEF uses no discount: the return is the plain sum of the shaped rewards",
+            formula=lambda rewards: math.fsum(
+                0.99**t * r.shaped_reward for t, r in enumerate(rewards)
+            ),
+            source="PrimeIntellect-ai/verifiers#536: adds gamma-discounted per-step returns for multi-turn training",
         ),
     ),
 )

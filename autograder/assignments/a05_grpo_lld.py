@@ -2,19 +2,18 @@
 likelihood_change and lld_rate.
 
 Inputs are float32 torch tensors built from the case generator, so tolerances
-are float32 ones (about 1e-5 relative). Every mutant first calls the reference
-(which raises on invalid input, so a mutant differs only in its arithmetic),
-except the ``no-validation`` ones, whose one difference is the missing checks.
+are float32 ones (about 1e-5 relative). Each mistake is one entry: its diagnosis
+and its wrong ``formula``, which runs after the reference has validated the inputs
+(see spec.Mistake), so that it differs only in its arithmetic; the ``unchecked``
+ones are the reference with its input checks removed.
 """
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 import torch
 
-from autograder.spec import AssignmentSpec, Case, FunctionSpec, Mistake
+from autograder.spec import NO_SOURCE, AssignmentSpec, Case, FunctionSpec, Mistake
 
 F32 = {"rtol": 1e-5, "atol": 1e-6}
 
@@ -43,23 +42,19 @@ def _rewards_with_eps(rng):
 
 
 def _adv(std_fn, zero_equal: bool = True, per_group: bool = True):
-    def build(ns):
-        def mutant(rewards, eps=1e-6):
-            ns["group_advantages"](rewards, eps)
-            r = rewards.float()
-            if per_group:
-                mean, std = r.mean(dim=1, keepdim=True), std_fn(r, eps, 1)
-            else:
-                mean, std = r.mean(), std_fn(r.reshape(-1), eps, 0)
-            adv = (r - mean) / std
-            if zero_equal:
-                equal = (r == r[:, :1]).all(dim=1, keepdim=True)
-                adv = torch.where(equal, torch.zeros_like(adv), adv)
-            return adv
+    def formula(rewards, eps):
+        r = rewards.float()
+        if per_group:
+            mean, std = r.mean(dim=1, keepdim=True), std_fn(r, eps, 1)
+        else:
+            mean, std = r.mean(), std_fn(r.reshape(-1), eps, 0)
+        adv = (r - mean) / std
+        if zero_equal:
+            equal = (r == r[:, :1]).all(dim=1, keepdim=True)
+            adv = torch.where(equal, torch.zeros_like(adv), adv)
+        return adv
 
-        return mutant
-
-    return build
+    return formula
 
 
 def _bessel(r, eps, dim):
@@ -74,22 +69,16 @@ def _eps_in_sqrt(r, eps, dim):
     return torch.sqrt(r.var(dim=dim, keepdim=dim > 0) + eps)
 
 
-def _mean_only(ns):
-    def mutant(rewards, eps=1e-6):
-        ns["group_advantages"](rewards, eps)
-        r = rewards.float()
-        return r - r.mean(dim=1, keepdim=True)
-
-    return mutant
+def _batch_std(rewards, eps):
+    """Centred within each group, scaled by the std of the whole batch."""
+    r = rewards.float()
+    return (r - r.mean(dim=1, keepdim=True)) / (r.std() + eps)
 
 
-def _adv_unchecked(ns):
-    def mutant(rewards, eps=1e-6):
-        r = torch.as_tensor(rewards).float()
-        mean = r.mean(dim=-1, keepdim=True)
-        return (r - mean) / (r.std(dim=-1, keepdim=True) + eps)
-
-    return mutant
+def _rloo(rewards, eps):
+    """The leave-one-out baseline: each reward minus the mean of the other G - 1."""
+    r = rewards.float()
+    return r - (r.sum(dim=1, keepdim=True) - r) / (r.shape[1] - 1)
 
 
 GROUP_ADVANTAGES = FunctionSpec(
@@ -106,18 +95,30 @@ GROUP_ADVANTAGES = FunctionSpec(
             "pair",
             (_t([[1.0, 0.0]]),),
             note="G = 2: std with Bessel's correction is 0.707107, advantages ±0.707107",
+            kind="edge",
             **F32,
         ),
         Case(
             "equal-groups",
             (_t([[1, 1, 1, 1], [0, 0, 0, 0], [1, 0, 1, 0]]),),
             note="groups of equal rewards get zeros",
+            kind="edge",
             **F32,
         ),
         Case(
             "equal-eps0",
             (_t([[0.5, 0.5, 0.5], [0.0, 1.0, 0.5]]), 0.0),
             note="eps = 0: a group of equal rewards still gets zeros, not NaN",
+            kind="edge",
+            **F32,
+        ),
+        Case(
+            "equal-rounded",
+            (_t([[0.85, 0.85, 0.85], [0.45, 0.45, 0.45], [0.1, 0.1, 0.1], [0.9, 0.1, 0.45]]),),
+            note="equal rewards that float32 cannot hold exactly (0.85, 0.45, 0.1): the float32 "
+            "mean of such a group can be a rounding error off (it is for 0.85), yet each such "
+            "group still gets zeros",
+            kind="edge",
             **F32,
         ),
         Case(
@@ -189,32 +190,57 @@ GROUP_ADVANTAGES = FunctionSpec(
         Mistake(
             "population-std",
             "you used the population std (dividing by G); GRPO here uses torch.std's default, Bessel's correction (G - 1)",
-            _adv(_population),
+            formula=_adv(_population),
+            source="NVIDIA/TorchFort#38: a PPO advantage std was missing Bessel's correction and was fixed",
         ),
         Mistake(
             "eps-in-sqrt",
             "you put eps inside the square root, sqrt(var + eps); it is added to the std: (r - mean) / (std + eps)",
-            _adv(_eps_in_sqrt),
+            formula=_adv(_eps_in_sqrt),
+            source="keras-team/keras#8726: moves epsilon from the variance to the denominator, noting that sqrt(epsilon) is much larger than epsilon",
         ),
         Mistake(
             "no-zero-for-equal",
-            "a group whose rewards are all equal must get zeros; with eps = 0 you divided 0 by 0 (NaN)",
-            _adv(_bessel, zero_equal=False),
+            "a group whose rewards are all equal must get zeros, whatever eps is: with eps = 0 you divided 0 by 0 (NaN), "
+            "and for equal rewards that float32 cannot hold exactly (three 0.85s) the mean is a rounding error off, "
+            "which dividing by std + eps (about 1e-6) blows up to about 0.06; test each group for equal rewards and give it zeros",
+            formula=_adv(_bessel, zero_equal=False),
+            source="NVIDIA-NeMo/RL#4161: fp32 rounding left a tiny std for identical non-dyadic rewards (0.35) and multiplied an advantage about 4000 times",
         ),
         Mistake(
             "batch-normalized",
             "you standardized with the mean and std of the whole batch; GRPO standardizes within each group (row)",
-            _adv(_bessel, per_group=False),
+            formula=_adv(_bessel, per_group=False),
+            source="XU-YIJIE/grpo-flat#2: advantages were normalized over the whole batch and fixed to per-group statistics",
+        ),
+        # TRL's scale_rewards="batch" (huggingface/trl#3935) and verl's RF++-baseline are the same
+        # computation on purpose; here the contract asks for the group's own std.
+        Mistake(
+            "batch-std",
+            "you centred each group on its own mean but divided by the std of the whole batch; divide by the group's own std (dim 1) as well",
+            formula=_batch_std,
+            source="NVIDIA-NeMo/RL#1423: a review found a per-prompt std immediately overwritten by a global std",
         ),
         Mistake(
             "mean-only",
             "you only subtracted the group mean (that is Dr. GRPO's advantage); this function also divides by std + eps",
-            _mean_only,
+            formula=lambda rewards, eps: (
+                rewards.float() - rewards.float().mean(dim=1, keepdim=True)
+            ),
+            source="thinking-machines-lab/tinker-cookbook#579: mean-centred advantages without the std, on purpose (Dr. GRPO)",
+        ),
+        Mistake(
+            "rloo-baseline",
+            "you subtracted the mean of the other G - 1 rewards (RLOO's leave-one-out baseline) and did not divide by the std; "
+            "GRPO subtracts the mean of the whole group, then divides by its std + eps",
+            formula=_rloo,
+            source="volcengine/verl verl/trainer/ppo/core_algos.py@012be9d: an RLOO estimator is registered next to GRPO's",
         ),
         Mistake(
             "no-validation",
             "invalid inputs (not a 2-D tensor, G < 2, NaN rewards, negative eps) must raise ValueError",
-            _adv_unchecked,
+            unchecked=True,
+            source=NO_SOURCE,
         ),
     ),
 )
@@ -242,16 +268,14 @@ def _logits_case(
     return make
 
 
-def _seq_mutant(picked_fn, reduce_fn):
-    def build(ns):
-        def mutant(logits, tokens, mask):
-            ns["sequence_logprobs"](logits, tokens, mask)
-            picked = picked_fn(logits).gather(-1, tokens.long().unsqueeze(-1)).squeeze(-1)  # (B, T)
-            return reduce_fn(picked, mask.bool())
+def _picked(log_probs, reduce):
+    """A formula: ``reduce`` over the per-position values that ``log_probs`` gives the tokens."""
 
-        return mutant
+    def formula(logits, tokens, mask):
+        picked = log_probs(logits).gather(-1, tokens.long().unsqueeze(-1)).squeeze(-1)  # (B, T)
+        return reduce(picked, mask.bool())
 
-    return build
+    return formula
 
 
 def _log_softmax(logits):
@@ -270,17 +294,21 @@ def _unmasked_sum(picked, m):
     return picked.sum(dim=1)
 
 
-def _seq_unchecked(ns):
-    def mutant(logits, tokens, mask):
-        logp = torch.log_softmax(logits.float(), dim=-1)
-        idx = tokens.long().clamp(0, logits.shape[-1] - 1) if tokens.numel() else tokens.long()
-        try:
-            picked = logp.gather(-1, idx.unsqueeze(-1)).squeeze(-1)
-            return (picked * mask.float()).sum(dim=-1)
-        except RuntimeError:
-            return torch.zeros(logits.shape[0])
+def _mean_over_t(picked, m):
+    return _masked_sum(picked, m) / m.shape[1]
 
-    return mutant
+
+def _causal_shift(logits, tokens, mask):
+    """Logits and tokens shifted against each other, as for a raw causal LM's outputs."""
+    lp = torch.log_softmax(logits[:, :-1], dim=-1)
+    picked = lp.gather(-1, tokens[:, 1:].long().unsqueeze(-1)).squeeze(-1)  # (B, T - 1)
+    return _masked_sum(picked, mask[:, 1:].bool())
+
+
+def _mask_shifted(logits, tokens, mask):
+    """The mask one position off its tokens: mask[t] applied to the token at t + 1."""
+    picked = _picked(_log_softmax, lambda p, m: p)(logits, tokens, mask)  # (B, T)
+    return _masked_sum(picked[:, 1:], mask[:, :-1].bool())
 
 
 _UNIFORM = (torch.zeros(1, 3, 4), torch.tensor([[1, 2, 3]]), torch.tensor([[1, 1, 0]]))
@@ -332,6 +360,21 @@ SEQUENCE_LOGPROBS = FunctionSpec(
             **F32,
         ),
         Case(
+            "empty-mask-row",
+            (_SMALL[0], _SMALL[1], _t([[1, 1, 1], [0, 0, 0]])),
+            note="a row whose mask is all 0 (no response token) has log likelihood 0",
+            kind="edge",
+            **F32,
+        ),
+        Case(
+            "unlikely-token",
+            (_t([[[0.0, 200.0, 0.0], [3.0, -1.0, 0.5]]]), torch.tensor([[0, 2]]), _t([[1, 1]])),
+            note="a token 200 below the favourite: its log probability is about -200, "
+            "where softmax rounds the probability to 0 in float32",
+            kind="edge",
+            **F32,
+        ),
+        Case(
             "two-dim-logits",
             (torch.zeros(3, 4), torch.tensor([[1, 2, 3]]), torch.tensor([[1, 1, 1]])),
             raises=ValueError,
@@ -379,32 +422,86 @@ SEQUENCE_LOGPROBS = FunctionSpec(
             raises=ValueError,
             note="NaN logits raise ValueError",
         ),
+        Case(
+            "int-logits",
+            (
+                torch.zeros(1, 3, 4, dtype=torch.int64),
+                torch.tensor([[1, 2, 3]]),
+                torch.tensor([[1, 1, 1]]),
+            ),
+            raises=ValueError,
+            note="integer logits raise ValueError",
+        ),
+        Case(
+            "list-logits",
+            ([[[0.0, 1.0], [1.0, 0.0]]], torch.tensor([[0, 1]]), torch.tensor([[1, 1]])),
+            raises=ValueError,
+            note="a nested list instead of a tensor raises ValueError",
+        ),
     ),
     mistakes=(
         Mistake(
             "token-mean",
             "you averaged the log probabilities over the response's tokens; the sequence log likelihood is their masked sum",
-            _seq_mutant(_log_softmax, _masked_mean),
+            formula=_picked(_log_softmax, _masked_mean),
+            source="huggingface/trl#789: TRL's DPO log-prob helper returns either the sum or the average of the token log-probs",
+        ),
+        Mistake(
+            "mean-over-T",
+            "you divided the masked sum by T, the padded length; the sequence log likelihood is the masked sum itself, with no division",
+            formula=_picked(_log_softmax, _mean_over_t),
+            source="jingyaogong/minimind#298: a DPO loss averaged token log-probs with .mean(dim=1), dividing by the padded length",
         ),
         Mistake(
             "mask-ignored",
             "you summed over all positions and ignored the mask: padding and prompt positions must not count",
-            _seq_mutant(_log_softmax, _unmasked_sum),
+            formula=_picked(_log_softmax, _unmasked_sum),
+            source="Goekdeniz-Guelmez/mlx-lm-lora#88: right padding had been counted in get_logps' target mask",
+        ),
+        Mistake(
+            "mask-shifted",
+            "your mask is one position off its tokens; weight the log probability of tokens[b, t] by mask[b, t], at the same t",
+            formula=_mask_shifted,
+            source="Goekdeniz-Guelmez/mlx-lm-lora#80: the mask was applied at input-token positions instead of target-token positions",
+        ),
+        Mistake(
+            "causal-shift",
+            "you shifted logits and tokens by one as for a causal LM's raw outputs; here logits[b, t] already predicts tokens[b, t]: do not shift",
+            formula=_causal_shift,
+            source="AI-Hypercomputer/maxtext#2103: an off-by-one alignment between logits and tokens made real tokens look extremely unlikely",
         ),
         Mistake(
             "raw-logits",
             "you gathered the raw logits; take log_softmax over the vocabulary first",
-            _seq_mutant(lambda x: x, _masked_sum),
+            formula=_picked(lambda x: x, _masked_sum),
+            source="flowersteam/lamorel#37: a scoring function used the logits without log_softmax",
         ),
         Mistake(
             "softmax-over-positions",
             "you normalized over the positions (dim 1); log_softmax goes over the vocabulary (the last dim)",
-            _seq_mutant(lambda x: torch.log_softmax(x, dim=1), _masked_sum),
+            formula=_picked(lambda x: torch.log_softmax(x, dim=1), _masked_sum),
+            source="ctallec/world-models#10: a softmax taken over the batch dimension, confirmed and fixed",
+        ),
+        Mistake(
+            "log-of-softmax",
+            "you took torch.log(torch.softmax(...)); for a very unlikely token softmax rounds the probability to 0 and the log "
+            "gives -inf: use torch.log_softmax, which stays finite",
+            formula=_picked(lambda x: torch.log(torch.softmax(x, dim=-1)), _masked_sum),
+            source="PyTorch docs, torch.nn.functional.log_softmax: doing log and softmax separately is slower and numerically unstable",
+        ),
+        Mistake(
+            "nll-sign",
+            "you returned the negative log likelihood (what cross_entropy gives); the sequence log likelihood is its negative, ≤ 0",
+            formula=lambda logits, tokens, mask: (
+                -_picked(_log_softmax, _masked_sum)(logits, tokens, mask)
+            ),
+            source="PRIME-RL/PRIME#44: a cross-entropy formula written without its minus sign, acknowledged and fixed",
         ),
         Mistake(
             "no-validation",
             "invalid inputs (wrong shapes, float tokens, token ids outside [0, V), a mask that is not 0/1, NaN logits) must raise ValueError",
-            _seq_unchecked,
+            unchecked=True,
+            source=NO_SOURCE,
         ),
     ),
 )
@@ -423,25 +520,9 @@ def _group(g: int):
     return make
 
 
-def _change_mutant(formula):
-    def build(ns):
-        def mutant(logp_before, logp_after, correct):
-            ns["likelihood_change"](logp_before, logp_after, correct)
-            return float(formula(logp_before, logp_after, correct.bool()))
-
-        return mutant
-
-    return build
-
-
-def _change_no_raise(ns):
-    def mutant(logp_before, logp_after, correct):
-        c = correct.bool()
-        if not bool(c.any()):
-            return math.nan
-        return ns["likelihood_change"](logp_before, logp_after, correct)
-
-    return mutant
+def _change(formula):
+    """A formula of (before, after, correct as bool), returned as a float."""
+    return lambda before, after, correct: float(formula(before, after, correct.bool()))
 
 
 LIKELIHOOD_CHANGE = FunctionSpec(
@@ -464,6 +545,15 @@ LIKELIHOOD_CHANGE = FunctionSpec(
             note="one correct response out of four",
             rtol=1e-4,
             atol=1e-5,
+            kind="edge",
+        ),
+        Case(
+            "all-correct",
+            (_t([-2.0, -3.5, -1.0]), _t([-2.5, -3.0, -0.25]), torch.tensor([True, True, True])),
+            note="every response correct: the mean change of all of them",
+            rtol=1e-4,
+            atol=1e-5,
+            kind="edge",
         ),
         Case(
             "displaced",
@@ -508,32 +598,63 @@ LIKELIHOOD_CHANGE = FunctionSpec(
             raises=ValueError,
             note="a NaN log likelihood raises ValueError",
         ),
+        Case(
+            "list-input",
+            ([-3.0, -5.0], _t([-2.5, -6.0]), torch.tensor([True, False])),
+            raises=ValueError,
+            note="a list instead of a tensor raises ValueError",
+        ),
     ),
     mistakes=(
         Mistake(
             "all-responses",
             "you averaged the change over all responses; Eq. 2 averages over the correct ones only",
-            _change_mutant(lambda b, a, c: (a - b).mean()),
+            formula=_change(lambda b, a, c: (a - b).mean()),
+            source="arXiv 2505.18830 (Deng et al.) §3: the probe evaluates the average change in the log-likelihood of the correct responses",
+        ),
+        Mistake(
+            "diluted-mean",
+            "you summed the correct responses' changes but divided by G, the size of the whole group; divide by the number of correct responses",
+            formula=_change(
+                lambda b, a, c: torch.where(c, a - b, torch.zeros_like(a)).sum() / c.numel()
+            ),
+            source=NO_SOURCE,
         ),
         Mistake(
             "sign-flipped",
             "you computed before − after; the change is ln π_θ′(y⁺) − ln π_θ(y⁺) (after − before)",
-            _change_mutant(lambda b, a, c: (b - a)[c].mean()),
+            formula=_change(lambda b, a, c: (b - a)[c].mean()),
+            source="arXiv 2505.18830 (Deng et al.) §3: the change from θ to θ′, one update later, of the correct responses' log-likelihood",
         ),
         Mistake(
             "summed",
             "you summed the changes of the correct responses; take their mean",
-            _change_mutant(lambda b, a, c: (a - b)[c].sum()),
+            formula=_change(lambda b, a, c: (a - b)[c].sum()),
+            source="arXiv 2505.18830 (Deng et al.) §3: the average change over the correct responses",
         ),
         Mistake(
             "incorrect-responses",
             "you averaged over the incorrect responses; LLD is about the correct ones",
-            _change_mutant(lambda b, a, c: (a - b)[~c].mean()),
+            formula=_change(lambda b, a, c: (a - b)[~c].mean()),
+            source="arXiv 2505.18830 (Deng et al.) §3-4: lazy likelihood displacement concerns the correct responses y⁺",
+        ),
+        Mistake(
+            "probability-change",
+            "you compared probabilities, exp(after) − exp(before); Eq. 2 compares log likelihoods: ln π_θ′(y⁺) − ln π_θ(y⁺)",
+            formula=_change(lambda b, a, c: (a.exp() - b.exp())[c].mean()),
+            source="arXiv 2505.18830 (Deng et al.) §3: the change in the log-likelihood of the correct responses",
         ),
         Mistake(
             "nan-when-none-correct",
             "with no correct response you returned NaN; raise ValueError so the caller skips the group",
-            _change_no_raise,
+            unchecked=("no correct response",),
+            source="arXiv 2505.18830 (Deng et al.) §3: groups whose responses are all correct or all incorrect are filtered out",
+        ),
+        Mistake(
+            "no-validation",
+            "invalid inputs (no correct response, tensors that are not 1-D or of different lengths, correct not 0/1, NaN log likelihoods) must raise ValueError",
+            unchecked=True,
+            source=NO_SOURCE,
         ),
     ),
 )
@@ -550,25 +671,6 @@ def _changes(n: int):
     return make
 
 
-def _rate_mutant(formula):
-    def build(ns):
-        def mutant(changes, eps=0.0):
-            ns["lld_rate"](changes, eps)
-            return formula(changes, eps)
-
-        return mutant
-
-    return build
-
-
-def _rate_unchecked(ns):
-    def mutant(changes, eps=0.0):
-        c = torch.as_tensor(changes, dtype=torch.float32).reshape(-1)
-        return float((c <= eps).float().mean()) if c.numel() else 0.0
-
-    return mutant
-
-
 LLD_RATE = FunctionSpec(
     "lld_rate",
     cases=(
@@ -583,9 +685,10 @@ LLD_RATE = FunctionSpec(
             (_t([-0.5, 0.25, 0.25, 1.0]),),
             {"eps": 0.25},
             note="changes equal to eps count: 0.75",
+            kind="edge",
             **F32,
         ),
-        Case("none", (_t([0.1, 0.2, 0.4]),), note="all increases: 0", **F32),
+        Case("none", (_t([0.1, 0.2, 0.4]),), note="all increases: 0", kind="edge", **F32),
         Case(
             "negative-eps",
             (_t([-0.25, -0.0625, 0.5]), -0.125),
@@ -614,6 +717,12 @@ LLD_RATE = FunctionSpec(
             note="a NaN change raises ValueError",
         ),
         Case(
+            "list-input",
+            ([0.1, -0.2],),
+            raises=ValueError,
+            note="a list instead of a tensor raises ValueError",
+        ),
+        Case(
             "nan-eps",
             (_t([0.1, -0.2]), float("nan")),
             raises=ValueError,
@@ -624,27 +733,44 @@ LLD_RATE = FunctionSpec(
         Mistake(
             "strict",
             "you counted changes < eps; Def. 4.1 counts change ≤ eps, so a change of exactly eps (0 by default) is LLD",
-            _rate_mutant(lambda c, e: int((c < e).sum()) / c.numel()),
+            formula=lambda c, e: int((c < e).sum()) / c.numel(),
+            source="arXiv 2505.18830 (Deng et al.) §4, Def. 4.1: LLD is a likelihood that decreases or increases only marginally, up to a small ε ≥ 0 (the inequality is not legible in the copy read; ≤ is the curriculum's reading)",
         ),
         Mistake(
             "increases",
             "you counted the changes above eps (likelihood going up); LLD is the fraction with change ≤ eps",
-            _rate_mutant(lambda c, e: int((c > e).sum()) / c.numel()),
+            formula=lambda c, e: int((c > e).sum()) / c.numel(),
+            source="arXiv 2505.18830 (Deng et al.) abstract, §4: under LLD the likelihood of correct responses only marginally increases or even decreases",
+        ),
+        Mistake(
+            "abs-band",
+            "you counted only the changes within eps of 0 (|change| ≤ eps); a clear decrease is LLD too: count every change ≤ eps",
+            formula=lambda c, e: int((c.abs() <= e).sum()) / c.numel(),
+            source="arXiv 2505.18830 (Deng et al.) abstract: the likelihood of correct responses marginally increases or even decreases",
         ),
         Mistake(
             "count",
             "you returned how many changes are ≤ eps; return the fraction (divide by the number of groups)",
-            _rate_mutant(lambda c, e: int((c <= e).sum())),
+            formula=lambda c, e: int((c <= e).sum()),
+            source=NO_SOURCE,
+        ),
+        Mistake(
+            "percent",
+            "you returned a percentage (× 100); the rate is a fraction in [0, 1]",
+            formula=lambda c, e: 100 * int((c <= e).sum()) / c.numel(),
+            source="broadinstitute/picard#546: metrics named as percents are documented to be fractions",
         ),
         Mistake(
             "eps-ignored",
             "you compared with 0 whatever eps is; use the eps argument",
-            _rate_mutant(lambda c, e: int((c <= 0).sum()) / c.numel()),
+            formula=lambda c, e: int((c <= 0).sum()) / c.numel(),
+            source="arXiv 2505.18830 (Deng et al.) Def. 4.1: the threshold ε is a parameter of the definition",
         ),
         Mistake(
             "no-validation",
             "invalid inputs (empty, not 1-D, NaN changes, NaN eps) must raise ValueError",
-            _rate_unchecked,
+            unchecked=True,
+            source=NO_SOURCE,
         ),
     ),
 )

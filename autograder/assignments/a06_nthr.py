@@ -2,8 +2,9 @@
 nthr_weights and eta_schedule.
 
 Inputs are float32 torch tensors built from the case generator; tolerances
-are float32 ones. Every mutant first calls the reference (which raises on
-invalid input), except the ``no-validation`` ones.
+are float32 ones. Each mistake is one entry: its diagnosis and its wrong
+``formula``, which runs after the reference has validated the inputs (see
+spec.Mistake); the ``unchecked`` ones are the reference without its checks.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from autograder.spec import AssignmentSpec, Case, FunctionSpec, Mistake
+from autograder.spec import NO_SOURCE, AssignmentSpec, Case, FunctionSpec, Mistake
 
 F32 = {"rtol": 1e-5, "atol": 1e-6}
 SCORES = {"rtol": 1e-4, "atol": 1e-4}  # sums of Na x Nb float32 products: summation order matters
@@ -43,29 +44,14 @@ def _pe_case(t: int, v: int, scale: float):
     return make
 
 
-def _pe_mutant(formula):
-    def build(ns):
-        def mutant(logits, tokens):
-            ns["prediction_errors"](logits, tokens)
-            onehot = torch.nn.functional.one_hot(tokens.long(), logits.shape[-1]).to(logits.dtype)
-            return formula(onehot, logits)
+def _pe(formula):
+    """A formula of (one-hot vectors of the tokens, logits)."""
 
-        return mutant
+    def wrong(logits, tokens):
+        onehot = torch.nn.functional.one_hot(tokens.long(), logits.shape[-1]).to(logits.dtype)
+        return formula(onehot, logits)
 
-    return build
-
-
-def _pe_unchecked(ns):
-    def mutant(logits, tokens):
-        logits = torch.as_tensor(logits).float()
-        v = logits.shape[-1]
-        idx = torch.as_tensor(tokens).long().clamp(0, v - 1)
-        try:
-            return torch.nn.functional.one_hot(idx, v).float() - torch.softmax(logits, dim=-1)
-        except RuntimeError:
-            return torch.zeros_like(logits)
-
-    return mutant
+    return wrong
 
 
 PREDICTION_ERRORS = FunctionSpec(
@@ -86,8 +72,14 @@ PREDICTION_ERRORS = FunctionSpec(
         Case(
             "random", make=_pe_case(6, 7, 2.0), note="random logits, 6 positions, 7 tokens", **F32
         ),
-        Case("random-peaked", make=_pe_case(4, 5, 8.0), note="peaked random logits", **F32),
-        Case("random-one", make=_pe_case(1, 3, 1.0), note="one position", **F32),
+        Case(
+            "random-peaked",
+            make=_pe_case(4, 5, 8.0),
+            note="peaked random logits",
+            kind="edge",
+            **F32,
+        ),
+        Case("random-one", make=_pe_case(1, 3, 1.0), note="one position", kind="edge", **F32),
         Case(
             "one-dim-logits",
             (torch.zeros(4), torch.tensor([1])),
@@ -124,32 +116,67 @@ PREDICTION_ERRORS = FunctionSpec(
             raises=ValueError,
             note="NaN logits raise ValueError",
         ),
+        Case(
+            "int-logits",
+            (torch.zeros(2, 4, dtype=torch.int64), torch.tensor([1, 2])),
+            raises=ValueError,
+            note="integer logits raise ValueError",
+        ),
+        Case(
+            "two-dim-tokens",
+            (torch.zeros(2, 4), torch.tensor([[1], [2]])),
+            raises=ValueError,
+            note="tokens of shape (T, 1) instead of (T,) raise ValueError",
+        ),
+        Case(
+            "list-logits",
+            ([[0.0, 1.0, 0.5]], torch.tensor([0])),
+            raises=ValueError,
+            note="a nested list instead of a tensor raises ValueError",
+        ),
     ),
     mistakes=(
         Mistake(
             "sign-flipped",
             "you computed softmax − one-hot; the prediction error is one-hot − softmax (the gradient of ln π(y_t) with respect to the logits)",
-            _pe_mutant(lambda e, z: torch.softmax(z, -1) - e),
+            formula=_pe(lambda e, z: torch.softmax(z, -1) - e),
+            source="stats.stackexchange.com/questions/560391: the cross-entropy loss's gradient with respect to the logits is softmax − one-hot, the opposite sign",
         ),
         Mistake(
             "no-one-hot",
             "you returned −softmax without the one-hot vector of the token: the error is e_y − π(·)",
-            _pe_mutant(lambda e, z: -torch.softmax(z, -1)),
+            formula=_pe(lambda e, z: -torch.softmax(z, -1)),
+            source="arXiv 2505.18830 (Deng et al.) §7.2: α is an inner product of prediction errors e_y − π(·)",
         ),
         Mistake(
             "log-softmax",
             "you subtracted log_softmax; the error subtracts the probabilities (softmax)",
-            _pe_mutant(lambda e, z: e - torch.log_softmax(z, -1)),
+            formula=_pe(lambda e, z: e - torch.log_softmax(z, -1)),
+            source="arXiv 2505.18830 (Deng et al.) §7.2: the prediction error e_y − π(·) subtracts the probabilities π",
         ),
         Mistake(
             "one-hot-only",
             "you returned the one-hot vectors only; subtract the softmax probabilities",
-            _pe_mutant(lambda e, z: e.clone()),
+            formula=_pe(lambda e, z: e.clone()),
+            source="arXiv 2505.18830 (Deng et al.) §7.2: the prediction error e_y − π(·) includes the model's probabilities",
+        ),
+        Mistake(
+            "softmax-over-positions",
+            "you took the softmax over the positions (dim 0); each position has its own distribution over the vocabulary: softmax over dim -1",
+            formula=_pe(lambda e, z: e - torch.softmax(z, 0)),
+            source="fxia22/pointnet.pytorch#27: log_softmax applied along the batch instead of the class channels, fixed",
+        ),
+        Mistake(
+            "causal-shift",
+            "you shifted tokens against logits as for a causal LM's raw outputs (T − 1 rows); here row t of logits already predicts tokens[t]: do not shift",
+            formula=_pe(lambda e, z: e[1:] - torch.softmax(z[:-1], -1)),
+            source="huggingface/trl#1172: causal-LM code shifts logits against labels because the model predicts the next token",
         ),
         Mistake(
             "no-validation",
             "invalid inputs (wrong dimensions or lengths, float tokens, token ids outside [0, V), NaN logits) must raise ValueError",
-            _pe_unchecked,
+            unchecked=True,
+            source=NO_SOURCE,
         ),
     ),
 )
@@ -170,25 +197,15 @@ def _ts_case(na: int, nb: int, d: int, v: int):
     return make
 
 
-def _ts_mutant(formula):
-    def build(ns):
-        def mutant(h_a, err_a, h_b, err_b):
-            ns["token_scores"](h_a, err_a, h_b, err_b)
-            return formula(err_a @ err_b.T, h_a @ h_b.T)  # alpha (Na, Nb), sim (Na, Nb)
-
-        return mutant
-
-    return build
+def _ts(formula):
+    """A formula of (α = err_a @ err_b.T, ⟨h_a, h_b⟩ = h_a @ h_b.T), both (Na, Nb)."""
+    return lambda h_a, err_a, h_b, err_b: formula(err_a @ err_b.T, h_a @ h_b.T)
 
 
-def _ts_unchecked(ns):
-    def mutant(h_a, err_a, h_b, err_b):
-        try:
-            return ((err_a.float() @ err_b.float().T) * (h_a.float() @ h_b.float().T)).sum(dim=1)
-        except (RuntimeError, AttributeError):
-            return torch.zeros(1)
-
-    return mutant
+def _cosine_scores(h_a, err_a, h_b, err_b):
+    """Eq. 7 with the cosine similarity of the hidden states instead of their inner product."""
+    unit = torch.nn.functional.normalize
+    return ((err_a @ err_b.T) * (unit(h_a, dim=1) @ unit(h_b, dim=1).T)).sum(dim=1)
 
 
 _H = _t([[1.0, 0.0], [0.0, 2.0]])
@@ -207,7 +224,13 @@ TOKEN_SCORES = FunctionSpec(
             "random", make=_ts_case(5, 7, 8, 6), note="5 tokens against 7, D = 8, V = 6", **SCORES
         ),
         Case("random-square", make=_ts_case(6, 6, 4, 5), note="6 tokens against 6", **SCORES),
-        Case("random-single", make=_ts_case(1, 9, 16, 12), note="one token against 9", **SCORES),
+        Case(
+            "random-single",
+            make=_ts_case(1, 9, 16, 12),
+            note="one token against 9",
+            kind="edge",
+            **SCORES,
+        ),
         Case(
             "random-large",
             make=_ts_case(40, 60, 32, 20),
@@ -251,6 +274,18 @@ TOKEN_SCORES = FunctionSpec(
             note="an empty set b raises ValueError",
         ),
         Case(
+            "empty-a",
+            (torch.zeros(0, 2), torch.zeros(0, 3), _HB, _EB),
+            raises=ValueError,
+            note="an empty set a raises ValueError",
+        ),
+        Case(
+            "list-input",
+            ([[1.0, 2.0]], _EA[:1], _HB, _EB),
+            raises=ValueError,
+            note="a list instead of a tensor raises ValueError",
+        ),
+        Case(
             "int-tensor",
             (torch.tensor([[1, 0]]), _EA[:1], _HB, _EB),
             raises=ValueError,
@@ -267,32 +302,44 @@ TOKEN_SCORES = FunctionSpec(
         Mistake(
             "alpha-dropped",
             "you summed the hidden-state similarities ⟨h_a, h_b⟩ only; each one is weighted by α = ⟨err_a, err_b⟩",
-            _ts_mutant(lambda al, s: s.sum(dim=1)),
+            formula=_ts(lambda al, s: s.sum(dim=1)),
+            source="arXiv 2505.18830 (Deng et al.) §4.1, Cor. 4.5: a negative token's effect grows with α · ⟨h⁺, h⁻⟩, not with the similarity alone",
         ),
         Mistake(
             "hidden-dropped",
             "you summed α = ⟨err_a, err_b⟩ only; each α multiplies the hidden-state similarity ⟨h_a, h_b⟩",
-            _ts_mutant(lambda al, s: al.sum(dim=1)),
+            formula=_ts(lambda al, s: al.sum(dim=1)),
+            source="arXiv 2505.18830 (Deng et al.) §4.1, Cor. 4.5: the score is α · ⟨h⁺, h⁻⟩, the prediction-error similarity times the hidden-state similarity",
         ),
         Mistake(
             "wrong-axis",
             "you summed over set a's tokens (dim 0); each token of a is summed against all tokens of b (dim 1), giving Na scores",
-            _ts_mutant(lambda al, s: (al * s).sum(dim=0)),
+            formula=_ts(lambda al, s: (al * s).sum(dim=0)),
+            source="arXiv 2505.18830 (Deng et al.) §5: one score per token of an incorrect response, against all tokens of the correct responses",
         ),
         Mistake(
             "product-of-sums",
             "you multiplied Σ α by Σ ⟨h_a, h_b⟩; the score sums the products α · ⟨h_a, h_b⟩ pair by pair",
-            _ts_mutant(lambda al, s: al.sum(dim=1) * s.sum(dim=1)),
+            formula=_ts(lambda al, s: al.sum(dim=1) * s.sum(dim=1)),
+            source="arXiv 2505.18830 (Deng et al.) §7.4: the sums may be taken first only inside the matrix inner product of Σ e hᵀ, not of α and ⟨h, h⟩ separately",
         ),
         Mistake(
             "mean-over-b",
             "you averaged over set b's tokens; Eq. 7 sums over them",
-            _ts_mutant(lambda al, s: (al * s).mean(dim=1)),
+            formula=_ts(lambda al, s: (al * s).mean(dim=1)),
+            source="arXiv 2505.18830 (Deng et al.) §5: the score sums over all tokens of all correct responses",
+        ),
+        Mistake(
+            "cosine-hidden",
+            "you normalized the hidden states (cosine similarity); the score uses the raw inner products ⟨h_a, h_b⟩, whose size matters",
+            formula=_cosine_scores,
+            source=NO_SOURCE,
         ),
         Mistake(
             "no-validation",
             "invalid inputs (not 2-D, mismatched rows, hidden or vocabulary sizes, an empty set, integer tensors, NaN) must raise ValueError",
-            _ts_unchecked,
+            unchecked=True,
+            source=NO_SOURCE,
         ),
     ),
 )
@@ -315,44 +362,23 @@ def _nw_case(shape, n_pos: int):
     return make
 
 
-def _nw_mutant(tau_fn, pick):
-    def build(ns):
-        def mutant(neg_scores, pos_mean_scores, beta=1.0, eta=0.0):
-            ns["nthr_weights"](neg_scores, pos_mean_scores, beta, eta)
-            tau = tau_fn(pos_mean_scores, beta)
-            sel, keep = pick(neg_scores, tau)
-            return torch.where(
-                sel, torch.full_like(neg_scores, eta), torch.full_like(neg_scores, keep)
-            )
+def _nw(tau_fn, pick, swap=False):
+    """A formula: τ = tau_fn(pos_mean_scores, β); ``pick(s, τ)`` selects; η there, 1 elsewhere."""
 
-        return mutant
+    def formula(neg_scores, pos_mean_scores, beta, eta):
+        selected = pick(neg_scores, tau_fn(pos_mean_scores, beta))
+        eta_t, one = torch.full_like(neg_scores, eta), torch.ones_like(neg_scores)
+        return torch.where(selected, one, eta_t) if swap else torch.where(selected, eta_t, one)
 
-    return build
+    return formula
 
 
 def _above(s, tau):
-    return s > tau, 1.0
+    return s > tau
 
 
-def _nw_eta_on_unselected(ns):
-    def mutant(neg_scores, pos_mean_scores, beta=1.0, eta=0.0):
-        ns["nthr_weights"](neg_scores, pos_mean_scores, beta, eta)
-        tau = beta * pos_mean_scores.min()
-        return torch.where(
-            neg_scores > tau, torch.ones_like(neg_scores), torch.full_like(neg_scores, eta)
-        )
-
-    return mutant
-
-
-def _nw_unchecked(ns):
-    def mutant(neg_scores, pos_mean_scores, beta=1.0, eta=0.0):
-        s = torch.as_tensor(neg_scores).float()
-        p = torch.as_tensor(pos_mean_scores).float().reshape(-1)
-        tau = beta * (p.min() if p.numel() else 0.0)
-        return torch.where(s > tau, torch.full_like(s, eta), torch.ones_like(s))
-
-    return mutant
+def _min_tau(p, b):
+    return b * p.min()
 
 
 NTHR_WEIGHTS = FunctionSpec(
@@ -376,6 +402,7 @@ NTHR_WEIGHTS = FunctionSpec(
             (_t([0.5, 0.75, 1.0]), _t([0.75, 1.25])),
             {"eta": 0.5},
             note="a score equal to τ is not selected (s > τ, strictly)",
+            kind="edge",
             **EXACT,
         ),
         Case(
@@ -397,6 +424,23 @@ NTHR_WEIGHTS = FunctionSpec(
             (_t([-2.0, -0.5, 0.25]), _t([-1.0, 0.5])),
             {"beta": 1.5, "eta": 0.125},
             note="a negative min: τ = 1.5 · (-1) = -1.5",
+            kind="edge",
+            **EXACT,
+        ),
+        Case(
+            "eta-one",
+            (_t([0.5, 3.0, 1.0]), _t([2.0, 1.0])),
+            {"eta": 1.0},
+            note="η = 1 is allowed: every weight is 1 (NTHR switched off)",
+            kind="edge",
+            **EXACT,
+        ),
+        Case(
+            "beta-zero",
+            (_t([-0.5, 0.0, 0.25, 2.0]), _t([3.0, 1.0])),
+            {"beta": 0.0, "eta": 0.25},
+            note="β = 0: τ = 0, every positive score is selected",
+            kind="edge",
             **EXACT,
         ),
         Case("random", make=_nw_case((12,), 3), note="random scores, β and η", **EXACT),
@@ -446,42 +490,80 @@ NTHR_WEIGHTS = FunctionSpec(
             raises=ValueError,
             note="a list instead of a tensor raises ValueError",
         ),
+        Case(
+            "pos-list",
+            (_t([0.5, 2.0]), [1.0, 0.5]),
+            raises=ValueError,
+            note="pos_mean_scores as a list raises ValueError",
+        ),
+        Case(
+            "int-scores",
+            (torch.tensor([0, 3, 1]), _t([1.0])),
+            {"eta": 0.25},
+            raises=ValueError,
+            note="integer scores raise ValueError",
+        ),
     ),
     mistakes=(
         Mistake(
             "max-threshold",
             "you set τ from the max of the correct responses' mean scores; Algorithm 1 uses the min",
-            _nw_mutant(lambda p, b: b * p.max(), _above),
+            formula=_nw(lambda p, b: b * p.max(), _above),
+            source="arXiv 2505.18830 (Deng et al.) §5.2, Algorithm 1: τ = β · min of the correct responses' mean scores",
         ),
         Mistake(
             "mean-threshold",
             "you set τ from the mean of the correct responses' mean scores; Algorithm 1 uses the min",
-            _nw_mutant(lambda p, b: b * p.mean(), _above),
+            formula=_nw(lambda p, b: b * p.mean(), _above),
+            source="arXiv 2505.18830 (Deng et al.) §5.2, Algorithm 1: τ = β · min of the correct responses' mean scores",
+        ),
+        Mistake(
+            "zero-threshold",
+            "you selected the scores above 0; the threshold is τ = β · min(pos_mean_scores), which is 0 only when β = 0",
+            formula=_nw(lambda p, b: 0.0, _above),
+            source="arXiv 2505.18830 (Deng et al.) §5.1 vs Algorithm 1: a token harms the correct responses when s⁻ ≥ 0, but NTHR selects s⁻ > β · min s̄⁺",
         ),
         Mistake(
             "beta-ignored",
             "you left out β: τ = β · min(pos_mean_scores)",
-            _nw_mutant(lambda p, b: p.min(), _above),
+            formula=_nw(lambda p, b: p.min(), _above),
+            source="arXiv 2505.18830 (Deng et al.) §7.6, Table 4: β scales the threshold τ (ablation over β)",
         ),
         Mistake(
             "ge",
             "you selected scores ≥ τ; a token is selected only when s > τ (strictly)",
-            _nw_mutant(lambda p, b: b * p.min(), lambda s, t: (s >= t, 1.0)),
+            formula=_nw(_min_tau, lambda s, t: s >= t),
+            source="arXiv 2505.18830 (Deng et al.) Algorithm 1: a token is selected when its score exceeds τ",
         ),
         Mistake(
             "below",
             "you selected the tokens below τ; NTHR softens the tokens ABOVE τ, those most aligned with correct responses",
-            _nw_mutant(lambda p, b: b * p.min(), lambda s, t: (s < t, 1.0)),
+            formula=_nw(_min_tau, lambda s, t: s < t),
+            source="arXiv 2505.18830 (Deng et al.) §5.2, Algorithm 1: the tokens with scores above τ are softened",
         ),
         Mistake(
             "eta-on-unselected",
             "you gave η to the unselected tokens and 1 to the selected ones; it is the other way round",
-            _nw_eta_on_unselected,
+            formula=_nw(_min_tau, _above, swap=True),
+            source="arXiv 2505.18830 (Deng et al.) Algorithm 1: the selected tokens' advantages are scaled by η, the others are kept",
+        ),
+        Mistake(
+            "eta-everywhere",
+            "you gave η to every token; only the tokens with s > τ get η, the others keep weight 1 (η on all tokens did worse than GRPO in the paper's ablation)",
+            formula=lambda neg_scores, pos_mean_scores, beta, eta: torch.full_like(neg_scores, eta),
+            source="arXiv 2505.18830 (Deng et al.) §7.6, Table 4: β = −∞ applies η to all incorrect tokens and does worse than GRPO",
+        ),
+        Mistake(
+            "eta-hardcoded-zero",
+            "you gave the selected tokens weight 0 whatever eta is (the one-step probe's setting); give them the eta argument",
+            formula=lambda s, p, beta, eta: _nw(_min_tau, _above)(s, p, beta, 0.0),
+            source="arXiv 2505.18830 (Deng et al.) §5.3 vs §7.3: η = 0 in the one-step probe, η = 2·|0.5 − p| in training",
         ),
         Mistake(
             "no-validation",
             "invalid inputs (empty or non-1-D pos_mean_scores, NaN scores, η outside [0, 1], negative β, lists) must raise ValueError",
-            _nw_unchecked,
+            unchecked=True,
+            source=NO_SOURCE,
         ),
     ),
 )
@@ -494,26 +576,15 @@ def _rates(rng):
     return (_t(rng.integers(0, 9, size=10) / 8),)  # success rates of groups of 8
 
 
-def _eta_mutant(formula):
-    def build(ns):
-        def mutant(success_rate):
-            ns["eta_schedule"](success_rate)
-            if isinstance(success_rate, torch.Tensor):
-                return formula(success_rate, torch.abs)
-            return float(formula(float(success_rate), abs))
+def _eta(formula):
+    """A formula of (p, abs), on a tensor as on a float, as the reference returns."""
 
-        return mutant
-
-    return build
-
-
-def _eta_unchecked(ns):
-    def mutant(success_rate):
+    def wrong(success_rate):
         if isinstance(success_rate, torch.Tensor):
-            return 2 * (0.5 - success_rate.float()).abs()
-        return 2 * abs(0.5 - float(success_rate))
+            return formula(success_rate, torch.abs)
+        return float(formula(float(success_rate), abs))
 
-    return mutant
+    return wrong
 
 
 ETA_SCHEDULE = FunctionSpec(
@@ -521,7 +592,9 @@ ETA_SCHEDULE = FunctionSpec(
     cases=(
         Case("quarter", (0.25,), note="p = 0.25: η = 0.5", **F32),
         Case("three-quarters", (0.75,), note="p = 0.75: η = 0.5", **F32),
-        Case("all-correct", (1.0,), note="p = 1: η = 1", **F32),
+        Case("all-correct", (1.0,), note="p = 1: η = 1", kind="edge", **F32),
+        Case("all-wrong", (0.0,), note="p = 0: η = 1", kind="edge", **F32),
+        Case("balanced", (0.5,), note="p = 0.5: η = 0", kind="edge", **F32),
         Case(
             "tensor", (_t([0.0, 0.25, 0.5, 0.625, 1.0]),), note="a tensor of success rates", **F32
         ),
@@ -542,27 +615,67 @@ ETA_SCHEDULE = FunctionSpec(
             raises=ValueError,
             note="an integer tensor raises ValueError",
         ),
+        Case(
+            "tensor-negative",
+            (_t([0.5, -0.25]),),
+            raises=ValueError,
+            note="a tensor with a negative rate raises ValueError",
+        ),
+        Case(
+            "tensor-nan",
+            (_t([0.5, float("nan")]),),
+            raises=ValueError,
+            note="a tensor holding NaN raises ValueError",
+        ),
+        Case(
+            "none",
+            (None,),
+            raises=ValueError,
+            note="a missing success rate (None) raises ValueError",
+        ),
     ),
     mistakes=(
         Mistake(
             "no-abs",
             "you left out the absolute value: 2·(0.5 − p) is negative when most of the group is right; η = 2·|0.5 − p|",
-            _eta_mutant(lambda p, ab: 2 * (0.5 - p)),
+            formula=_eta(lambda p, ab: 2 * (0.5 - p)),
+            source="arXiv 2505.18830 (Deng et al.) §7.3: η = 2 × |0.5 − p|, p the success rate",
         ),
         Mistake(
             "no-factor-2",
             "you left out the factor 2: |0.5 − p| only reaches 0.5; η = 2·|0.5 − p| reaches 1 for all-right or all-wrong groups",
-            _eta_mutant(lambda p, ab: ab(0.5 - p)),
+            formula=_eta(lambda p, ab: ab(0.5 - p)),
+            source="arXiv 2505.18830 (Deng et al.) §7.3: η = 2 × |0.5 − p|, p the success rate",
         ),
         Mistake(
             "inverted",
             "you computed 1 − 2·|0.5 − p|: η must be small for balanced groups (p near 0.5), where LLD is strongest, and 1 for lopsided ones",
-            _eta_mutant(lambda p, ab: 1 - 2 * ab(0.5 - p)),
+            formula=_eta(lambda p, ab: 1 - 2 * ab(0.5 - p)),
+            source="arXiv 2505.18830 (Deng et al.) §7.3: the schedule penalizes questions with success rates near 0.5 less",
+        ),
+        Mistake(
+            "eta-p",
+            "you used η = p, one of the paper's ablation variants; this notebook's schedule (the paper's training setting) is η = 2·|0.5 − p|",
+            formula=_eta(lambda p, ab: p * 1.0),
+            source="arXiv 2505.18830 (Deng et al.) §7.6, Table 5: η = p, η = 1 − p and η = 2·|0.5 − p| compared; 2·|0.5 − p| is adopted",
+        ),
+        Mistake(
+            "eta-one-minus-p",
+            "you used η = 1 − p, one of the paper's ablation variants; this notebook's schedule (the paper's training setting) is η = 2·|0.5 − p|",
+            formula=_eta(lambda p, ab: 1 - p),
+            source="arXiv 2505.18830 (Deng et al.) §7.6, Table 5: η = p, η = 1 − p and η = 2·|0.5 − p| compared; 2·|0.5 − p| is adopted",
+        ),
+        Mistake(
+            "squared",
+            "you squared the distance, 4·(0.5 − p)²; η is linear in it: 2·|0.5 − p| (0.5 at p = 0.25, not 0.25)",
+            formula=_eta(lambda p, ab: 4 * (0.5 - p) ** 2),
+            source=NO_SOURCE,
         ),
         Mistake(
             "no-validation",
             "success rates outside [0, 1], NaN, or integer tensors must raise ValueError",
-            _eta_unchecked,
+            unchecked=True,
+            source=NO_SOURCE,
         ),
     ),
 )

@@ -1,8 +1,10 @@
-"""Input generators shared by several case modules."""
+"""Input generators and cases shared by several case modules."""
 
 from __future__ import annotations
 
 import numpy as np
+
+from autograder.spec import Case
 
 
 def random_distribution(rng: np.random.Generator, n: int, zeros: int = 0) -> list[float]:
@@ -21,3 +23,239 @@ def distribution_pair(n: int, zeros_p: int = 0, zeros_q: int = 0):
         return random_distribution(rng, n, zeros_p), random_distribution(rng, n, zeros_q)
 
     return make
+
+
+# The distribution checks of notebooks 01 and 02: a (policy, reference) pair placed between
+# ``before`` and ``after`` (the other arguments of the function), ids prefixed by ``id_prefix``.
+
+
+def distribution_edge_cases(
+    before: tuple = (), after: tuple = (), id_prefix: str = "", zeros: bool = True
+) -> list[Case]:
+    """Valid pairs at the edges of the checks: one outcome, a deterministic pair (when zeros are
+    allowed), a sum off by less than the tolerance 1e-9 · n."""
+    edges = [
+        ("one-outcome", ([1.0], [1.0]), "a single outcome with probability 1"),
+        ("deterministic-equal", ([1.0, 0.0], [1.0, 0.0]), "the same deterministic distribution"),
+        (
+            "within-tolerance",
+            ([0.25, 0.25, 0.25, 0.25 + 2.5e-9], [0.25] * 4),
+            "a sum off by 2.5e-9 with 4 outcomes is within 1e-9 · 4: valid",
+        ),
+    ]
+    return [
+        Case(id_prefix + cid, (*before, *args, *after), note=note, kind="edge")
+        for cid, args, note in edges
+        if zeros or cid != "deterministic-equal"
+    ]
+
+
+def invalid_distribution_cases(
+    before: tuple = (), after: tuple = (), id_prefix: str = "", zeros_invalid: bool = False
+) -> list[Case]:
+    """Pairs that are not two distributions of the same length (and, with ``zeros_invalid``,
+    pairs holding a zero): each raises ValueError."""
+    bad = [
+        ("empty", ([], []), "empty distributions raise ValueError"),
+        ("unequal-lengths", ([0.5, 0.5], [0.2, 0.3, 0.5]), "unequal lengths raise ValueError"),
+        ("negative-entry", ([1.2, -0.2], [0.5, 0.5]), "a negative probability raises ValueError"),
+        ("entry-above-one", ([0.5, 0.5], [1.5, -0.5]), "a probability above 1 raises ValueError"),
+        ("nan-entry", ([float("nan"), 0.5], [0.5, 0.5]), "NaN raises ValueError"),
+        ("not-normalized", ([0.3, 0.3], [0.5, 0.5]), "a policy not summing to 1 raises ValueError"),
+        (
+            "reference-not-normalized",
+            ([0.5, 0.5], [0.6, 0.6]),
+            "a reference not summing to 1 raises ValueError",
+        ),
+        (
+            "negative-pair",
+            ([-0.2, 0.6, 0.6], [-0.1, 0.55, 0.55]),
+            "negative entries raise ValueError even where their ratio is positive",
+        ),
+        (
+            "negative-reference-unused",
+            ([0.0, 0.5, 0.5], [-0.2, 0.6, 0.6]),
+            "a negative reference entry raises ValueError even where p_i = 0",
+        ),
+        (
+            "negative-policy-unused",
+            ([-0.2, 0.6, 0.6], [0.0, 0.5, 0.5]),
+            "a negative policy entry raises ValueError even where q_i = 0",
+        ),
+        (
+            "outside-tolerance",
+            ([0.25, 0.25, 0.25, 0.25 + 6e-9], [0.25] * 4),
+            "a sum off by 6e-9 with 4 outcomes (more than 1e-9 · 4) raises ValueError",
+        ),
+    ]
+    if zeros_invalid:
+        bad += [
+            ("zero-in-policy", ([0.0, 1.0], [0.5, 0.5]), "p_i = 0: the log ratio is undefined"),
+            ("zero-in-reference", ([0.5, 0.5], [1.0, 0.0]), "q_i = 0: the log ratio is undefined"),
+        ]
+    return [
+        Case(id_prefix + cid, (*before, *args, *after), raises=ValueError, note=note)
+        for cid, args, note in bad
+    ]
+
+
+# -- documented sources of the known mistakes of 01 and 02 ------------------------------------
+# Each is "<where it is>: <what it shows>", written from the page as opened. A mistake's
+# ``source`` joins the ones that document it (``cite``). A mistake with none is spec.NO_SOURCE.
+
+ALPACA_FARM_67 = (
+    "tatsu-lab/alpaca_farm#67: AlpacaFarm's PPO takes clamp(logprobs − ref_logprobs, min=0) as its "
+    "per-token KL, and a user proposes the swapped clamp(ref_logprobs − logprobs, min=0) and the "
+    "maintainer explains the direction"
+)
+SCHULMAN_BLOG = (
+    "joschu.net/blog/kl-approx.html (J. Schulman, Approximating KL Divergence): k1 = −log r, "
+    "k2 = ½(log r)², k3 = (r − 1) − log r with r = p/q for samples of q, the letters the other way "
+    "round from this course's"
+)
+XIHUAI_KL_ESTIMATORS = (
+    "xihuai18.github.io/reinforcement-learning/2025/12/01/kl-estimators-en.html: RLHF calls "
+    "KL(actor ‖ reference) the reverse KL, the opposite of this course's naming"
+)
+PYTORCH_57459 = (
+    "pytorch/pytorch#57459: F.kl_div(input, target) computes KL(target ‖ input), the reverse of the "
+    "order users read into its arguments"
+)
+ACER_6 = (
+    "Kaixhin/ACER#6: the two arguments of a KL were in the wrong order relative to the paper, "
+    "which the author confirms and fixes"
+)
+MWP_REFT_40 = (
+    "lqtrung1998/mwp_ReFT#40: a user mixes up the sampled log ratio with the weighted sum "
+    "Σ p(x) log(p(x)/q(x)), and the reply explains that sampling from p already weights by p"
+)
+FIELDTRIP_686 = (
+    "fieldtrip/fieldtrip#686: a KL-based index computed with log(P) and log2(Q) mixed: the base of "
+    "the log changes the value"
+)
+KANSA_71 = (
+    "davehull/Kansa#71: an entropy switched from the natural log to log2, bits instead of nats"
+)
+SCIPY_ENTROPY = (
+    "docs.scipy.org scipy.stats.entropy (1.8.1): entropy(pk, qk) = Σ pk log(pk/qk) in base e unless "
+    "base= is given, and it silently renormalises pk and qk"
+)
+SCIPY_REL_ENTR = (
+    "docs.scipy.org scipy.special.rel_entr: x · log(x/y) is 0 at x = 0 and +∞ at x > 0 = y"
+)
+THE_ALGORITHMS_12233 = (
+    "TheAlgorithms/Python#12233: a KL function returns NaN when an entry of y_true is 0 "
+    "(0 · log 0 = 0 · −inf), and the fix masks the zero entries"
+)
+TORCHMETRICS_1029 = (
+    "Lightning-AI/torchmetrics#1029: KLDivergence gives NaN with zero probabilities, and the report asks "
+    "that p_i = 0 terms be skipped and that q_i = 0 < p_i give inf, not NaN"
+)
+DISTRIBUTIONS_JL_793 = (
+    "JuliaStats/Distributions.jl#793: kldivergence of two Categoricals returns NaN when P(x) = 0"
+)
+CAUSALML_167 = (
+    "uber/causalml#167: a KL that clamps q to [1e-6, 1 − 1e-6] still returns NaN for p = 0 or 1 "
+    "(numpy's log does not handle 0 · log 0)"
+)
+QUCUMBER_67 = (
+    "PIQuIL/QuCumber#67: proposes fixing KL NaNs by adding an epsilon to p and q inside the log"
+)
+XPSI_331 = "xpsi-group/xpsi#331: keeps prior probabilities away from 0 to avoid infinite KL values"
+LEAN_POOL_28 = (
+    "Vilin97/lean-pool#28: review: a KL definition where q = 0 < p silently gives a finite value "
+    "instead of +∞"
+)
+PYTORCH_43348 = (
+    "pytorch/pytorch#43348: probabilities passed to kl_div, which expects log probabilities, give a "
+    "wrong value"
+)
+LIGHTLY_1341 = (
+    "lightly-ai/lightly#1341: a loss fixed by converting probabilities to log space before the KL"
+)
+VERL_CORE_ALGOS = (
+    "volcengine/verl verl/trainer/ppo/core_algos.py@012be9d9: kl_penalty offers 'abs' "
+    "|logp − ref_logp| beside k1, 'mse'/k2 = ½(logp − ref_logp)², and low_var_kl (k3) with the log "
+    "ratio clamped to [−20, 20] and the value to [−10, 10]"
+)
+TRL_1161 = (
+    "huggingface/trl#1161: PPOTrainer's kl_penalty='abs' takes |logp − ref_logp|, and the maintainer "
+    "calls it safer when the sampled KL turns negative"
+)
+TRL_463 = (
+    "huggingface/trl#463: TRL's per-token KL penalty is the unclipped logprob − ref_logprob, "
+    "subtracted from the reward, and it goes negative"
+)
+TRL_6693 = (
+    "huggingface/trl#6693: a maintainer argues that a NaN token log probability should raise rather "
+    "than be neutralised"
+)
+PYTORCH_RL_4255 = (
+    "pytorch/rl#4255: review: TorchRL's KL transform silently maps infinite log ratios to 0"
+)
+COMPOSE_RL_44 = (
+    "databricks/compose-rl#44: adding Schulman's estimators, the review asks to clamp the log ratios "
+    "to ±40"
+)
+OPENRLHF_1160 = "OpenRLHF/OpenRLHF#1160: clamps the k3 log ratio to [−10, 10] before exp"
+VERL_751 = (
+    "verl-project/verl#751: NaN KL traced to exp in low_var_kl, worked around by clamping the log "
+    "ratio to [−5, 5]"
+)
+SLIME_2198 = (
+    "THUDM/slime#2198: clamps the log ratios to ±20 before exp in the low-variance KL estimator"
+)
+TUNIX_1560 = (
+    "google/tunix#1560: adds an optional symmetric clamp clip(kl, −c, c) of the per-token KL value"
+)
+ROCKET_LEARN_12 = (
+    "Rolv-Arild/rocket-learn#12: fixes a KL estimator written (e^ratio − 1) − ratio, the probability "
+    "ratio exponentiated, to (ratio − 1) − ln(ratio)"
+)
+COLOSSALAI_3696 = (
+    "hpcaitech/ColossalAI#3696: compute_approx_kl builds the k3 ratio in the wrong direction for "
+    "samples drawn from the actor"
+)
+MLX_EXAMPLES_1233 = (
+    "ml-explore/mlx-examples#1233: a GRPO trainer writes Schulman's approximator as "
+    "exp(logp − ref_logp) − 1 − (logp − ref_logp), the inverted ratio"
+)
+PRIME_RL_1697 = "PrimeIntellect-ai/prime-rl#1697: a 'k2' KL term written τ · (log ratio)², the 0.5 factor removed"
+GRAIL_42 = (
+    "one-covenant/grail#42: a review flags a GRPO KL penalty computed as the mean squared log ratio, "
+    "with no ½"
+)
+PYTORCH_42803 = (
+    "pytorch/pytorch#42803: torch.var (Bessel-corrected by default) and np.var (ddof=0) disagree"
+)
+PYTORCH_50010 = "pytorch/pytorch#50010: torch's default unbiased=True is numpy's ddof=1"
+STATSBASE_694 = (
+    "JuliaStats/StatsBase.jl#694: the docs of mean_and_var said 'standard deviation' for the "
+    "variance it returns"
+)
+NUMPY_COV = (
+    "numpy.org numpy.cov: normalises by N − 1 by default, also with aweights (ddof=0 gives the "
+    "weighted population variance)"
+)
+TRL_3248 = (
+    "huggingface/trl#3248: a batch whose completions are all truncated divides 0 by 0 and gives NaN"
+)
+NEMO_AUTOMODEL_3796 = (
+    "NVIDIA-NeMo/Automodel#3796: losses divide by a zero token count and return NaN for a fully "
+    "masked batch"
+)
+TRL_3556 = (
+    "huggingface/trl#3556: asks whether k3 belongs on each token or on the whole sequence: a "
+    "non-linear estimator of an aggregate is not the aggregate of the estimator"
+)
+HANDS_ON_RL_75 = (
+    "walkinglabs/hands-on-modern-rl#75: a course's GRPO code applied k3 to response-level log "
+    "probabilities, and the fix takes k3 per token, then averages"
+)
+
+
+def cite(*sources: str) -> str:
+    """A mistake's ``source``: the documented sources that show it, joined by "; "."""
+    if any("; " in s for s in sources):
+        raise ValueError("a source must not hold '; ', which separates sources")
+    return "; ".join(sources)

@@ -1,0 +1,273 @@
+"""report.html and report.json: what a class got wrong, per assignment and graded function.
+
+For each assignment: the number of submissions and the distribution of total scores;
+for each graded function: the distribution of its scores, how many got full marks,
+did not attempt it or could not be graded, and what the failing ones got wrong: each
+diagnosis ranked by how many students it names, with its text. Failures that no
+diagnosis explains are counted apart ("unrecognised").
+
+Diagnoses are read through :func:`diagnoses_of`, the one place that turns a graded
+function into a list of ``Diagnosis(kind, id, text)``. Today a function carries at
+most one catalogued mistake (kind ``"mistake"``). When a FunctionResult carries a
+list ``diagnoses`` of several kinds (a conceptual mistake, a missing validation, an
+error shape), each is counted the same way under its own kind.
+
+Figures are matplotlib bar charts drawn on a bare ``Figure`` (the Agg renderer, no
+pyplot state; matplotlib is imported only when the report is written), embedded as
+base64 PNG so report.html is one self-contained file. report.json holds the same
+counts for programs and tests. Memory is bounded by the number of distinct scores
+and diagnoses, not by the number of submissions.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import io
+import json
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from autograder.evaluate import FunctionResult
+from autograder.report import SubmissionResult, write_atomic
+
+
+@dataclass(frozen=True)
+class Diagnosis:
+    kind: str  # "mistake" (catalogued); later also e.g. "validation", "error-shape"
+    id: str
+    text: str
+
+
+def diagnoses_of(f: FunctionResult) -> list[Diagnosis]:
+    """What the feedback told the learner was wrong with ``f``, as a list.
+
+    Reads ``f.diagnoses`` (items with ``kind``, ``id`` and ``text``/``diagnosis``,
+    as objects or dicts) when the result has it, else the single catalogued
+    ``mistake``/``diagnosis`` pair.
+    """
+    out = []
+    for d in getattr(f, "diagnoses", None) or []:
+        get = d.get if isinstance(d, dict) else (lambda k, d=d: getattr(d, k, None))
+        kind = str(get("kind") or "mistake")
+        ident = str(get("id") or get("mistake") or get("text") or get("diagnosis") or kind)
+        text = str(get("text") or get("diagnosis") or get("message") or ident)
+        out.append(Diagnosis(kind, ident, text))
+    if not out and f.mistake:
+        out.append(Diagnosis("mistake", f.mistake, f.diagnosis or f.mistake))
+    return out
+
+
+@dataclass
+class FunctionStats:
+    points: float
+    submissions: int = 0
+    full_marks: int = 0
+    not_attempted: int = 0
+    could_not_grade: int = 0
+    failed: int = 0
+    unrecognised: int = 0
+    scores: Counter = field(default_factory=Counter)
+    diagnoses: Counter = field(default_factory=Counter)  # Diagnosis -> students
+
+    def add(self, f: FunctionResult) -> None:
+        self.submissions += 1
+        self.scores[f.score] += 1
+        if f.error:
+            self.could_not_grade += 1
+        elif not f.attempted:
+            self.not_attempted += 1
+        elif f.score >= f.points:
+            self.full_marks += 1
+        else:
+            self.failed += 1
+            found = diagnoses_of(f)
+            if not found:
+                self.unrecognised += 1
+            for d in dict.fromkeys(found):  # one count per student and diagnosis
+                self.diagnoses[d] += 1
+
+    def ranked(self) -> list[dict[str, Any]]:
+        items = sorted(self.diagnoses.items(), key=lambda kv: (-kv[1], kv[0].kind, kv[0].id))
+        return [{"kind": d.kind, "id": d.id, "text": d.text, "count": n} for d, n in items]
+
+
+@dataclass
+class AssignmentStats:
+    max_score: float
+    submissions: int = 0
+    could_not_grade: int = 0
+    totals: Counter = field(default_factory=Counter)
+    functions: dict[str, FunctionStats] = field(default_factory=dict)
+
+
+class ClassReport:
+    """Counters filled one result at a time (:meth:`add`), written by :meth:`write`."""
+
+    def __init__(self) -> None:
+        self.assignments: dict[str, AssignmentStats] = {}
+        self.unidentified = 0  # notebooks that could not be tied to an assignment
+
+    def add(self, r: SubmissionResult) -> None:
+        if not r.functions:
+            self.unidentified += 1
+            return
+        a = self.assignments.setdefault(r.assignment, AssignmentStats(r.max_score))
+        a.submissions += 1
+        a.totals[r.score] += 1
+        if r.error:
+            a.could_not_grade += 1
+        for f in r.functions:
+            a.functions.setdefault(f.function, FunctionStats(f.points)).add(f)
+
+    def to_json(self) -> dict[str, Any]:
+        body: dict[str, Any] = {"assignments": {}, "unidentified": self.unidentified}
+        for name in sorted(self.assignments):
+            a = self.assignments[name]
+            body["assignments"][name] = {
+                "max_score": a.max_score,
+                "submissions": a.submissions,
+                "could_not_grade": a.could_not_grade,
+                "mean_score": round(sum(s * n for s, n in a.totals.items()) / a.submissions, 3),
+                "score_counts": sorted([s, n] for s, n in a.totals.items()),
+                "functions": [
+                    {
+                        "function": fname,
+                        "points": f.points,
+                        "submissions": f.submissions,
+                        "full_marks": f.full_marks,
+                        "not_attempted": f.not_attempted,
+                        "could_not_grade": f.could_not_grade,
+                        "failed": f.failed,
+                        "unrecognised": f.unrecognised,
+                        "score_counts": sorted([s, n] for s, n in f.scores.items()),
+                        "diagnoses": f.ranked(),
+                    }
+                    for fname, f in a.functions.items()
+                ],
+            }
+        return body
+
+    def write(self, out: Path) -> None:
+        body = self.to_json()
+        write_atomic(out / "report.json", json.dumps(body, indent=1, ensure_ascii=False) + "\n")
+        write_atomic(out / "report.html", report_html(body))
+
+
+# -- the page ----------------------------------------------------------------------------------
+
+_CSS = """
+body{font-family:system-ui,sans-serif;max-width:64rem;margin:2rem auto;padding:0 1rem;color:#222}
+h1{font-size:1.5rem} h2{font-size:1.25rem;margin-top:2.2rem;border-bottom:1px solid #ccc}
+h3{font-size:1.05rem;margin-top:1.4rem}
+table{border-collapse:collapse;width:100%;font-size:.9rem;margin:.4rem 0}
+td,th{border-bottom:1px solid #ddd;padding:.25rem .4rem;text-align:left;vertical-align:top}
+td.n{text-align:right;white-space:nowrap} .muted{color:#666} img{max-width:100%}
+"""
+
+
+def _e(x: Any) -> str:
+    return html.escape(str(x), quote=True)
+
+
+def _pct(n: int, total: int) -> str:
+    return f"{100.0 * n / total:.0f} %" if total else "–"
+
+
+def _figure(a: dict[str, Any]) -> str:
+    """One PNG (base64) per assignment: the distribution of total scores (bars), and of each
+    function's score as a fraction of its points (one row per function, dot area ~ students)."""
+    from matplotlib.figure import Figure  # lazy: only a written report needs matplotlib
+
+    fns = a["functions"]
+    fig = Figure(figsize=(9.0, 1.6 + 0.32 * len(fns)))
+    fig.subplots_adjust(left=0.07, right=0.98, bottom=0.2, top=0.86, wspace=0.45)
+    left, right = fig.subplots(1, 2, gridspec_kw={"width_ratios": [1, 1.3]})
+    top = max(a["max_score"], 1.0)
+    width = top / 25
+    left.bar([s for s, _ in a["score_counts"]], [n for _, n in a["score_counts"]], width=width)
+    left.set_xlim(-width, top + width)
+    left.set_title("total score", fontsize=9)
+    left.set_xlabel("points", fontsize=8)
+    left.set_ylabel("students", fontsize=8)
+    xs, ys, sizes = [], [], []
+    for row, f in enumerate(fns):
+        for score, n in f["score_counts"]:
+            xs.append(score / f["points"] if f["points"] else 0.0)
+            ys.append(row)
+            sizes.append(12.0 + 140.0 * n / max(1, f["submissions"]))
+    right.scatter(xs, ys, s=sizes, alpha=0.7)
+    right.set_yticks(range(len(fns)), [f["function"] for f in fns], fontsize=7)
+    right.set_ylim(len(fns) - 0.5, -0.5)
+    right.set_xlim(-0.05, 1.05)
+    right.set_title("score per function (dot area: students)", fontsize=9)
+    right.set_xlabel("fraction of the function's points", fontsize=8)
+    for ax in (left, right):
+        ax.tick_params(labelsize=7)
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=72)
+    return base64.b64encode(buf.getvalue()).decode("ascii")
+
+
+def report_html(body: dict[str, Any]) -> str:
+    out = [
+        "<!DOCTYPE html>",
+        '<html lang="en"><head><meta charset="utf-8"><title>Class report</title>',
+        f"<style>{_CSS}</style></head><body>",
+        "<h1>Class report</h1>",
+    ]
+    if body["unidentified"]:
+        out.append(
+            f"<p>{body['unidentified']} notebooks could not be tied to an assignment "
+            "(see grades.csv and results.json).</p>"
+        )
+    for name, a in body["assignments"].items():
+        n = a["submissions"]
+        out.append(f'<h2 id="{_e(name)}">{_e(name)}</h2>')
+        out.append(
+            f"<p>{n} submissions; mean {a['mean_score']:g} of {a['max_score']:g} points"
+            + (f"; {a['could_not_grade']} could not be graded" if a["could_not_grade"] else "")
+            + ".</p>"
+        )
+        png = _figure(a)
+        out.append(
+            f'<img alt="score distributions of {_e(name)}" src="data:image/png;base64,{png}">'
+        )
+        for f in a["functions"]:
+            m = f["submissions"]
+            out.append(f"<h3><code>{_e(f['function'])}</code> ({f['points']:g} points)</h3>")
+            out.append(
+                "<p>"
+                + "; ".join(
+                    [
+                        f"full marks {f['full_marks']} ({_pct(f['full_marks'], m)})",
+                        f"some checks failed {f['failed']}",
+                        f"not attempted {f['not_attempted']}",
+                        f"could not be graded {f['could_not_grade']}",
+                    ]
+                )
+                + "</p>"
+            )
+            if not f["failed"]:
+                continue
+            out.append(
+                "<table><tr><th>students</th><th>share of submissions</th><th>kind</th><th>diagnosis</th></tr>"
+            )
+            for d in f["diagnoses"]:
+                out.append(
+                    f'<tr class="diagnosis" data-id="{_e(d["id"])}" data-kind="{_e(d["kind"])}">'
+                    f'<td class="n">{d["count"]}</td><td class="n">{_pct(d["count"], m)}</td>'
+                    f"<td>{_e(d['kind'])}</td><td>{_e(d['text'])} "
+                    f'<span class="muted">({_e(d["id"])})</span></td></tr>'
+                )
+            if f["unrecognised"]:
+                out.append(
+                    f'<tr class="unrecognised"><td class="n">{f["unrecognised"]}</td>'
+                    f'<td class="n">{_pct(f["unrecognised"], m)}</td><td>–</td>'
+                    "<td>failed checks that no known mistake explains</td></tr>"
+                )
+            out.append("</table>")
+    out.append("</body></html>\n")
+    return "\n".join(out)

@@ -1,0 +1,569 @@
+"""Mutation testing of the hidden cases, and the reference with its input checks removed.
+
+The mutants of a graded function are generated from its solution cell in the
+source notebook (the one reference): the function's ``def`` and the private
+helpers (``_name``) it calls, read with ``ast``. Each mutant changes one node:
+
+    binop        + ↔ −, * ↔ /, ** → *, // → /, @ → *  (also in ``x += ...``)
+    drop-term    a + b → a or b, a − b → a or b, a * b → a or b, a / b → a
+    compare      < ↔ <=, > ↔ >=, < ↔ >, == ↔ !=, in ↔ not in, is ↔ is not
+    boolop       and ↔ or;  not x → x;  −x → x
+    constant     a number c → c + 1 and c − 1 (defaults of arguments included); True ↔ False
+    swap-args    f(a, b, ...) → f(b, a, ...) (not for max, min and other symmetric calls)
+    reduction    sum ↔ mean, max ↔ min, amax ↔ amin, argmax ↔ argmin
+    drop-keyword f(x, dim=1) → f(x): the reduction axis, keepdim, dtype ... dropped
+    unclip       max(0, x) → x and → 0; clamp / clip → x; where(c, a, b) → a and → b
+    raise        raise ... → pass (the input check removed)
+    if           if c: → if not c:
+    loop         continue ↔ break
+
+A mutant is killed when any case outcome differs from the reference's (same
+tolerance as grading), on the inputs of the public default secret or of a second
+secret. Equivalent mutants (no input can tell them from the reference) are
+listed with a reason in ``autograder/assignments/equivalent_mutants.json``,
+keyed by a mutant id that names the function, the operator and the unparsed
+node before and after, so that edits elsewhere do not move it.
+
+``without_checks`` is the same machinery with every ``raise ValueError``
+removed: the learner who got the formula right and skipped the input checks.
+"""
+
+from __future__ import annotations
+
+import ast
+import copy
+import json
+import signal
+import time
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from autograder import notebook
+
+EQUIVALENT_FILE = Path(__file__).parent / "assignments" / "equivalent_mutants.json"
+OTHER_SECRET = "mutation testing: a second secret"
+TIME_LIMIT = 2.0  # seconds per mutant over all its cases
+
+SYMMETRIC = {"max", "min", "maximum", "minimum", "isclose", "allclose", "hypot", "logaddexp"}
+CLIPS = {"max", "min", "maximum", "minimum", "fmax", "fmin"}
+REDUCTIONS = {
+    "sum": "mean",
+    "mean": "sum",
+    "max": "min",
+    "min": "max",
+    "amax": "amin",
+    "amin": "amax",
+    "argmax": "argmin",
+    "argmin": "argmax",
+}
+BINOPS = {
+    ast.Add: [ast.Sub],
+    ast.Sub: [ast.Add],
+    ast.Mult: [ast.Div],
+    ast.Div: [ast.Mult],
+    ast.Pow: [ast.Mult],
+    ast.FloorDiv: [ast.Div],
+    ast.MatMult: [ast.Mult],
+}
+COMPARES = {
+    ast.Lt: [ast.LtE, ast.Gt],
+    ast.LtE: [ast.Lt],
+    ast.Gt: [ast.GtE, ast.Lt],
+    ast.GtE: [ast.Gt],
+    ast.Eq: [ast.NotEq],
+    ast.NotEq: [ast.Eq],
+    ast.In: [ast.NotIn],
+    ast.NotIn: [ast.In],
+    ast.Is: [ast.IsNot],
+    ast.IsNot: [ast.Is],
+}
+
+
+# -- the code under mutation -------------------------------------------------------------------
+
+_DEFS: dict[str, dict[str, ast.FunctionDef]] = {}
+
+
+def solution_defs(assignment: str, root: Path | None = None) -> dict[str, ast.FunctionDef]:
+    """Every top-level ``def`` of the source notebook's solution cells, by name."""
+    path = notebook.source_path(assignment, root)
+    key = str(path)
+    if key not in _DEFS:
+        nb = notebook.read(path)
+        defs: dict[str, ast.FunctionDef] = {}
+        for _, _, source in notebook.code_cells(nb, {"solution"}):
+            for node in ast.parse(source).body:
+                if isinstance(node, ast.FunctionDef):
+                    defs[node.name] = node
+        _DEFS[key] = defs
+    return _DEFS[key]
+
+
+def targets(assignment: str, function: str, root: Path | None = None) -> list[ast.FunctionDef]:
+    """The function's def and the private helpers (``_name``) it calls, transitively, in order."""
+    defs = solution_defs(assignment, root)
+    if function not in defs:
+        raise KeyError(f"{assignment}: no def {function} in the solution cells")
+    order, todo = [], [function]
+    while todo:
+        name = todo.pop(0)
+        if name in order:
+            continue
+        order.append(name)
+        for node in ast.walk(defs[name]):
+            if isinstance(node, ast.Name) and node.id.startswith("_") and node.id in defs:
+                todo.append(node.id)
+    return [defs[n] for n in order]
+
+
+# -- the mutation operators --------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Mutant:
+    id: str  # "<def>: <operator>: <before> -> <after>" (+ " #k" for the k-th identical text)
+    site: int  # position in the enumeration of this function's mutants
+
+
+def _name_of(func: ast.expr) -> str:
+    if isinstance(func, ast.Name):
+        return func.id
+    if isinstance(func, ast.Attribute):
+        return func.attr
+    return ""
+
+
+def _is_docstring(node: ast.stmt, parent_body: list[ast.stmt]) -> bool:
+    return (
+        parent_body
+        and node is parent_body[0]
+        and isinstance(node, ast.Expr)
+        and isinstance(node.value, ast.Constant)
+        and isinstance(node.value.value, str)
+    )
+
+
+class _Sites(ast.NodeTransformer):
+    """Walks a def in a fixed order; offers each mutation, applies the one numbered ``pick``."""
+
+    def __init__(self, pick: int | None = None):
+        self.pick = pick
+        self.count = 0
+        self.offered: list[tuple[str, str, str]] = []  # (operator, before, after)
+        self.applied: tuple[str, str, str] | None = None
+        self.parents: list[ast.AST] = []
+
+    def visit(self, node):
+        self.parents.append(node)
+        try:
+            return super().visit(node)
+        finally:
+            self.parents.pop()
+
+    def _context(self) -> str:
+        """The text " in <enclosing expression>", for small nodes whose own text is ambiguous."""
+        for parent in reversed(self.parents[:-1]):
+            if isinstance(parent, (ast.expr, ast.keyword, ast.arguments)):
+                return f" in {ast.unparse(parent)}"
+            if isinstance(parent, ast.stmt):
+                break
+        return ""
+
+    def _offer(self, op: str, node: ast.AST, alternatives: Iterable[ast.AST]) -> ast.AST | None:
+        for alt in alternatives:
+            ast.copy_location(alt, node)
+            record = (op, ast.unparse(node), ast.unparse(alt))
+            if self.pick is None:
+                self.offered.append(record)
+            elif self.count == self.pick:
+                self.applied = record
+                self.count += 1
+                return alt
+            self.count += 1
+        return None
+
+    # what is never mutated: messages, annotations, docstrings
+    def visit_JoinedStr(self, node):
+        return node
+
+    def visit_FunctionDef(self, node):
+        self.parents.append(node.args)  # a default reads "constant in x, eps=1e-06: ..."
+        node.args.defaults = [self.visit(d) for d in node.args.defaults]
+        node.args.kw_defaults = [self.visit(d) if d else d for d in node.args.kw_defaults]
+        self.parents.pop()
+        node.body = self._body(node.body)
+        return node
+
+    def _body(self, body: list[ast.stmt]) -> list[ast.stmt]:
+        out = []
+        for stmt in body:
+            if _is_docstring(stmt, body):
+                out.append(stmt)
+                continue
+            new = self.visit(stmt)
+            out.append(new)
+        return out
+
+    def generic_visit(self, node):
+        for name, value in ast.iter_fields(node):
+            if isinstance(value, list):
+                if value and isinstance(value[0], ast.stmt):
+                    setattr(node, name, self._body(value))
+                else:
+                    setattr(
+                        node, name, [self.visit(v) if isinstance(v, ast.AST) else v for v in value]
+                    )
+            elif isinstance(value, ast.AST):
+                setattr(node, name, self.visit(value))
+        return node
+
+    # statements
+    def visit_Raise(self, node):
+        got = self._offer("raise", node, [ast.Pass()])
+        return got if got is not None else node  # the message is not mutated
+
+    def visit_If(self, node):
+        got = self._offer("if", node.test, [ast.UnaryOp(ast.Not(), copy.deepcopy(node.test))])
+        if got is not None:
+            node.test = got
+            return node
+        return self.generic_visit(node)
+
+    def visit_Continue(self, node):
+        got = self._offer("loop", node, [ast.Break()])
+        return got if got is not None else node
+
+    def visit_Break(self, node):
+        got = self._offer("loop", node, [ast.Continue()])
+        return got if got is not None else node
+
+    def visit_AugAssign(self, node):
+        alts = [
+            ast.AugAssign(copy.deepcopy(node.target), op(), copy.deepcopy(node.value))
+            for op in BINOPS.get(type(node.op), [])
+        ]
+        got = self._offer("binop", node, alts)
+        return got if got is not None else self.generic_visit(node)
+
+    # expressions
+    def visit_BinOp(self, node):
+        alts: list[ast.AST] = [
+            ast.BinOp(copy.deepcopy(node.left), op(), copy.deepcopy(node.right))
+            for op in BINOPS.get(type(node.op), [])
+        ]
+        got = self._offer("binop", node, alts)
+        if got is not None:
+            return got
+        drops: list[ast.AST] = []
+        if isinstance(node.op, (ast.Add, ast.Sub, ast.Mult)):
+            drops = [copy.deepcopy(node.left), copy.deepcopy(node.right)]
+        elif isinstance(node.op, ast.Div):
+            drops = [copy.deepcopy(node.left)]
+        got = self._offer("drop-term", node, drops)
+        return got if got is not None else self.generic_visit(node)
+
+    def visit_Compare(self, node):
+        for k, op in enumerate(node.ops):
+            alts = []
+            for new in COMPARES.get(type(op), []):
+                ops = list(node.ops)
+                ops[k] = new()
+                alts.append(
+                    ast.Compare(copy.deepcopy(node.left), ops, copy.deepcopy(node.comparators))
+                )
+            got = self._offer("compare", node, alts)
+            if got is not None:
+                return got
+        return self.generic_visit(node)
+
+    def visit_BoolOp(self, node):
+        other = ast.Or() if isinstance(node.op, ast.And) else ast.And()
+        got = self._offer("boolop", node, [ast.BoolOp(other, copy.deepcopy(node.values))])
+        return got if got is not None else self.generic_visit(node)
+
+    def visit_UnaryOp(self, node):
+        if isinstance(node.op, (ast.Not, ast.USub)) and not isinstance(node.operand, ast.Constant):
+            got = self._offer("boolop", node, [copy.deepcopy(node.operand)])
+            if got is not None:
+                return got
+        return self.generic_visit(node)
+
+    def visit_Constant(self, node):
+        v = node.value
+        op = "constant" + self._context()
+        if isinstance(v, bool):
+            got = self._offer(op, node, [ast.Constant(not v)])
+        elif isinstance(v, (int, float)):
+            got = self._offer(op, node, [ast.Constant(v + 1), ast.Constant(v - 1)])
+        else:
+            got = None
+        return got if got is not None else node
+
+    def visit_Call(self, node):
+        name = _name_of(node.func)
+        if name in ("ValueError", "TypeError"):
+            return node
+        alts: list[tuple[str, list[ast.AST]]] = []
+        if name in REDUCTIONS:
+            func = copy.deepcopy(node.func)
+            if isinstance(func, ast.Name):
+                func.id = REDUCTIONS[name]
+            else:
+                func.attr = REDUCTIONS[name]
+            alts.append(
+                (
+                    "reduction",
+                    [ast.Call(func, copy.deepcopy(node.args), copy.deepcopy(node.keywords))],
+                )
+            )
+        if (
+            len(node.args) >= 2
+            and name not in SYMMETRIC
+            and not any(isinstance(a, ast.Starred) for a in node.args[:2])
+        ):
+            args = copy.deepcopy(node.args)
+            args[0], args[1] = args[1], args[0]
+            alts.append(
+                (
+                    "swap-args",
+                    [ast.Call(copy.deepcopy(node.func), args, copy.deepcopy(node.keywords))],
+                )
+            )
+        for k, kw in enumerate(node.keywords):
+            if kw.arg is not None:
+                kws = copy.deepcopy(node.keywords)
+                del kws[k]
+                alts.append(
+                    (
+                        "drop-keyword",
+                        [ast.Call(copy.deepcopy(node.func), copy.deepcopy(node.args), kws)],
+                    )
+                )
+        if name in CLIPS and len(node.args) == 2:
+            alts.append(("unclip", [copy.deepcopy(a) for a in node.args]))
+        if name in ("clamp", "clip", "clamp_min", "clamp_max"):
+            on_object = isinstance(node.func, ast.Attribute) and _name_of(node.func.value) not in (
+                "np",
+                "numpy",
+                "torch",
+            )
+            inner = node.func.value if on_object else (node.args[0] if node.args else None)
+            if inner is not None:
+                alts.append(("unclip", [copy.deepcopy(inner)]))
+        if name == "where" and len(node.args) == 3:
+            alts.append(("unclip", [copy.deepcopy(node.args[1]), copy.deepcopy(node.args[2])]))
+        for op, options in alts:
+            got = self._offer(op, node, options)
+            if got is not None:
+                return got
+        return self.generic_visit(node)
+
+
+def mutants(assignment: str, function: str, root: Path | None = None) -> list[Mutant]:
+    """Every mutant of ``function`` (and of its private helpers), with stable ids."""
+    out, seen = [], {}
+    site = 0
+    for d in targets(assignment, function, root):
+        sites = _Sites(None)
+        sites.visit(copy.deepcopy(d))
+        for op, before, after in sites.offered:
+            text = f"{d.name}: {op}: {before} -> {after}"
+            seen[text] = seen.get(text, 0) + 1
+            out.append(Mutant(text if seen[text] == 1 else f"{text} #{seen[text]}", site))
+            site += 1
+    return out
+
+
+def _compile(
+    assignment: str, function: str, defs: list[ast.FunctionDef], root: Path | None
+) -> tuple[Callable, dict]:
+    from autograder import reference
+
+    module = ast.fix_missing_locations(ast.Module(body=defs, type_ignores=[]))
+    code = compile(module, f"<variant of {assignment}:{function}>", "exec")
+    ns = dict(reference.namespace(assignment, root))
+    exec(code, ns)  # noqa: S102 (trusted: our own source notebook, mutated)
+    return ns[function], ns
+
+
+def build_mutant(
+    assignment: str, function: str, mutant: Mutant, root: Path | None = None
+) -> tuple[Callable, dict]:
+    """The mutated function and the namespace it runs in (a copy of the reference's)."""
+    defs = targets(assignment, function, root)
+    sites = _Sites(mutant.site)
+    out = []
+    for d in defs:
+        out.append(sites.visit(copy.deepcopy(d)))
+    if sites.applied is None:
+        raise KeyError(f"no mutant {mutant.site} in {function}")
+    return _compile(assignment, function, out, root)
+
+
+# -- the reference without its input checks ----------------------------------------------------
+
+
+class _DropChecks(ast.NodeTransformer):
+    """Replace ``raise ValueError(...)`` by ``pass``: all of them, or those whose guarding
+    ``if`` test or message mentions one of ``words``."""
+
+    def __init__(self, words: tuple[str, ...]):
+        self.words = words
+        self.guards: list[str] = []
+        self.removed = 0
+
+    def visit_If(self, node):
+        self.guards.append(ast.unparse(node.test))
+        node.body = [self.visit(s) for s in node.body]
+        self.guards.pop()
+        node.orelse = [self.visit(s) for s in node.orelse]
+        return node
+
+    def visit_Raise(self, node):
+        exc = node.exc.func if isinstance(node.exc, ast.Call) else node.exc
+        if exc is None or _name_of(exc) != "ValueError":
+            return node
+        text = " ".join(self.guards[-1:]) + " " + ast.unparse(node)
+        if self.words and not any(w in text for w in self.words):
+            return node
+        self.removed += 1
+        return ast.copy_location(ast.Pass(), node)
+
+
+def without_checks(
+    assignment: str, function: str, words: tuple[str, ...] = (), root: Path | None = None
+) -> tuple[Callable, dict]:
+    """The reference ``function`` with its ``raise ValueError`` statements removed (all, or those
+    about ``words``), and the namespace it runs in."""
+    drop = _DropChecks(tuple(words))
+    defs = [drop.visit(copy.deepcopy(d)) for d in targets(assignment, function, root)]
+    if not drop.removed:
+        raise ValueError(f"{assignment}:{function}: no input check matches {words!r}")
+    return _compile(assignment, function, defs, root)
+
+
+def unchecked_builder(function: str, words: tuple[str, ...]) -> Callable[[dict], Callable]:
+    """``namespace -> function`` for a Mistake: the reference of that namespace without checks."""
+
+    def build(ns: dict) -> Callable:
+        path = Path(ns["__file__"])  # solutions/<id>/<id>.ipynb (see reference.namespace)
+        return without_checks(path.stem, function, words, path.parent.parent.parent)[0]
+
+    return build
+
+
+# -- running the mutants -----------------------------------------------------------------------
+
+
+class _Timeout(BaseException):
+    """Raised by the alarm; a BaseException so that outcome_of does not catch it."""
+
+
+@dataclass
+class FunctionReport:
+    assignment: str
+    function: str
+    mutants: int = 0
+    killed: int = 0
+    equivalent: list[str] = field(default_factory=list)  # listed and surviving
+    survived: list[str] = field(default_factory=list)  # not listed and surviving
+    stale: list[str] = field(default_factory=list)  # listed but killed, or no such mutant
+    seconds: float = 0.0
+
+    @property
+    def score(self) -> float:
+        """Killed / (mutants − equivalent)."""
+        live = self.mutants - len(self.equivalent)
+        return self.killed / live if live else 1.0
+
+
+def equivalent_mutants() -> dict[str, dict[str, str]]:
+    """{"<assignment>/<function>": {mutant id: reason}} from the reviewed file."""
+    if not EQUIVALENT_FILE.is_file():
+        return {}
+    return json.loads(EQUIVALENT_FILE.read_text(encoding="utf-8"))
+
+
+def _case_sets(assignment: str, fspec, root: Path | None) -> list[tuple[list[dict], list[dict]]]:
+    from autograder import evaluate, seeds
+
+    out = []
+    for secret in (seeds.PUBLIC_DEFAULT_SECRET, OTHER_SECRET):
+        inputs = evaluate.materialize(assignment, fspec, secret)
+        out.append((inputs, evaluate.reference_outcomes(assignment, fspec, inputs, root)))
+    return out
+
+
+def killed(fn: Callable, ns: dict, fspec, case_sets, limit: float = TIME_LIMIT) -> bool:
+    """Does any case outcome of ``fn`` differ from the reference's? (a timeout kills too)"""
+    from autograder.codec import outcome_of
+    from autograder.compare import same_outcome
+    from autograder.evaluate import silenced
+
+    def alarm(signum, frame):
+        raise _Timeout()
+
+    previous = signal.signal(signal.SIGALRM, alarm)
+    signal.setitimer(signal.ITIMER_REAL, limit)
+    try:
+        with silenced():
+            for inputs, expected in case_sets:
+                for case, inp, exp in zip(fspec.cases, inputs, expected):
+                    got = outcome_of(fn, inp["args"], inp["kwargs"], ns)
+                    if not same_outcome(exp, got, case.rtol, case.atol):
+                        return True
+        return False
+    except _Timeout:
+        return True
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def run(
+    assignment: str, function: str, root: Path | None = None, only: Iterable[int] | None = None
+) -> FunctionReport:
+    """Run the mutants of one function (all, or those whose positions are in ``only``)."""
+    from autograder import assignments
+
+    t0 = time.perf_counter()
+    fspec = assignments.get(assignment).function(function)
+    case_sets = _case_sets(assignment, fspec, root)
+    listed = equivalent_mutants().get(f"{assignment}/{function}", {})
+    report = FunctionReport(assignment, function)
+    all_mutants = mutants(assignment, function, root)
+    chosen = set(only) if only is not None else None
+    ids = set()
+    for m in all_mutants:
+        ids.add(m.id)
+        if chosen is not None and m.site not in chosen:
+            continue
+        report.mutants += 1
+        try:
+            fn, ns = build_mutant(assignment, function, m, root)
+        except Exception:  # noqa: BLE001 (a mutant that does not even define the function dies)
+            report.killed += 1
+            if m.id in listed:
+                report.stale.append(m.id)
+            continue
+        if killed(fn, ns, fspec, case_sets):
+            report.killed += 1
+            if m.id in listed:
+                report.stale.append(m.id)
+        elif m.id in listed:
+            report.equivalent.append(m.id)
+        else:
+            report.survived.append(m.id)
+    if chosen is None:
+        report.stale += [i for i in listed if i not in ids]
+    report.seconds = time.perf_counter() - t0
+    return report
+
+
+def all_functions(root: Path | None = None) -> Iterator[tuple[str, str]]:
+    from autograder import assignments
+
+    for a in notebook.available_assignments(root):
+        for f in assignments.get(a).functions:
+            yield a, f.name

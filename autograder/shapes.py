@@ -1,0 +1,574 @@
+"""Error shapes: what the learner's wrong values have in common, when no known mistake explains them.
+
+Pure functions over encoded outcomes (see codec). Given the failing value cases
+of one function (inputs, expected outcome, the learner's outcome, tolerances),
+:func:`find_shape` names one relation that holds on *every* failing case, with
+the factor or offset it found, or returns None rather than guess:
+
+    raised       the same exception on valid inputs
+    wrong-type   e.g. None (a missing return) where a number was expected
+    nan, inf     a non-finite value where a finite one was expected
+    transposed   the expected array with its two axes swapped
+    keepdim      the expected values with an extra (or a missing) axis of length 1
+    wrong-axis   a reduction of an input over another axis than the expected one
+    wrong-shape  any other shape, with the input dimensions its sizes match
+    constant     the same number on every failing case, whatever the inputs
+    sign         every value negated
+    factor       every value times one constant: 2, ½, ln 2, ln 10 (log base 2 or 10),
+                 a length or a batch size of the inputs (sum vs mean), the number of
+                 valid entries of each row of a mask, or any other constant
+    offset       every value plus one constant
+    reciprocal   every value inverted
+    shifted      the expected values moved by one position along an axis
+    permuted     the expected values in another order (reversed, or any order)
+
+The diagnosis is in the second person and says what to change.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+# inputs {"args", "kwargs"}, expected outcome, learner's outcome, rtol, atol
+FailingCase = tuple[dict, dict, dict, float, float]
+
+LN2, LN10 = math.log(2.0), math.log(10.0)
+CONSTANTS = (
+    (2.0, "2", "a factor 2 is extra (or a ½ is missing)"),
+    (0.5, "½", "a factor 2 is missing (or a ½ is extra)"),
+    (1 / LN2, "1 / ln 2", "you used log base 2: use the natural log (math.log, np.log)"),
+    (1 / LN10, "1 / ln 10", "you used log base 10: use the natural log (math.log, np.log)"),
+    (LN2, "ln 2", "you converted natural logs to base 2 the wrong way round: use the natural log"),
+    (
+        LN10,
+        "ln 10",
+        "you converted natural logs to base 10 the wrong way round: use the natural log",
+    ),
+)
+
+
+@dataclass(frozen=True)
+class Shape:
+    id: str
+    text: str  # second person, says what to change
+
+
+def find_shape(cases: Sequence[FailingCase], arg_names: Sequence[str] = ()) -> Shape | None:
+    """The one error shape that holds on every failing case, or None.
+
+    ``arg_names`` names the positional arguments in the text ("the mask" reads
+    better than "argument 2"); missing names read "argument k".
+    """
+    if not cases:
+        return None
+    names = _Names(arg_names)
+    for check in (_raised, _wrong_type, _non_finite, _shape_mismatch, _same_shape):
+        found = check(cases, names)
+        if found is not None:
+            return found if found.id else None  # an empty id: the check owns these cases, no shape
+    return None
+
+
+# -- encoded values as arrays -----------------------------------------------------------------
+
+
+def _array(j: Any):
+    """A float numpy array for an encoded number / list / array / tensor (bools as 0/1), else None."""
+    import numpy as np
+
+    def scalar(v: Any) -> float | None:
+        if isinstance(v, bool):
+            return float(v)
+        if isinstance(v, (int, float)):
+            return float(v)
+        if isinstance(v, dict) and set(v) == {"$float"}:
+            return float(v["$float"])
+        return None
+
+    s = scalar(j)
+    if s is not None:
+        return np.array(s)
+    if isinstance(j, dict) and ("$array" in j or "$tensor" in j):
+        flat = [scalar(v) for v in j.get("$array", j.get("$tensor"))]
+        if any(v is None for v in flat):
+            return None
+        return np.array(flat, dtype=float).reshape(j["shape"])
+    if isinstance(j, list):
+        parts = [_array(v) for v in j]
+        if any(p is None for p in parts) or len({p.shape for p in parts}) > 1:
+            return None
+        return np.array(parts, dtype=float) if parts else np.zeros(0)
+    return None
+
+
+def _kind(j: Any) -> str:
+    if j is None:
+        return "None"
+    if isinstance(j, bool):
+        return "a bool"
+    if isinstance(j, str):
+        return "a str"
+    if _array(j) is not None:
+        return "a number" if _array(j).ndim == 0 else "an array of numbers"
+    if isinstance(j, dict) and "$obj" in j:
+        return f"a {j['$obj']}"
+    if isinstance(j, dict) and "$dict" in j:
+        return "a dict"
+    if isinstance(j, list):
+        return "a list"
+    return "something else"
+
+
+class _Names:
+    def __init__(self, names: Sequence[str]):
+        self.names = list(names)
+
+    def arg(self, k: int) -> str:
+        return f"`{self.names[k]}`" if k < len(self.names) else f"argument {k + 1}"
+
+
+def _inputs(inp: dict) -> list:
+    """The numeric positional arguments of a case as arrays (None where not numeric)."""
+    return [_array(a) for a in inp.get("args", [])]
+
+
+def _close(target, got, rtol: float, atol: float) -> bool:
+    import numpy as np
+
+    target, got = np.asarray(target, dtype=float), np.asarray(got, dtype=float)
+    if target.shape != got.shape:
+        return False
+    with np.errstate(all="ignore"):
+        return bool(np.all(np.abs(got - target) <= atol + rtol * np.abs(target)))
+
+
+# -- the checks, in order ----------------------------------------------------------------------
+
+
+def _raised(cases, names) -> Shape | None:
+    raised = [c[2].get("raised") for c in cases]
+    if not any(raised):
+        return None
+    if not all(raised) or len(set(raised)) > 1:
+        return Shape("", "")  # some raised, some did not: no single shape
+    msg = (cases[0][2].get("message") or "").strip()
+    detail = f' ("{msg[:80]}")' if msg else ""
+    return Shape(
+        "raised",
+        f"your function raised {raised[0]} on valid inputs{detail} on every failing check: "
+        "valid inputs must give a value, so find the line that fails on them",
+    )
+
+
+def _wrong_type(cases, names) -> Shape | None:
+    kinds = [(_kind(c[1].get("value")), _kind(c[2].get("value"))) for c in cases]
+    numeric = [("number" in e and "number" in g) for e, g in kinds]
+    if all(numeric):
+        return None  # numbers both sides: the value checks below
+    wrong = [e != g and not n for (e, g), n in zip(kinds, numeric)]
+    if not all(wrong) or len({g for _, g in kinds}) > 1:
+        return Shape("", "")  # right types but wrong values, or no single pattern
+    e, g = kinds[0]
+    if len({e for e, _ in kinds}) > 1:
+        e = "a value"
+    hint = " (did you forget `return`?)" if g == "None" else ""
+    return Shape("wrong-type", f"you returned {g} where {e} was expected{hint}")
+
+
+def _pairs(cases):
+    return [(_array(c[1]["value"]), _array(c[2]["value"])) for c in cases]
+
+
+def _non_finite(cases, names) -> Shape | None:
+    import numpy as np
+
+    found = []
+    for e, g in _pairs(cases):
+        if e.shape != g.shape:
+            found.append(set())
+            continue
+        bad = np.isfinite(e) & ~np.isfinite(g)
+        found.append({"NaN" if math.isnan(x) else "inf" for x in g[bad]})
+    if not any(found):
+        return None
+    if not all(found):
+        return Shape("", "")
+    every = set.union(*found)
+    if every == {"NaN"}:
+        return Shape(
+            "nan",
+            "you returned NaN where a finite number was expected: a 0/0, 0 · log 0 or inf − inf "
+            "happens in your code; find that term and handle it as the formula says",
+        )
+    if every == {"inf"}:
+        return Shape(
+            "inf",
+            "you returned ±inf where a finite number was expected: a division by zero or a log of 0 "
+            "happens in your code; find that term and handle it as the formula says",
+        )
+    return Shape(
+        "nan-or-inf",
+        "you returned NaN or inf where a finite number was expected: find the term that divides "
+        "by zero or takes a log of 0 and handle it as the formula says",
+    )
+
+
+def _shape_mismatch(cases, names) -> Shape | None:
+
+    pairs = _pairs(cases)
+    differ = [e.shape != g.shape for e, g in pairs]
+    if not any(differ):
+        return None
+    if not all(differ):
+        return Shape("", "")
+    e0, g0 = pairs[0]
+    if all(
+        e.ndim == 2 and g.shape == e.shape[::-1] and _close(e.T, g, c[3], c[4])
+        for (e, g), c in zip(pairs, cases)
+    ):
+        return Shape(
+            "transposed",
+            f"your result is the transpose of the expected one ({_fmt(g0.shape)} instead of "
+            f"{_fmt(e0.shape)}): swap the two axes of what you return",
+        )
+    if all(
+        e.size == g.size and _close(e.reshape(-1), g.reshape(-1), c[3], c[4])
+        for (e, g), c in zip(pairs, cases)
+    ):
+        return Shape(
+            "keepdim",
+            f"your values are right but shaped {_fmt(g0.shape)} instead of {_fmt(e0.shape)}: "
+            "reduce without keeping the axis (keepdim=False) or reshape what you return",
+        )
+    axis = _reduced_axes(cases, pairs)
+    if axis is not None:
+        k, want, have, op = axis
+        return Shape(
+            "wrong-axis",
+            f"you took the {op} of {names.arg(k)} over axis {have}; the formula reduces over axis "
+            f"{want} (your result has shape {_fmt(g0.shape)} instead of {_fmt(e0.shape)})",
+        )
+    return Shape(
+        "wrong-shape",
+        f"your result has shape {_fmt(g0.shape)} where {_fmt(e0.shape)} was expected"
+        + _dims_hint(cases, pairs, names)
+        + ": check which axis you reduce over and what you return",
+    )
+
+
+def _reduced_axes(cases, pairs):
+    """(arg, expected axis, learner's axis, op) when both results are reductions of one input."""
+    import numpy as np
+
+    found = None
+    for k, x in enumerate(_inputs(cases[0][0])):
+        if x is None or x.ndim < 2:
+            continue
+        for op, fn in (("sum", np.sum), ("mean", np.mean)):
+            for want in range(x.ndim):
+                for have in range(x.ndim):
+                    if want == have:
+                        continue
+                    ok = True
+                    for (e, g), c in zip(pairs, cases):
+                        xs = _inputs(c[0])
+                        xk = xs[k] if k < len(xs) else None
+                        if xk is None or xk.ndim != x.ndim:
+                            ok = False
+                            break
+                        if not (
+                            _close(fn(xk, axis=want), e, c[3], c[4])
+                            and _close(fn(xk, axis=have), g, c[3], c[4])
+                        ):
+                            ok = False
+                            break
+                    if ok:
+                        found = found or (k, want, have, op)
+    return found
+
+
+def _dims_hint(cases, pairs, names) -> str:
+    """Which input axes the sizes name, e.g. " (5 is the length of axis 0 of `h_a`; …)"."""
+    e0, g0 = pairs[0]
+    sizes = []
+    for n in list(dict.fromkeys([*e0.shape, *g0.shape])):
+        where = [
+            (k, d)
+            for k, x in enumerate(_inputs(cases[0][0]))
+            if x is not None
+            for d, m in enumerate(x.shape)
+            if m == n
+        ]
+        if len(where) == 1 and n > 1:
+            k, d = where[0]
+            sizes.append(f"{n} is the length of axis {d} of {names.arg(k)}")
+    return f" ({'; '.join(sizes)})" if sizes else ""
+
+
+def _same_shape(cases, names) -> Shape | None:
+    import numpy as np
+
+    pairs = [(e, g, c[3], c[4]) for (e, g), c in zip(_pairs(cases), cases)]
+    # positions where both are the same non-finite value, or expected is non-finite, tell nothing
+    points = []
+    for e, g, rtol, atol in pairs:
+        ok = np.isfinite(e) & np.isfinite(g)
+        points.append((e[ok], g[ok], rtol, atol))
+    if not all(len(e) for e, *_ in points):
+        return None
+    informative = np.concatenate([e[np.abs(e) > max(atol, 1e-300)] for e, _, _, atol in points])
+    distinct = len(np.unique(np.round(informative, 12)))
+    for check in (_constant, _sign, _factor, _offset, _reciprocal):
+        found = check(cases, pairs, points, distinct, names)
+        if found is not None:
+            return found
+    for check in (_transposed_square, _shifted, _permuted):
+        found = check(pairs)
+        if found is not None:
+            return found
+    return None
+
+
+def _constant(cases, pairs, points, distinct, names) -> Shape | None:
+    """The same number everywhere, whatever the inputs (also what a factor 0 would be)."""
+    import numpy as np
+
+    values = np.concatenate([g for _, g, _, _ in points])
+    if distinct < 2 or not np.all(values == values[0]):
+        return None
+    return Shape(
+        "constant",
+        f"you returned {values[0]:g} on every failing check, whatever the inputs: your result "
+        "does not depend on them; check what you compute and what you return",
+    )
+
+
+def _sign(cases, pairs, points, distinct, names) -> Shape | None:
+    if distinct < 2 or not all(_close(-e, g, r, a) for e, g, r, a in points):
+        return None
+    return Shape(
+        "sign",
+        "every value has the wrong sign (−1× the expected one): you subtracted the other way "
+        "round (b − a for a − b) or swapped two arguments",
+    )
+
+
+def _factor_of(e, g, rtol, atol) -> float | None:
+    import numpy as np
+
+    if not len(e):
+        return None
+    i = int(np.argmax(np.abs(e)))
+    if abs(e[i]) <= atol or e[i] == 0:
+        return None
+    c = g[i] / e[i]
+    return float(c) if _close(c * e, g, rtol, atol) else None
+
+
+def _factor(cases, pairs, points, distinct, names) -> Shape | None:
+
+    factors = [_factor_of(e, g, r, a) for e, g, r, a in points]
+    if any(c is None for c in factors):
+        return _per_row_factor(cases, pairs, names)
+    c0 = factors[0]
+    constant = all(abs(c - c0) <= 1e-6 * abs(c0) for c in factors)
+    if not constant:
+        return _named_length(cases, factors, names) or _per_row_factor(cases, pairs, names)
+    for value, label, advice in CONSTANTS:
+        if abs(c0 - value) <= 1e-6 * value:
+            shown = label if label == f"{value:g}" else f"{label} ({value:.6g})"
+            return Shape("factor", f"every value is {shown}× the expected one: {advice}")
+    named = _named_length(cases, factors, names)
+    if named is not None:
+        return named
+    if distinct < 2 or abs(c0 - 1) < 1e-9:
+        return None  # one number cannot tell a factor from anything else
+    return Shape(
+        "factor",
+        f"every value is {c0:.6g}× the expected one: a constant factor is wrong; look for a "
+        "coefficient, a normalisation or a scale that you added or left out",
+    )
+
+
+def _lengths(inp: dict, names) -> dict[str, float]:
+    """Named lengths of one case's inputs: every axis of every numeric argument, and its size."""
+    out: dict[str, float] = {}
+    for k, x in enumerate(_inputs(inp)):
+        if x is None or x.ndim == 0:
+            continue
+        if x.ndim == 1:
+            out[f"the length of {names.arg(k)}"] = float(x.shape[0])
+            continue
+        for d, n in enumerate(x.shape):
+            out[f"the length of axis {d} of {names.arg(k)}"] = float(n)
+        out[f"the number of entries of {names.arg(k)}"] = float(x.size)
+    return out
+
+
+def _named_length(cases, factors, names) -> Shape | None:
+    per_case = [_lengths(c[0], names) for c in cases]
+    if not per_case:
+        return None
+    for name in per_case[0]:
+        values = [p.get(name) for p in per_case]
+        if any(v is None or v < 2 for v in values):
+            continue
+        if all(abs(c - v) <= 1e-6 * v for c, v in zip(factors, values)):
+            return Shape(
+                "factor",
+                f"every value is n× the expected one, with n = {name} "
+                f"({_join(values)}): you summed where the formula averages; divide by n",
+            )
+        if all(abs(c * v - 1) <= 1e-6 for c, v in zip(factors, values)):
+            return Shape(
+                "factor",
+                f"every value is the expected one divided by n, with n = {name} "
+                f"({_join(values)}): you averaged where the formula sums; drop the division by n",
+            )
+    return None
+
+
+def _per_row_factor(cases, pairs, names) -> Shape | None:
+    """Each value off by the number of valid entries of its row of a 0/1 input (a mask)."""
+    import numpy as np
+
+    for k, x in enumerate(_inputs(cases[0][0])):
+        if x is None or x.ndim < 1 or not np.isin(x, (0.0, 1.0)).all():
+            continue
+        for inverse in (False, True):
+            ok = True
+            for (e, g, rtol, atol), c in zip(pairs, cases):
+                xs = _inputs(c[0])
+                xk = xs[k] if k < len(xs) else None
+                if xk is None or xk.shape[:-1] != e.shape:
+                    ok = False
+                    break
+                counts = xk.sum(axis=-1)
+                if (counts < 1).any():
+                    ok = False
+                    break
+                target = e / counts if inverse else e * counts
+                if not _close(target, g, rtol, atol) or _close(e, g, rtol, atol):
+                    ok = False
+                    break
+            if ok:
+                who = f"the number of 1s in that row of {names.arg(k)}"
+                if inverse:
+                    return Shape(
+                        "factor",
+                        f"every value is the expected one divided by {who}: you averaged over "
+                        "the valid entries where the formula sums them",
+                    )
+                return Shape(
+                    "factor",
+                    f"every value is the expected one times {who}: you summed over the valid "
+                    "entries where the formula averages them; divide by their number",
+                )
+    return None
+
+
+def _offset(cases, pairs, points, distinct, names) -> Shape | None:
+    import numpy as np
+
+    if distinct < 2:
+        return None
+    diffs = [g - e for e, g, _, _ in points]
+    d0 = float(diffs[0][0])
+    if not all(_close(np.full_like(e, d0) + e, g, r, a) for e, g, r, a in points):
+        return None
+    return Shape(
+        "offset",
+        f"every value is {d0:+.6g} off the expected one: a constant term is missing or extra "
+        f"(add {-d0:+.6g} where it belongs, or find the term you added)",
+    )
+
+
+def _reciprocal(cases, pairs, points, distinct, names) -> Shape | None:
+    import numpy as np
+
+    if distinct < 2:
+        return None
+    for e, g, r, a in points:
+        if (np.abs(e) <= a).any():
+            return None
+        with np.errstate(all="ignore"):
+            if not _close(1 / e, g, r, a):
+                return None
+    return Shape(
+        "reciprocal",
+        "every value is 1 / the expected one: you inverted a ratio (b / a for a / b, or a − b "
+        "inside an exp or log with the wrong sign)",
+    )
+
+
+def _transposed_square(pairs) -> Shape | None:
+    if not all(e.ndim == 2 and e.shape[0] == e.shape[1] > 1 for e, *_ in pairs):
+        return None
+    if all(_close(e.T, g, r, a) for e, g, r, a in pairs):
+        return Shape(
+            "transposed",
+            "your result is the transpose of the expected one: swap the two axes of what you return",
+        )
+    return None
+
+
+def _shifted(pairs) -> Shape | None:
+    import numpy as np
+
+    ndim = pairs[0][0].ndim
+    if ndim == 0 or any(e.ndim != ndim for e, *_ in pairs):
+        return None
+    for axis in range(ndim):
+        for step, where in ((1, "later"), (-1, "earlier")):
+            ok = True
+            for e, g, r, a in pairs:
+                n = e.shape[axis]
+                if n < 3:
+                    ok = False
+                    break
+                src = np.take(e, range(1, n) if step == 1 else range(0, n - 1), axis=axis)
+                dst = np.take(g, range(0, n - 1) if step == 1 else range(1, n), axis=axis)
+                if _close(src, np.take(e, range(0, n - 1), axis=axis), r, a) or not _close(
+                    src, dst, r, a
+                ):
+                    ok = False
+                    break
+            if ok:
+                return Shape(
+                    "shifted",
+                    f"your values are the expected ones shifted by one position along axis {axis} "
+                    f"(each one is the expected value one position {where}): an index is off by "
+                    "one (x[i + 1] for x[i], or a slice that starts one place too far)",
+                )
+    return None
+
+
+def _permuted(pairs) -> Shape | None:
+    import numpy as np
+
+    for e, g, r, a in pairs:
+        if len(np.unique(e)) < 3 or not _close(np.sort(e, axis=None), np.sort(g, axis=None), r, a):
+            return None
+    if all(e.ndim >= 1 and _close(np.flip(e, axis=-1), g, r, a) for e, g, r, a in pairs):
+        return Shape(
+            "permuted",
+            "your values are the expected ones in reverse order along the last axis: "
+            "keep the positions in the order of the inputs",
+        )
+    return Shape(
+        "permuted",
+        "your values are the expected ones in another order: check how you index, sort or "
+        "pair up the entries",
+    )
+
+
+def _fmt(shape: tuple) -> str:
+    return "a scalar" if shape == () else str(tuple(int(n) for n in shape))
+
+
+def _join(values: list[float]) -> str:
+    shown = list(dict.fromkeys(f"{v:g}" for v in values))
+    return ", ".join(shown[:4]) + (", …" if len(shown) > 4 else "") + " here"

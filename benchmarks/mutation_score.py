@@ -1,0 +1,72 @@
+"""Mutation score of the hidden cases, per graded function.
+
+    python benchmarks/mutation_score.py [ASSIGNMENT ...] [--survivors]
+
+Every graded function's reference solution (its solution cell in solutions/) is
+mutated one node at a time (autograder/mutation.py lists the operators); each
+mutant runs on the function's cases with the public default secret and a second
+secret. A mutant is killed when any outcome differs from the reference's.
+Equivalent mutants are listed, with a reason, in
+autograder/assignments/equivalent_mutants.json. Prints, per function: mutants,
+killed, equivalent (listed), survived, mutation score = killed / (mutants −
+equivalent), seconds; with --survivors, the id of every surviving mutant.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from autograder import mutation  # noqa: E402
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("assignments", nargs="*")
+    ap.add_argument("--survivors", action="store_true", help="print surviving mutants' ids")
+    args = ap.parse_args(argv)
+    try:
+        import torch
+
+        torch.set_num_threads(1)
+    except ImportError:  # pragma: no cover
+        pass
+    t0 = time.perf_counter()
+    header = f"{'assignment':<22} {'function':<24} {'mutants':>7} {'killed':>6} {'equiv':>5} {'surv':>4} {'score':>7} {'s':>6}"
+    print(header)
+    print("-" * len(header))
+    totals = [0, 0, 0, 0]
+    bad = 0
+    for a, f in mutation.all_functions():
+        if args.assignments and a not in args.assignments:
+            continue
+        r = mutation.run(a, f)
+        totals[0] += r.mutants
+        totals[1] += r.killed
+        totals[2] += len(r.equivalent)
+        totals[3] += len(r.survived)
+        bad += len(r.survived) + len(r.stale)
+        print(
+            f"{a:<22} {f:<24} {r.mutants:>7} {r.killed:>6} {len(r.equivalent):>5} "
+            f"{len(r.survived):>4} {r.score:>7.1%} {r.seconds:>6.2f}"
+        )
+        if args.survivors:
+            for m in r.survived:
+                print(f"    survived: {m}")
+            for m in r.stale:
+                print(f"    stale equivalent entry: {m}")
+    live = totals[0] - totals[2]
+    print("-" * len(header))
+    print(
+        f"{'all':<22} {'':<24} {totals[0]:>7} {totals[1]:>6} {totals[2]:>5} {totals[3]:>4} "
+        f"{(totals[1] / live if live else 1):>7.1%} {time.perf_counter() - t0:>6.2f}"
+    )
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,126 @@
+"""Mutation testing of the hidden cases (autograder/mutation.py).
+
+Every mutant of every graded function's reference solution must be killed by its
+cases, or listed with a reason in autograder/assignments/equivalent_mutants.json.
+The whole run takes about 10 s on a quiet 2-core machine, so every function is
+run in full here; benchmarks/mutation_score.py prints the table.
+"""
+
+from __future__ import annotations
+
+import ast
+
+import pytest
+from conftest import ROOT, available_assignments
+
+from autograder import assignments, mutation, reference
+
+FUNCTIONS = [(a, f.name) for a in available_assignments() for f in assignments.get(a).functions]
+
+
+@pytest.mark.parametrize("assignment,function", FUNCTIONS)
+def test_every_non_equivalent_mutant_is_killed(assignment, function):
+    """Does some case tell every mutant of the reference from the reference, except the listed
+    equivalent ones, and does every listed one still exist and survive?"""
+    r = mutation.run(assignment, function, ROOT)
+    assert r.mutants > 0
+    assert not r.survived, (
+        f"{len(r.survived)} mutants survive: add a case that kills them, or list them with the "
+        "reason they are equivalent in autograder/assignments/equivalent_mutants.json:\n  "
+        + "\n  ".join(r.survived)
+    )
+    assert not r.stale, "listed as equivalent but killed or gone:\n  " + "\n  ".join(r.stale)
+
+
+def test_every_equivalent_mutant_has_a_reason():
+    listed = mutation.equivalent_mutants()
+    assert listed, "the reviewed file is empty or missing"
+    for key, entries in listed.items():
+        assert key in {f"{a}/{f}" for a, f in FUNCTIONS}, key
+        for mid, reason in entries.items():
+            assert isinstance(reason, str) and len(reason) > 20, (key, mid)
+
+
+def test_mutant_ids_are_unique_and_name_the_def_and_the_operator():
+    for a, f in FUNCTIONS:
+        ids = [m.id for m in mutation.mutants(a, f, ROOT)]
+        assert len(ids) == len(set(ids)), f
+        for mid in ids:
+            name, op, _ = mid.split(": ", 2)
+            assert name == f or name.startswith("_"), mid
+            assert op.split(" ")[0] in {
+                "binop",
+                "drop-term",
+                "compare",
+                "boolop",
+                "constant",
+                "swap-args",
+                "reduction",
+                "drop-keyword",
+                "unclip",
+                "raise",
+                "if",
+                "loop",
+            }, mid
+
+
+def test_every_operator_family_is_exercised():
+    """Does the transformer produce each operator the issue asks for, somewhere in the course?"""
+    ops = {
+        m.id.split(": ")[1].split(" ")[0]
+        for a, f in FUNCTIONS
+        for m in mutation.mutants(a, f, ROOT)
+    }
+    assert {"binop", "compare", "constant", "swap-args", "drop-term", "reduction"} <= ops
+    assert {"drop-keyword", "unclip", "raise", "if", "loop", "boolop"} <= ops
+
+
+def test_mutant_ids_do_not_depend_on_line_numbers():
+    """A def moved down the notebook (other cells added above it) keeps its mutant ids."""
+    a, f = "05_grpo_lld", "lld_rate"
+    before = [m.id for m in mutation.mutants(a, f, ROOT)]
+    defs = mutation.solution_defs(a, ROOT)
+    moved = {
+        k: ast.increment_lineno(ast.parse(ast.unparse(v)).body[0], 40) for k, v in defs.items()
+    }
+    key = str(mutation.notebook.source_path(a, ROOT))
+    saved = mutation._DEFS[key]
+    try:
+        mutation._DEFS[key] = moved
+        after = [m.id for m in mutation.mutants(a, f, ROOT)]
+    finally:
+        mutation._DEFS[key] = saved
+    assert after == before
+
+
+def test_a_mutant_that_never_returns_is_killed_by_the_time_limit():
+    """A mutated loop that spins forever: is it stopped by the alarm and counted as killed?"""
+    fspec = assignments.get("05_grpo_lld").function("lld_rate")
+    ns = reference.namespace("05_grpo_lld", ROOT)
+    case_sets = mutation._case_sets("05_grpo_lld", fspec, ROOT)
+
+    def spins(changes, eps=0.0):
+        while True:
+            pass
+
+    assert mutation.killed(spins, ns, fspec, case_sets, limit=0.2)
+
+
+def test_the_reference_itself_is_not_killed():
+    fspec = assignments.get("03_sum_vs_mean").function("masked_mean")
+    ns = reference.namespace("03_sum_vs_mean", ROOT)
+    case_sets = mutation._case_sets("03_sum_vs_mean", fspec, ROOT)
+    assert not mutation.killed(ns["masked_mean"], ns, fspec, case_sets)
+
+
+def test_without_checks_removes_only_the_checks_it_is_asked_to():
+    """shaped_reward without its beta check still rejects a NaN base reward, and accepts beta < 0."""
+    fn, _ = mutation.without_checks("03_sum_vs_mean", "shaped_reward", ("beta",), ROOT)
+    assert fn(1.0, [-1.0], [-2.0], -0.5) == pytest.approx(1.5)
+    with pytest.raises(ValueError, match="base_reward"):
+        fn(float("nan"), [-1.0], [-2.0], 0.5)
+
+
+def test_without_checks_says_when_no_check_matches():
+    with pytest.raises(ValueError, match="no input check matches"):
+        mutation.without_checks("03_sum_vs_mean", "shaped_reward", ("no such words",), ROOT)

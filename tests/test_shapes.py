@@ -1,0 +1,246 @@
+"""Error shapes on synthetic outcomes: is each one named, with its factor or offset, only when it
+holds on every failing case, and is nothing named when it holds on some cases only?"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from conftest import ROOT
+
+from autograder import evaluate, reference, shapes
+from autograder.codec import encode
+
+RTOL, ATOL = 1e-9, 1e-12
+
+
+def _case(args, expected, got, rtol=RTOL, atol=ATOL):
+    """(inputs, expected outcome, learner's outcome, rtol, atol) from plain values."""
+    out = {"value": encode(got)} if not isinstance(got, dict) else got
+    return (
+        {"args": encode(list(args)), "kwargs": {"$dict": {}}},
+        {"value": encode(expected)},
+        out,
+        rtol,
+        atol,
+    )
+
+
+def _find(cases, names=()):
+    return shapes.find_shape(cases, names)
+
+
+RNG = np.random.default_rng(0)
+A = RNG.normal(size=5)
+B = RNG.normal(size=(3, 4))
+
+
+def test_constant_factor_two_is_named_with_its_value():
+    """Every value doubled, on every failing case: a factor 2?"""
+    s = _find([_case([A], A, 2 * A), _case([B], B, 2 * B)])
+    assert s.id == "factor" and "2×" in s.text and "factor 2" in s.text
+
+
+@pytest.mark.parametrize(
+    "factor,words",
+    [(1 / math.log(2), "log base 2"), (1 / math.log(10), "log base 10"), (0.5, "½")],
+)
+def test_factor_of_a_log_base_is_named(factor, words):
+    """A factor 1/ln 2 or 1/ln 10 (log2 or log10 for ln), or ½: named, with what to change?"""
+    s = _find([_case([A], A, factor * A), _case([B], B.ravel(), factor * B.ravel())])
+    assert s.id == "factor" and words in s.text
+
+
+def test_factor_equal_to_the_length_says_sum_where_mean_was_expected():
+    """Each case off by its input's length (3, 5, 7): a sum where the formula averages?"""
+    cases = []
+    for n in (3, 5, 7):
+        x = list(RNG.normal(size=n))
+        mean = float(np.mean(x))
+        cases.append(_case([x, x], mean, mean * n))
+    s = _find(cases, ["policy_logps", "reference_logps"])
+    assert s.id == "factor" and "summed" in s.text and "`policy_logps`" in s.text
+    assert "3, 5, 7" in s.text
+
+
+def test_factor_one_over_the_length_says_mean_where_sum_was_expected():
+    """Each case divided by its batch size: averaged where the formula sums?"""
+    cases = []
+    for b in (2, 4):
+        x = RNG.normal(size=(b, 3))
+        total = x.sum(axis=0)
+        cases.append(_case([x], total, total / b))
+    s = _find(cases)
+    assert s.id == "factor" and "averaged" in s.text and "axis 0 of argument 1" in s.text
+
+
+def test_factor_equal_to_the_valid_count_of_each_mask_row():
+    """Each row's value times the number of 1s in its mask row: a sum over valid tokens?"""
+    values = RNG.normal(size=(3, 4))
+    mask = np.array([[1, 1, 0, 0], [1, 1, 1, 0], [1, 0, 0, 0]])
+    means = (values * mask).sum(1) / mask.sum(1)
+    s = _find([_case([values, mask], means, means * mask.sum(1))], ["values", "mask"])
+    assert s.id == "factor" and "`mask`" in s.text and "summed" in s.text
+
+
+def test_constant_offset_is_named_with_its_value():
+    s = _find([_case([A], A, A + 1.0), _case([B], B, B + 1.0)])
+    assert s.id == "offset" and "+1" in s.text
+
+
+def test_the_same_number_whatever_the_inputs():
+    s = _find([_case([A], A, np.zeros(5)), _case([B], 0.5, 0.0)])
+    assert s.id == "constant" and "0 on every failing check" in s.text
+
+
+def test_sign_flip():
+    s = _find([_case([A], A, -A)])
+    assert s.id == "sign"
+
+
+def test_reciprocal():
+    x = np.array([0.5, 2.0, 4.0, -3.0])
+    s = _find([_case([x], x, 1 / x)])
+    assert s.id == "reciprocal"
+
+
+def test_transposed_output_of_another_shape():
+    s = _find([_case([B], B, B.T)])
+    assert s.id == "transposed"
+
+
+def test_transposed_square_output():
+    sq = RNG.normal(size=(3, 3))
+    s = _find([_case([sq], sq, sq.T)])
+    assert s.id == "transposed"
+
+
+def test_values_in_reverse_order_are_a_permutation():
+    s = _find([_case([A], A, A[::-1])])
+    assert s.id == "permuted" and "reverse" in s.text
+
+
+def test_values_in_another_order_are_a_permutation():
+    perm = A[[2, 0, 4, 1, 3]]
+    s = _find([_case([A], A, perm)])
+    assert s.id == "permuted" and "another order" in s.text
+
+
+def test_shift_by_one_position():
+    """got[i] = expected[i + 1] (the last position anything): shifted by one along axis 0?"""
+    got = np.append(A[1:], 7.0)
+    s = _find([_case([A], A, got)])
+    assert s.id == "shifted" and "axis 0" in s.text
+
+
+def test_reduction_over_the_wrong_axis():
+    """The sum over axis 1 where the sum over axis 0 was expected?"""
+    s = _find([_case([B], B.sum(axis=0), B.sum(axis=1))])
+    assert s.id == "wrong-axis" and "over axis 1" in s.text and "axis 0" in s.text
+
+
+def test_extra_axis_of_length_one_is_keepdim():
+    s = _find([_case([B], B.sum(axis=1), B.sum(axis=1, keepdims=True))])
+    assert s.id == "keepdim"
+
+
+def test_other_wrong_shape_names_the_input_dimensions():
+    h_a, h_b = RNG.normal(size=(5, 2)), RNG.normal(size=(7, 2))
+    s = _find([_case([h_a, h_b], np.zeros(5) + 1, np.zeros(7) + 1)], ["h_a", "h_b"])
+    assert s.id == "wrong-shape" and "(7,)" in s.text and "(5,)" in s.text
+    assert "`h_a`" in s.text and "`h_b`" in s.text
+
+
+def test_nan_where_a_finite_value_was_expected():
+    got = A.copy()
+    got[2] = np.nan
+    s = _find([_case([A], A, got), _case([A], 1.5, float("nan"))])
+    assert s.id == "nan"
+
+
+def test_inf_where_a_finite_value_was_expected():
+    s = _find([_case([A], 0.25, float("inf")), _case([A], 1.0, float("-inf"))])
+    assert s.id == "inf"
+
+
+def test_none_returned_where_a_number_was_expected():
+    s = _find([_case([A], 0.5, None), _case([A], [1.0, 2.0], None)])
+    assert s.id == "wrong-type" and "return" in s.text
+
+
+def test_same_exception_on_every_valid_input():
+    raised = {"raised": "ZeroDivisionError", "message": "division by zero"}
+    s = _find([_case([A], 0.5, raised), _case([B], 1.0, raised)])
+    assert s.id == "raised" and "ZeroDivisionError" in s.text
+
+
+@pytest.mark.parametrize(
+    "second",
+    [
+        lambda x: 3 * x,  # another factor
+        lambda x: x + 1.0,  # an offset instead of the factor
+        lambda x: -x,  # a sign flip
+        lambda x: x[::-1],  # a permutation
+    ],
+)
+def test_factor_on_some_cases_only_names_nothing(second):
+    """A factor 2 on one failing case and something else on the other: no shape, rather than a guess?"""
+    assert _find([_case([A], A, 2 * A), _case([A], A, second(A))]) is None
+
+
+def test_nan_on_some_cases_only_names_nothing():
+    got = A.copy()
+    got[0] = np.nan
+    assert _find([_case([A], A, got), _case([A], A, 2 * A)]) is None
+
+
+def test_raised_on_some_cases_only_names_nothing():
+    raised = {"raised": "TypeError", "message": "x"}
+    assert _find([_case([A], A, raised), _case([A], A, 2 * A)]) is None
+
+
+def test_one_scalar_cannot_tell_a_factor_from_an_offset():
+    """One failing number (0.3 for 0.1): a factor 3, an offset 0.2...? Nothing is named."""
+    assert _find([_case([A], 0.1, 0.3)]) is None
+
+
+def test_unrelated_values_name_nothing():
+    assert (
+        _find([_case([A], A, RNG.normal(size=5)), _case([B], B, RNG.normal(size=(3, 4)))]) is None
+    )
+
+
+def test_uncatalogued_change_in_bits_is_named_as_a_log_base():
+    """likelihood_change reported in bits (divided by ln 2, in no catalogue): is the diagnosis the
+    factor 1 / ln 2 with 'use the natural log', and not a catalogued mistake?"""
+    a = "05_grpo_lld"
+    ns = reference.namespace(a, ROOT)
+    ref = ns["likelihood_change"]
+
+    def in_bits(logp_before, logp_after, correct):
+        return ref(logp_before, logp_after, correct) / math.log(2)
+
+    r = evaluate.grade_function(a, "likelihood_change", in_bits, namespace=ns, root=ROOT)
+    assert 0 < r.score < r.points
+    assert [d.id for d in r.diagnoses] == ["shape:factor"], r.diagnoses
+    assert "natural log" in r.diagnoses[0].text
+
+
+def test_uncatalogued_mistake_on_a_real_function_gets_an_error_shape():
+    """token_scores scaled by the hidden size D (no catalogued mistake does that): does the
+    feedback name a factor equal to a length of the inputs, not a catalogued mistake?"""
+    a = "06_nthr"
+    ns = reference.namespace(a, ROOT)
+    ref = ns["token_scores"]
+
+    def scaled(h_a, err_a, h_b, err_b):
+        out = ref(h_a, err_a, h_b, err_b)
+        return out * h_a.shape[1]
+
+    r = evaluate.grade_function(a, "token_scores", scaled, namespace=ns, root=ROOT)
+    assert 0 < r.score < r.points
+    first = r.diagnoses[0]
+    assert first.kind == "shape" and first.id == "shape:factor", r.diagnoses
+    assert "axis 1 of `h_a`" in first.text
+    assert "What your outputs show" in evaluate.feedback_text(r)

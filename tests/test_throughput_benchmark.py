@@ -1,0 +1,30 @@
+"""benchmarks/grade_throughput.py on a slice of 12 submissions (the full run takes long)."""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO / "benchmarks"))
+
+pytestmark = pytest.mark.slow
+
+
+def test_throughput_benchmark_prints_its_figures_on_a_slice(capsys):
+    """On 12 generated submissions of all six assignments: does the benchmark grade them all
+    and print throughput, the parent's peak memory and the projection for a course?"""
+    import grade_throughput
+
+    assert grade_throughput.main(["--sizes", "12", "--jobs", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "12 submissions of 6 assignments" in out
+    row = re.search(r"^\s+12\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s*$", out, re.M)
+    assert row, out
+    assert float(row.group(4)) > 0  # the parent's peak memory, measured by the run itself
+    assert "could not be graded" not in out
+    assert re.search(r"projected for 1,000 students x 6 notebooks .*: [\d.]+ min", out)
+    assert len(re.findall(r"^  0[1-6]_\w+\s+[\d.]+ s$", out, re.M)) == 6
