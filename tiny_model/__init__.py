@@ -2,48 +2,67 @@
 
 A nanoGPT-style decoder learns single-digit ``a+b+c`` with a scratchpad
 (``3+4+8=`` -> ``07 15.``: the partial sum, the total, EOS). Warmed up to mid
-competence, it answers about half of its sampled responses right, and its
+competence, it answers about 45 % of its sampled responses right, and its
 wrong answers share correct steps with the right ones: the setting in which
 Deng et al. (arXiv 2505.18830) show GRPO's negative gradient dragging correct
 responses down, and NTHR (negative token hidden reward) fixing it.
 
 Public API (stable; notebooks 05 and 06 call it with the learner's functions)
 -----------------------------------------------------------------------------
-    from tiny_model import Functions, load_warm, run_probe, train, task
+    from tiny_model import Functions, load_warm, run_probe, run_probe_seeds, train, task
 
     fns = Functions.from_solutions()               # reference functions (source notebooks)
     fns = Functions.from_namespace(globals())      # a notebook's own functions
     model = load_warm()                            # fresh copy of the warm model (CPU)
     res = run_probe(model, fns, methods=("grpo", "pos_only", "nthr", "random"),
-                    groups=60, seed=0, lr=1e-5)    # -> ProbeResult, model unchanged
+                    groups=60, seed=0, lr=1e-5, optimizer="adam")  # or "sgd"; model unchanged
     print(res.table())                             # mean/median change, LLD rate, selected, paired CIs
     res.changes["grpo"]                            # (groups,) Eq. 2 change per group
     res.summary(), res.paired                      # dicts; res.to_dict() is JSON-able
+    pooled = run_probe_seeds(model, fns, seeds=range(5), optimizer="adam")
+    print(pooled.table())                          # pooled and per-seed rows, stratified paired CIs
     print(show_group(res, 0))                      # decoded responses, shared and selected tokens
-    run = train(fns, "nthr", steps=100, seed=0)    # -> TrainResult; run.history[metric] per step
+    ident = check_identity(model, fns)             # the SGD first-order identity, measured per prompt
+    run = train(fns, "nthr", seed=0)               # -> TrainResult: run.history per step and per eval
+    study = load_shipped()                         # the 4 methods x 5 seeds study notebook 06 loads
     task.format_response(tokens)                   # '07 15.'
 
 Methods: ``grpo``; ``pos_only`` (negative advantages set to 0); ``nthr``
 (selected negative tokens weighted by η: 0 in the probe, ``eta_schedule(p)``
 in training); ``random`` (as many random negative tokens as NTHR selects).
 Logged per training step: reward_mean, zero_adv_frac, kl_ref,
-correct_logp_change, selected_frac, response_len, answer_logp, clip_frac, loss.
+correct_logp_change, selected_frac, response_len, clip_frac, loss, lr; per
+held-out evaluation (step 0, every 50 steps, the end): heldout_accuracy,
+heldout_answer_logp.
 
-Command line: ``python -m tiny_model warmup|probe|train --device auto|cpu|cuda
---seed N --out DIR`` writes metrics.json and PNG figures (see ``--help``).
+Command line (``--help`` for all options):
+``python -m tiny_model probe --optimizer adam|sgd --seeds 0-4``,
+``python -m tiny_model train --methods all --seeds 0-4 [--write-shipped]``,
+``python -m tiny_model warmup``; every command takes ``--config course|large
+--device auto|cpu|cuda --out DIR`` and writes metrics.json and a PNG figure.
+``--config large`` is the GPU configuration (four 2-digit numbers with
+carries, a 4-layer 256-wide decoder), run by ``benchmarks/tiny_model_table.py``.
 
 How this departs from the papers' setting (every simplification)
 ----------------------------------------------------------------
 1. Tiny task and model: 1000 arithmetic problems, 5-token responses, a
-   2-layer, 64-wide decoder (~100k parameters); the same 1000 problems serve
-   warm-up, probe and training (no held-out split). Rewards are exact match of
-   the whole scratchpad, 0/1.
-2. Warm-up is supervised (cross-entropy on correct scratchpads, 225 Adam
-   steps with cosine decay), stopped when about half of the *sampled*
-   (temperature 1) answers are right; greedy decoding is right far more often.
-3. The probe's update is one plain SGD step (lr 1e-5, near gradient flow), not
-   an Adam step; no clipping and no KL in the probe (on-policy, one step: the
-   ratio is 1 anyway); loss aggregation seq-mean-token-mean as in GRPO.
+   2-layer, 64-wide decoder (~100k parameters). A fixed split holds 200
+   problems out: warm-up, probes and RL use the other 800, the held-out 200
+   only evaluate training. Rewards are exact match of the whole scratchpad,
+   0/1, so every correct response of a group is the same sequence.
+2. Warm-up is supervised (cross-entropy on correct scratchpads, 310 Adam
+   steps at a constant lr 3e-3 after a 10-step ramp), stopped when about 45 %
+   of the *sampled* (temperature 1) answers are right; greedy decoding is
+   right on about 68 %. (A cosine decay to 0 left a model that one fresh Adam
+   step at 3e-4 wrecks, and RL could not learn from it: see warm.py.)
+3. The probe's update is one step from θ: ``adam``, Adam's first step
+   -lr·g/(|g|+ε) (fresh moments; what training takes), the default and the
+   rule under which the paper's observations show; or ``sgd``, -lr·g, the
+   control, under which the first-order identity (identity.py) makes
+   positive-only trail GRPO on average. lr 1e-5; no clipping and no KL (one
+   on-policy step: the ratio is 1); loss aggregation seq-mean-token-mean as
+   in GRPO. Results pool 5 seeds x 60 mixed groups; paired 95 % intervals
+   bootstrap the groups within each seed.
 4. Each probe group is updated alone from the same θ (the paper's Eq. 2);
    groups that are all right or all wrong are skipped and replaced by the
    next problem, so "N groups" means N mixed groups.
@@ -52,40 +71,70 @@ How this departs from the papers' setting (every simplification)
    tau's mean score of a correct response is taken against all correct tokens
    including its own (the course's reading, see notebook 06). The random
    baseline's change is averaged over 8 draws per group (less noise, same mean).
-6. Training: 16 prompts x 8 samples per step, one Adam step per batch
-   (lr 3e-4, clipping eps 0.2 binds only with inner_steps > 1), a frozen copy of
-   the warm model as the KL reference (k3, coefficient 0 by default, always
-   logged), η = 2|0.5 − p| per group for NTHR and random; runs of ~100 steps.
+6. Training: 16 prompts x 8 samples per step from the 800 training problems,
+   one Adam step per batch (lr 5e-4 after a 50-step ramp, cosine decay to 0
+   over 800 steps; clipping eps 0.2 binds only with inner_steps > 1), a frozen
+   copy of the warm model as the KL reference (k3, coefficient 0 by default,
+   always logged), η = 2|0.5 − p| per group for NTHR and random. The study
+   compares the four methods over 5 seeds, paired by seed (same problems,
+   same held-out evaluation draws); held-out accuracy samples 4 responses
+   per problem at temperature 1.
 7. Determinism is promised on CPU for a seed (deterministic algorithms, fixed
-   threads); CUDA runs are seeded but not guaranteed bit-identical.
+   threads); CUDA runs are seeded but not guaranteed bit-identical, and the
+   large configuration's warm-up stops at a target accuracy (checked every
+   50 steps) instead of a fixed step count.
 
-Measured on the shipped warm model (60 groups, seed 0, lr 1e-5): GRPO lowers
-the correct responses' likelihood on some groups (LLD) and positive-only on
-none; NTHR beats GRPO and random by paired margins whose 95% bootstrap
-intervals exclude 0. Near gradient flow GRPO's *mean* change is higher than
-positive-only's: on this task the negative gradient helps correct answers on
-average (the wrong token competes with the right one) and hurts them only on
-some groups, which is why NTHR removes only the tokens that hurt.
+Measured on the shipped warm model (probe: lr 1e-5, 5 seeds x 60 groups):
+with Adam's step, positive-only beats GRPO (paired +6.5e-3 nats, 95 % CI
+[+5.1e-3, +8.1e-3]), GRPO shows LLD on 7 % of groups and positive-only on
+none, and NTHR beats GRPO (+1.8e-3 [+1.2e-3, +2.6e-3]) and random
+(+1.5e-3 [+1.0e-3, +2.0e-3]). With SGD, positive-only trails GRPO
+(-6.5e-3 [-7.7e-3, -5.5e-3]), as the identity says.
+Training (tiny_model/results/train_seeds.json, 5 seeds, 800 steps): held-out
+sampled accuracy rises from 0.39 to 0.94 for GRPO (0.926-0.959 per seed),
+0.94 for NTHR and random, 0.91 for positive-only; NTHR - GRPO is -0.005
+[-0.010, +0.001] in final accuracy and +0.008 [-0.024, +0.040] nats in
+held-out ln pi(correct) (paired t over seeds): the paper's training-level
+claim does not show here. Positive-only ends less accurate (-0.027
+[-0.039, -0.016]) while keeping the correct responses more likely during
+the run.
 """
 
-from tiny_model.experiment import load_warm, train
-from tiny_model.grpo import METHODS, Groups, TrainConfig, TrainResult
+from tiny_model.experiment import train
+from tiny_model.grpo import METHODS, Groups
+from tiny_model.identity import IdentityResult, check_identity
 from tiny_model.model import TinyConfig, TinyModel
-from tiny_model.probe import ProbeConfig, ProbeResult, run_probe, show_group
+from tiny_model.pooled import PooledProbe, run_probe_seeds
+from tiny_model.probe import OPTIMIZERS, ProbeConfig, ProbeResult, run_probe, show_group
 from tiny_model.seam import Functions
+from tiny_model.study import TrainStudy, load_shipped, run_study
+from tiny_model.task import SumTask
+from tiny_model.training import TrainConfig, TrainResult
+from tiny_model.warm import LARGE_WARMUP, WarmupConfig, load_warm
 
 __all__ = [
+    "LARGE_WARMUP",
     "METHODS",
+    "OPTIMIZERS",
     "Functions",
     "Groups",
+    "IdentityResult",
+    "PooledProbe",
     "ProbeConfig",
     "ProbeResult",
+    "SumTask",
     "TinyConfig",
     "TinyModel",
     "TrainConfig",
     "TrainResult",
+    "TrainStudy",
+    "WarmupConfig",
+    "check_identity",
+    "load_shipped",
     "load_warm",
     "run_probe",
+    "run_probe_seeds",
+    "run_study",
     "show_group",
     "train",
 ]

@@ -1,99 +1,176 @@
-"""python -m tiny_model warmup|probe|train [--device auto|cpu|cuda] [--seed N] [--out DIR]"""
+"""python -m tiny_model warmup|probe|train [--config course|large] [--device auto|cpu|cuda] ...
+
+python -m tiny_model probe --optimizer adam --seeds 0-4     # the paper's observations, pooled
+python -m tiny_model probe --optimizer sgd --seeds 0-4      # the first-order control
+python -m tiny_model train --methods all --seeds 0-4 --write-shipped   # notebook 06's file
+python -m tiny_model probe --config large --device cuda --seeds 0-4    # the GPU configuration
+"""
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 from pathlib import Path
 
 from tiny_model import experiment
 from tiny_model.grpo import LOSS_AGG_MODES, METHODS
-from tiny_model.probe import ProbeConfig
+from tiny_model.pooled import parse_seeds
+from tiny_model.probe import OPTIMIZERS, ProbeConfig
+from tiny_model.training import LR_SCHEDULES, TrainConfig
+from tiny_model.warm import CACHE_DIR, LARGE_WARMUP, WarmupConfig
+
+CONFIGS = {"course": WarmupConfig(), "large": LARGE_WARMUP}
 
 
 def _methods(text: str) -> tuple[str, ...]:
+    if text.strip() == "all":
+        return METHODS
     methods = tuple(m.strip() for m in text.split(",") if m.strip())
     bad = [m for m in methods if m not in METHODS]
-    if bad or not methods:
-        raise argparse.ArgumentTypeError(f"methods from {','.join(METHODS)}; got {text!r}")
+    if bad or not methods or len(set(methods)) != len(methods):
+        raise argparse.ArgumentTypeError(f"methods from {','.join(METHODS)} or all; got {text!r}")
     return methods
 
 
+def _seeds(text: str) -> tuple[int, ...]:
+    try:
+        return parse_seeds(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m tiny_model", description=__doc__)
+    p = argparse.ArgumentParser(
+        prog="python -m tiny_model",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     sub = p.add_subparsers(dest="command", required=True)
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--device", default="auto", choices=("auto", "cpu", "cuda"))
+    common.add_argument(
+        "--config",
+        default="course",
+        choices=tuple(CONFIGS),
+        help="course: 3 single digits, 2x64 model (CPU, the shipped checkpoint); "
+        "large: four 2-digit numbers, 4x256 model (warmed up on first use: minutes on a GPU)",
+    )
     common.add_argument("--seed", type=int, default=0)
     common.add_argument(
         "--out", type=Path, default=None, help="output folder (default runs/<command>)"
     )
 
     w = sub.add_parser("warmup", parents=[common], help="supervised warm-up; writes the checkpoint")
-    w.add_argument("--steps", type=int, default=experiment.WarmupConfig.steps)
-    w.add_argument("--checkpoint", type=Path, default=experiment.CHECKPOINT)
+    w.add_argument("--steps", type=int, default=None, help="default: the config's")
+    w.add_argument(
+        "--checkpoint",
+        type=Path,
+        default=None,
+        help="default: the shipped file (course) or the cache (large)",
+    )
 
     pr = sub.add_parser("probe", parents=[common], help="the one-step LLD probe (Eq. 2)")
     pr.add_argument("--methods", type=_methods, default=METHODS)
-    pr.add_argument("--groups", type=int, default=ProbeConfig.groups)
+    pr.add_argument("--groups", type=int, default=ProbeConfig.groups, help="mixed groups per seed")
     pr.add_argument("--group-size", type=int, default=ProbeConfig.group_size)
     pr.add_argument("--lr", type=float, default=ProbeConfig.lr)
+    pr.add_argument(
+        "--optimizer",
+        choices=OPTIMIZERS,
+        default=ProbeConfig.optimizer,
+        help="adam: Adam's first step -lr·g/(|g|+ε) (the paper's observations); "
+        "sgd: -lr·g (the first-order control)",
+    )
+    pr.add_argument(
+        "--seeds",
+        type=_seeds,
+        default=None,
+        help="pool several seeds, e.g. 0-4 or 0,2,7 (overrides --seed); "
+        "prints pooled and per-seed figures",
+    )
     pr.add_argument("--random-draws", type=int, default=ProbeConfig.random_draws)
 
-    t = sub.add_parser("train", parents=[common], help="short GRPO runs, one per method")
-    t.add_argument("--methods", type=_methods, default=("grpo", "nthr"))
-    t.add_argument("--steps", type=int, default=100)
-    t.add_argument("--lr", type=float, default=3e-4)
-    t.add_argument("--kl-coef", type=float, default=0.0)
-    t.add_argument("--loss-agg", choices=LOSS_AGG_MODES, default="seq-mean-token-mean")
-    t.add_argument("--inner-steps", type=int, default=1)
+    t = sub.add_parser("train", parents=[common], help="GRPO runs: every method at every seed")
+    t.add_argument("--methods", type=_methods, default=METHODS, help="comma-separated, or all")
+    t.add_argument("--seeds", type=_seeds, default=None, help="e.g. 0-4 (overrides --seed)")
+    t.add_argument("--steps", type=int, default=TrainConfig.steps)
+    t.add_argument("--lr", type=float, default=TrainConfig.lr)
+    t.add_argument("--lr-warmup", type=int, default=TrainConfig.lr_warmup)
+    t.add_argument("--lr-schedule", choices=LR_SCHEDULES, default=TrainConfig.lr_schedule)
+    t.add_argument("--prompts-per-step", type=int, default=TrainConfig.prompts_per_step)
+    t.add_argument("--kl-coef", type=float, default=TrainConfig.kl_coef)
+    t.add_argument("--loss-agg", choices=LOSS_AGG_MODES, default=TrainConfig.loss_agg)
+    t.add_argument("--inner-steps", type=int, default=TrainConfig.inner_steps)
+    t.add_argument("--eval-every", type=int, default=TrainConfig.eval_every)
+    t.add_argument(
+        "--write-shipped",
+        action="store_true",
+        help="also copy metrics.json to tiny_model/results/train_seeds.json (notebook 06 loads it)",
+    )
     return p
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
-    device = experiment.resolve_device(args.device)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        device = experiment.resolve_device(args.device)
+    except ValueError as e:
+        parser.error(str(e))
     out = args.out or Path("runs") / args.command
+    warm = CONFIGS[args.config]
     if args.command == "warmup":
-        m = experiment.cmd_warmup(out, device, args.seed, args.steps, args.checkpoint)
+        config = dataclasses.replace(warm, seed=args.seed, steps=args.steps or warm.steps)
+        checkpoint = args.checkpoint or (
+            experiment.CHECKPOINT
+            if args.config == "course"
+            else CACHE_DIR / f"warm-{config.key()}.pt"
+        )
+        m = experiment.cmd_warmup(out, device, args.seed, config.steps, checkpoint, config)
         print(
-            f"warm-up: loss {m['final_loss']:.3f}, sampled accuracy {m['sampled_accuracy']:.3f}, "
-            f"greedy {m['greedy_accuracy']:.3f}, checkpoint {m['checkpoint']}"
+            f"warm-up: {m['steps_taken']} steps, loss {m['final_loss']:.3f}, sampled accuracy "
+            f"{m['sampled_accuracy']:.3f}, greedy {m['greedy_accuracy']:.3f}, first Adam step at "
+            f"3e-4 changes ln π(correct) by {m['first_step_damage_3e-4']:+.3f}; "
+            f"checkpoint {m['checkpoint']}"
         )
     else:
         from tiny_model.seam import Functions
 
         fns = Functions.from_solutions()
+        seeds = args.seeds or (args.seed,)
         if args.command == "probe":
             config = ProbeConfig(
                 methods=args.methods,
                 groups=args.groups,
                 group_size=args.group_size,
                 lr=args.lr,
+                optimizer=args.optimizer,
                 random_draws=args.random_draws,
-                seed=args.seed,
+                seed=seeds[0],
+                task=warm.task,
             )
-            print(experiment.cmd_probe(out, device, fns, config).table())
+            print(experiment.cmd_probe(out, device, fns, config, seeds, warm).table())
         else:
-            results = experiment.cmd_train(
+            study = experiment.cmd_train(
                 out,
                 device,
                 fns,
                 args.methods,
+                seeds,
+                warm=warm,
+                write_shipped=args.write_shipped,
                 steps=args.steps,
-                seed=args.seed,
                 lr=args.lr,
+                lr_warmup=args.lr_warmup,
+                lr_schedule=args.lr_schedule,
+                prompts_per_step=args.prompts_per_step,
                 kl_coef=args.kl_coef,
                 loss_agg=args.loss_agg,
                 inner_steps=args.inner_steps,
+                eval_every=args.eval_every,
             )
-            for r in results:
-                h = r.history
-                print(
-                    f"{r.config.method:>8}: reward {h['reward_mean'][0]:.3f} -> "
-                    f"{sum(h['reward_mean'][-10:]) / min(10, len(h['reward_mean'])):.3f} (last 10), "
-                    f"answer ln π {h['answer_logp_start'][0]:+.3f} -> {h['answer_logp'][-1]:+.3f}"
-                )
+            print(study.table())
     print(f"wrote {out}/metrics.json and figures")
     return 0
 

@@ -1,4 +1,4 @@
-"""GRPO on the tiny task: sampling groups, per-token advantage weights, the loss, training.
+"""GRPO on the tiny task: sampling groups, per-token advantage weights, the loss (runs: training.py).
 
 Methods (all are GRPO with a per-token weight w on the advantage, A_{i,t} = A_i * w_{i,t}):
 
@@ -15,15 +15,14 @@ NTHR scores, threshold and eta all come from ``fns`` (the seam, see seam.py).
 from __future__ import annotations
 
 import contextlib
-import math
-from collections.abc import Callable, Iterator
-from dataclasses import asdict, dataclass, field
+from collections.abc import Iterator
+from dataclasses import dataclass
 
 import torch
 
-from tiny_model import task
 from tiny_model.model import TinyModel
 from tiny_model.seam import Functions
+from tiny_model.task import DEFAULT, SumTask, response_mask
 
 METHODS = ("grpo", "pos_only", "nthr", "random")
 LOSS_AGG_MODES = (
@@ -94,16 +93,21 @@ def sample_responses(
     group_size: int,
     generator: torch.Generator,
     temperature: float = 1.0,
+    response_len: int = DEFAULT.response_len,
 ) -> torch.Tensor:
-    """(N, 7) prompts -> (N, G, 5) sampled responses (always 5 tokens; the mask cuts at EOS)."""
-    n = prompts.shape[0]
-    seq = prompts.repeat_interleave(group_size, dim=0)  # (N*G, 7)
-    for _ in range(task.RESPONSE_LEN):
+    """(N, P) prompts -> (N, G, R) sampled responses (always R tokens; the mask cuts at EOS).
+
+    The same softmax(logits / temperature) that ``token_logprobs`` scores at
+    temperature 1: on-policy at T = 1.
+    """
+    n, p = prompts.shape
+    seq = prompts.repeat_interleave(group_size, dim=0)  # (N*G, P)
+    for _ in range(response_len):
         logits, _ = model(seq)  # (N*G, t, V)
         probs = torch.softmax(logits[:, -1, :] / temperature, dim=-1)  # (N*G, V)
         nxt = torch.multinomial(probs, 1, generator=generator)  # (N*G, 1)
         seq = torch.cat([seq, nxt], dim=1)  # (N*G, t+1)
-    return seq[:, task.PROMPT_LEN :].view(n, group_size, task.RESPONSE_LEN)  # (N, G, 5)
+    return seq[:, p:].view(n, group_size, response_len)  # (N, G, R)
 
 
 def sample_groups(
@@ -112,33 +116,41 @@ def sample_groups(
     group_size: int,
     generator: torch.Generator,
     temperature: float = 1.0,
+    *,
+    task: SumTask = DEFAULT,
 ) -> Groups:
-    """Sample and verify G responses for each problem."""
-    prompts = task.prompt_tokens(problems)  # (N, 7)
-    responses = sample_responses(model, prompts, group_size, generator, temperature)
+    """Sample and verify G responses for each problem (N, terms) of ``task``."""
+    prompts = task.prompt_tokens(problems)  # (N, P)
+    responses = sample_responses(
+        model, prompts, group_size, generator, temperature, task.response_len
+    )
     return Groups(
         problems=problems,
         responses=responses,
-        mask=task.response_mask(responses),
+        mask=response_mask(responses),
         rewards=task.rewards(problems, responses),
     )
 
 
 def response_forward(
-    model: TinyModel, problems: torch.Tensor, responses: torch.Tensor
+    model: TinyModel,
+    problems: torch.Tensor,
+    responses: torch.Tensor,
+    *,
+    task: SumTask = DEFAULT,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Logits and hidden states at the positions that predict the response tokens.
 
-    problems (N, 3), responses (N, G, 5) -> logits (N, G, 5, V), hidden (N, G, 5, C):
+    problems (N, terms), responses (N, G, R) -> logits (N, G, R, V), hidden (N, G, R, C):
     entry t is computed from the prompt and the response's tokens before t.
     """
     n, g, r = responses.shape
-    prompts = task.prompt_tokens(problems).repeat_interleave(g, dim=0)  # (N*G, 7)
-    seq = torch.cat([prompts, responses.reshape(n * g, r)], dim=1)  # (N*G, 12)
-    logits, hidden = model(seq[:, :-1])  # (N*G, 11, V), (N*G, 11, C)
-    start = task.PROMPT_LEN - 1  # position 6 predicts response token 0
-    logits = logits[:, start:, :].reshape(n, g, r, -1)  # (N, G, 5, V)
-    hidden = hidden[:, start:, :].reshape(n, g, r, -1)  # (N, G, 5, C)
+    prompts = task.prompt_tokens(problems).repeat_interleave(g, dim=0)  # (N*G, P)
+    seq = torch.cat([prompts, responses.reshape(n * g, r)], dim=1)  # (N*G, P+R)
+    logits, hidden = model(seq[:, :-1])  # (N*G, P+R-1, V), (N*G, P+R-1, C)
+    start = task.prompt_len - 1  # the last prompt position predicts response token 0
+    logits = logits[:, start:, :].reshape(n, g, r, -1)  # (N, G, R, V)
+    hidden = hidden[:, start:, :].reshape(n, g, r, -1)  # (N, G, R, C)
     return logits, hidden
 
 
@@ -282,9 +294,13 @@ def token_weights(
 
 
 def aggregate_loss(
-    per_token: torch.Tensor, mask: torch.Tensor, mode: str, max_len: int = task.RESPONSE_LEN
+    per_token: torch.Tensor, mask: torch.Tensor, mode: str, max_len: int | None = None
 ) -> torch.Tensor:
-    """(B, T) per-token loss and mask -> scalar, in one of the four modes of notebook 03."""
+    """(B, T) per-token loss and mask -> scalar, in one of the four modes of notebook 03.
+
+    ``max_len`` is Dr. GRPO's constant (default T, the longest response possible).
+    """
+    max_len = per_token.shape[1] if max_len is None else max_len
     m = mask.to(per_token.dtype)  # (B, T)
     masked = per_token * m  # (B, T)
     if mode == "seq-mean-token-mean":  # original GRPO
@@ -337,186 +353,3 @@ def grpo_loss(
         if clip_eps is not None:
             clip_frac = float((((ratio - 1).abs() > clip_eps) & mask).sum() / valid)
     return loss, {"loss": float(loss.detach()), "clip_frac": clip_frac}
-
-
-# -------------------------------------------------------------------------- training
-
-
-@dataclass
-class TrainConfig:
-    """A short GRPO run from the warm model (one field, one knob)."""
-
-    method: str = "grpo"
-    """grpo, pos_only, nthr or random (see the module docstring)."""
-    steps: int = 100
-    """Optimizer iterations over fresh batches."""
-    prompts_per_step: int = 16
-    """Groups per batch (problems drawn uniformly from all 1000)."""
-    group_size: int = 8
-    """G: responses sampled per problem."""
-    lr: float = 3e-4
-    """Adam learning rate (1e-3 wrecks the warm model within a few steps)."""
-    inner_steps: int = 1
-    """mu: updates per batch; clipping binds only from the second one."""
-    clip_eps: float | None = 0.2
-    """PPO/GRPO ratio clipping; None disables it."""
-    kl_coef: float = 0.0
-    """Weight of the k3 KL to the frozen warm model (always logged)."""
-    loss_agg: str = "seq-mean-token-mean"
-    """One of LOSS_AGG_MODES (notebook 03)."""
-    nthr_beta: float = 1.0
-    """NTHR threshold tau = beta * min over correct responses of their mean score."""
-    eta: float | None = None
-    """Weight on selected negative tokens; None: eta_schedule(group success rate), as in the paper."""
-    temperature: float = 1.0
-    """Sampling temperature."""
-    eval_problems: int = 128
-    """Problems (a fixed seeded subset) on which answer_logp is tracked each step."""
-    seed: int = 0
-    """Seeds problem draws, sampling and the random baseline."""
-
-    def to_dict(self) -> dict:
-        return asdict(self)
-
-
-@dataclass
-class TrainResult:
-    config: TrainConfig
-    history: dict[str, list[float]] = field(default_factory=dict)
-    model: TinyModel | None = None
-
-    def to_dict(self) -> dict:
-        return {"config": self.config.to_dict(), "history": self.history}
-
-
-LOGGED = (
-    "reward_mean",  # mean reward of the sampled batch
-    "zero_adv_frac",  # fraction of groups whose advantages are all 0 (all right / all wrong)
-    "kl_ref",  # mean k3 KL(pi || ref) per sampled token, before the update
-    "correct_logp_change",  # mean over mixed groups of the Eq. 2 change of this step's update
-    "selected_frac",  # negative tokens whose weight the method changed / negative tokens
-    "response_len",  # mean tokens up to and including EOS
-    "answer_logp",  # mean ln pi(correct scratchpad | x) on the fixed eval problems, after the step
-    "clip_frac",  # fraction of tokens with |ratio - 1| > clip_eps (last inner step)
-    "loss",
-)
-
-
-def answer_logprob(fns: Functions, model: TinyModel, problems: torch.Tensor) -> float:
-    """Mean sequence log likelihood of the correct scratchpads of ``problems`` (N, 3)."""
-    target = task.correct_responses(problems).unsqueeze(1)  # (N, 1, 5)
-    with torch.no_grad():
-        logits, _ = response_forward(model, problems, target)  # (N, 1, 5, V)
-    mask = task.response_mask(target)  # (N, 1, 5)
-    return float(sequence_logprobs(fns, logits, target, mask).mean())
-
-
-def train(
-    fns: Functions,
-    model: TinyModel,
-    config: TrainConfig,
-    *,
-    progress: Callable[[int], object] | None = None,
-) -> TrainResult:
-    """Run ``config.steps`` GRPO steps on ``model`` in place (a frozen copy is the KL reference)."""
-    with single_thread():
-        return _train(fns, model, config, progress)
-
-
-def _train(
-    fns: Functions,
-    model: TinyModel,
-    config: TrainConfig,
-    progress: Callable[[int], object] | None,
-) -> TrainResult:
-    import copy
-
-    if config.loss_agg not in LOSS_AGG_MODES:
-        raise ValueError(f"unknown loss aggregation {config.loss_agg!r}")
-    if config.method not in METHODS:
-        raise ValueError(f"unknown method {config.method!r}; expected one of {METHODS}")
-    if config.method in ("nthr", "random"):
-        fns.require("prediction_errors", "token_scores", "nthr_weights")
-        if config.eta is None:
-            fns.require("eta_schedule")
-    device = next(model.parameters()).device
-    ref = copy.deepcopy(model).eval().requires_grad_(False)
-    opt = torch.optim.Adam(model.parameters(), lr=config.lr)
-    gen = torch.Generator(device=device).manual_seed(config.seed)
-    cpu_gen = torch.Generator().manual_seed(config.seed + 1)
-    all_problems = task.all_problems().to(device)  # (1000, 3)
-    eval_idx = torch.randperm(task.N_PROBLEMS, generator=torch.Generator().manual_seed(config.seed))
-    eval_problems = all_problems[eval_idx[: config.eval_problems].to(device)]  # (E, 3)
-    history: dict[str, list[float]] = {k: [] for k in LOGGED}
-    history["answer_logp_start"] = [answer_logprob(fns, model, eval_problems)]
-    for _step in range(config.steps):
-        idx = torch.randint(0, task.N_PROBLEMS, (config.prompts_per_step,), generator=cpu_gen)
-        groups = sample_groups(
-            model, all_problems[idx.to(device)], config.group_size, gen, config.temperature
-        )
-        adv = torch.as_tensor(fns.group_advantages(groups.rewards)).to(device)  # (N, G)
-        with torch.no_grad():
-            logits_old, hidden_old = response_forward(model, groups.problems, groups.responses)
-            logp_old = token_logprobs(logits_old, groups.responses)  # (N, G, 5)
-            ref_logits, _ = response_forward(ref, groups.problems, groups.responses)
-            ref_logp = token_logprobs(ref_logits, groups.responses)  # (N, G, 5)
-            seq_before = sequence_logprobs(fns, logits_old, groups.responses, groups.mask)
-        if config.method in ("nthr", "random") and config.eta is None:
-            eta = torch.tensor(
-                [float(fns.eta_schedule(float(p))) for p in groups.rewards.mean(dim=1)]
-            )  # (N,) per-group eta = 2|0.5 - p|
-        else:
-            eta = 0.0 if config.eta is None else config.eta
-        tw = token_weights(
-            config.method,
-            fns,
-            groups,
-            adv,
-            logits_old,
-            hidden_old,
-            beta=config.nthr_beta,
-            eta=eta,
-            generator=cpu_gen,
-        )
-        tok_adv = (adv.unsqueeze(-1) * tw.weights).flatten(0, 1)  # (N*G, 5)
-        mask = groups.mask.flatten(0, 1)  # (N*G, 5)
-        for _ in range(config.inner_steps):
-            logits, _ = response_forward(model, groups.problems, groups.responses)
-            logp = token_logprobs(logits, groups.responses).flatten(0, 1)  # (N*G, 5)
-            loss, stats = grpo_loss(
-                logp,
-                logp_old.flatten(0, 1),
-                tok_adv,
-                mask,
-                clip_eps=config.clip_eps,
-                kl_coef=config.kl_coef,
-                ref_logp=ref_logp.flatten(0, 1),
-                loss_agg=config.loss_agg,
-            )
-            opt.zero_grad(set_to_none=True)
-            loss.backward()
-            opt.step()
-        with torch.no_grad():
-            logits_new, _ = response_forward(model, groups.problems, groups.responses)
-            seq_after = sequence_logprobs(fns, logits_new, groups.responses, groups.mask)
-        mixed = groups.mixed.nonzero().flatten().tolist()
-        changes = [
-            float(fns.likelihood_change(seq_before[i], seq_after[i], groups.correct[i]))
-            for i in mixed
-        ]
-        m = groups.mask.float()
-        kl = float((k3(logp_old, ref_logp) * m).sum() / m.sum())
-        history["reward_mean"].append(float(groups.rewards.mean()))
-        history["zero_adv_frac"].append(float((adv == 0).all(dim=1).float().mean()))
-        history["kl_ref"].append(kl)
-        history["correct_logp_change"].append(
-            math.fsum(changes) / len(changes) if changes else float("nan")
-        )
-        history["selected_frac"].append(tw.modified_fraction)
-        history["response_len"].append(float(m.sum(dim=-1).mean()))
-        history["answer_logp"].append(answer_logprob(fns, model, eval_problems))
-        history["clip_frac"].append(stats["clip_frac"])
-        history["loss"].append(stats["loss"])
-        if progress is not None:
-            progress(1)
-    return TrainResult(config=config, history=history, model=model)

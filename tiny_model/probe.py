@@ -6,14 +6,28 @@ group's loss alone, and record the mean over the group's correct responses of
 ``ln pi_θ'(y+|x) - ln pi_θ(y+|x)`` (sequence log likelihood). Every method sees
 the same groups, so the changes are paired by group.
 
-The update is one plain SGD step θ' = θ - lr * grad, small enough to stay near
-gradient flow, where the change is ~ lr times a sum of gradient inner products
-(the regime the paper's analysis speaks about). Large steps swamp the effect:
-even positive-only then lowers correct likelihoods on some groups.
+The update is a choice (``ProbeConfig.optimizer``):
+
+``adam`` (default)
+    Adam's first bias-corrected step, θ' = θ - lr * g / (|g| + ε): every
+    coordinate moves by about lr in the direction of its gradient's sign. This
+    is the update real GRPO training takes, and the one under which the paper's
+    observations show: positive-only beats GRPO, GRPO shows LLD, NTHR beats
+    GRPO and a random selection of as many tokens.
+``sgd``
+    A plain gradient step θ' = θ - lr * g, near gradient flow. The control: on
+    on-policy samples at temperature 1 with response-independent weights,
+    E[∇ln π(y) | wrong] = -∇P(C) / P(W), so on average the negative responses'
+    gradient *raises* the correct responses' likelihood (see
+    ``first_order_gap``) and positive-only trails GRPO.
+
+Large steps of either kind swamp the effect: even positive-only then lowers
+correct likelihoods on some groups.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 
@@ -21,12 +35,14 @@ import numpy as np
 import torch
 from torch.func import functional_call
 
-from tiny_model import grpo, task
+from tiny_model import grpo
 from tiny_model.grpo import Groups, TokenWeights
 from tiny_model.model import TinyModel
 from tiny_model.seam import Functions
+from tiny_model.task import DEFAULT, SumTask
 
-PAIRS = (("nthr", "grpo"), ("nthr", "random"), ("pos_only", "grpo"))
+PAIRS = (("pos_only", "grpo"), ("nthr", "grpo"), ("nthr", "random"))
+OPTIMIZERS = ("adam", "sgd")
 
 
 @dataclass
@@ -40,7 +56,11 @@ class ProbeConfig:
     group_size: int = 8
     """G: responses per prompt."""
     lr: float = 1e-5
-    """Plain SGD step of the one update θ -> θ' (near gradient flow: change/lr ~ its lr -> 0 limit)."""
+    """Step size of the one update θ -> θ' (small: the change is first order in lr)."""
+    optimizer: str = "adam"
+    """``adam``: Adam's first step -lr·g/(|g|+adam_eps); ``sgd``: the plain step -lr·g."""
+    adam_eps: float = 1e-8
+    """Adam's ε (torch's default)."""
     loss_agg: str = "seq-mean-token-mean"
     """Loss aggregation of the update (GRPO's original)."""
     beta: float = 1.0
@@ -55,6 +75,8 @@ class ProbeConfig:
     """Seeds the problem order, the sampling, the random baseline and the bootstrap."""
     bootstrap: int = 2000
     """Bootstrap resamples for the paired intervals."""
+    task: SumTask = field(default_factory=lambda: DEFAULT)
+    """The task; groups are drawn from its training problems."""
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -91,21 +113,11 @@ class ProbeResult:
     def table(self) -> str:
         """The summary and the paired differences as aligned text."""
         n = len(next(iter(self.changes.values())))
-        lines = [
+        head = (
             f"one-step probe: {n} mixed groups of {self.config.group_size}, "
-            f"SGD lr={self.config.lr:g}, seed={self.config.seed}",
-            f"{'method':<10}{'mean Δ':>12}{'median Δ':>12}{'LLD rate':>10}{'selected':>10}",
-        ]
-        for m, s in self.summary().items():
-            lines.append(
-                f"{m:<10}{s['mean_change']:>12.3e}{s['median_change']:>12.3e}"
-                f"{s['lld_rate']:>10.3f}{s['selected_fraction']:>10.3f}"
-            )
-        for name, p in self.paired.items():
-            lines.append(
-                f"paired {name:<16} mean {p['mean']:.3e}  95% CI [{p['ci_low']:.3e}, {p['ci_high']:.3e}]"
-            )
-        return "\n".join(lines)
+            f"{self.config.optimizer} lr={self.config.lr:g}, seed={self.config.seed}"
+        )
+        return "\n".join([head, *summary_rows(self.summary(), self.paired)])
 
     def __str__(self) -> str:
         return self.table()
@@ -125,6 +137,35 @@ class ProbeResult:
                 "selected": {m: s.tolist() for m, s in self.selected.items()},
             },
         }
+
+
+def verdict(p: dict[str, float]) -> str:
+    """'> 0', '< 0' or 'includes 0' for an interval {'ci_low', 'ci_high'}."""
+    if p["ci_low"] > 0:
+        return "> 0"
+    if p["ci_high"] < 0:
+        return "< 0"
+    return "includes 0"
+
+
+def summary_rows(
+    summary: dict[str, dict[str, float]], paired: dict[str, dict[str, float]], indent: str = ""
+) -> list[str]:
+    """Aligned rows: one per method (mean and median change, LLD rate, selected), one per pair."""
+    lines = [
+        f"{indent}{'method':<10}{'mean Δ':>12}{'median Δ':>12}{'LLD rate':>10}{'selected':>10}"
+    ]
+    for m, s in summary.items():
+        lines.append(
+            f"{indent}{m:<10}{s['mean_change']:>12.3e}{s['median_change']:>12.3e}"
+            f"{s['lld_rate']:>10.3f}{s['selected_fraction']:>10.3f}"
+        )
+    for name, p in paired.items():
+        lines.append(
+            f"{indent}paired {name:<14} mean {p['mean']:+.3e}  95% CI "
+            f"[{p['ci_low']:+.3e}, {p['ci_high']:+.3e}]  {verdict(p)}"
+        )
+    return lines
 
 
 def bootstrap_mean_ci(
@@ -147,21 +188,23 @@ def collect_mixed_groups(
     order_generator: torch.Generator,
     temperature: float = 1.0,
     chunk: int = 32,
+    task: SumTask = DEFAULT,
 ) -> tuple[Groups, int]:
-    """Sample groups for problems in a seeded random order until ``n_groups`` are mixed.
+    """Sample groups for training problems in a seeded random order until ``n_groups`` are mixed.
 
-    Returns the mixed groups (at most ``n_groups``; fewer only if all 1000
-    problems were used) and how many problems were drawn.
+    Returns the mixed groups (at most ``n_groups``; fewer only if all the
+    training problems were used) and how many problems were drawn.
     """
     device = next(model.parameters()).device
-    order = torch.randperm(task.N_PROBLEMS, generator=order_generator)  # (1000,)
-    problems = task.all_problems()[order]  # (1000, 3)
+    pool = task.split()[0]  # (n_train, terms)
+    order = torch.randperm(pool.shape[0], generator=order_generator)  # (n_train,)
+    problems = pool[order]  # (n_train, terms)
     kept: list[Groups] = []
     found, drawn = 0, 0
-    while found < n_groups and drawn < task.N_PROBLEMS:
-        batch = problems[drawn : drawn + chunk].to(device)  # (chunk, 3)
+    while found < n_groups and drawn < problems.shape[0]:
+        batch = problems[drawn : drawn + chunk].to(device)  # (chunk, terms)
         drawn += batch.shape[0]
-        g = grpo.sample_groups(model, batch, group_size, generator, temperature)
+        g = grpo.sample_groups(model, batch, group_size, generator, temperature, task=task)
         g = g.select(g.mixed.nonzero().flatten()[: n_groups - found])
         kept.append(g)
         found += g.problems.shape[0]
@@ -174,6 +217,20 @@ def collect_mixed_groups(
     return groups, drawn
 
 
+def update(grad: torch.Tensor, config: ProbeConfig) -> torch.Tensor:
+    """The step θ - θ' of the probe's optimizer for one parameter tensor (same shape as grad).
+
+    sgd: lr·g. adam: lr·g/(|g| + ε), which is Adam's first step: with fresh
+    moments m = (1-β1)g and v = (1-β2)g², bias correction gives m̂ = g and
+    v̂ = g², so the step lr·m̂/(√v̂ + ε) does not depend on β1, β2.
+    """
+    if config.optimizer == "sgd":
+        return config.lr * grad
+    if config.optimizer == "adam":
+        return config.lr * grad / (grad.abs() + config.adam_eps)
+    raise ValueError(f"unknown optimizer {config.optimizer!r}; expected one of {OPTIMIZERS}")
+
+
 def one_step_changes(
     model: TinyModel,
     fns: Functions,
@@ -184,7 +241,8 @@ def one_step_changes(
 ) -> tuple[dict[str, float], dict[str, TokenWeights], torch.Tensor]:
     """Eq. 2 for one group (N = 1) and each method, all from the same θ."""
     params = {k: p for k, p in model.named_parameters()}
-    logits, hidden = grpo.response_forward(model, group.problems, group.responses)  # (1, G, 5, .)
+    task = config.task
+    logits, hidden = grpo.response_forward(model, group.problems, group.responses, task=task)
     logp_tok = grpo.token_logprobs(logits, group.responses).flatten(0, 1)  # (G, 5)
     before = grpo.sequence_logprobs(fns, logits.detach(), group.responses, group.mask)[0]  # (G,)
     adv = torch.as_tensor(fns.group_advantages(group.rewards)).to(logits.device)  # (1, G)
@@ -210,7 +268,9 @@ def one_step_changes(
                 logp_tok, logp_tok.detach(), tok_adv, mask, clip_eps=None, loss_agg=config.loss_agg
             )
             grads = torch.autograd.grad(loss, list(params.values()), retain_graph=True)
-            stepped = {k: p.detach() - config.lr * g for (k, p), g in zip(params.items(), grads)}
+            stepped = {
+                k: p.detach() - update(g, config) for (k, p), g in zip(params.items(), grads)
+            }
 
             def moved(
                 idx: torch.Tensor, stepped: dict = stepped
@@ -218,7 +278,9 @@ def one_step_changes(
                 return functional_call(model, stepped, (idx,))
 
             with torch.no_grad():
-                logits_after, _ = grpo.response_forward(moved, group.problems, group.responses)
+                logits_after, _ = grpo.response_forward(
+                    moved, group.problems, group.responses, task=task
+                )
                 after = grpo.sequence_logprobs(fns, logits_after, group.responses, group.mask)[0]
             draws.append(float(fns.likelihood_change(before, after, group.correct[0])))
         changes[m] = sum(draws) / len(draws)
@@ -252,7 +314,9 @@ def _run_probe(
 ) -> ProbeResult:
     config = config or ProbeConfig()
     if overrides:
-        config = ProbeConfig(**{**config.to_dict(), **overrides})
+        config = dataclasses.replace(config, **overrides)
+    if config.optimizer not in OPTIMIZERS:
+        raise ValueError(f"unknown optimizer {config.optimizer!r}; expected one of {OPTIMIZERS}")
     methods = tuple(config.methods)
     for m in methods:
         if m not in grpo.METHODS:
@@ -265,7 +329,7 @@ def _run_probe(
     was_training = model.training
     model.eval()
     groups, drawn = collect_mixed_groups(
-        model, config.groups, config.group_size, gen, cpu_gen, config.temperature
+        model, config.groups, config.group_size, gen, cpu_gen, config.temperature, task=config.task
     )
     n = groups.problems.shape[0]
     changes = {m: np.zeros(n) for m in methods}
@@ -325,23 +389,27 @@ def linearity_check(
 # ------------------------------------------------------------------------- display
 
 
-def shared_with_correct(groups: Groups) -> torch.Tensor:
-    """(N, G, 5) bool: valid tokens equal to the correct scratchpad's token at that position."""
-    target = task.correct_responses(groups.problems).unsqueeze(1)  # (N, 1, 5)
-    return (groups.responses == target) & groups.mask  # (N, G, 5)
+def shared_with_correct(groups: Groups, task: SumTask = DEFAULT) -> torch.Tensor:
+    """(N, G, R) bool: valid tokens equal to the correct scratchpad's token at that position."""
+    target = task.correct_responses(groups.problems).unsqueeze(1)  # (N, 1, R)
+    return (groups.responses == target) & groups.mask  # (N, G, R)
 
 
-def _marks(row: torch.Tensor, mask: torch.Tensor, yes: str) -> str:
+def _marks(row: torch.Tensor, mask: torch.Tensor, yes: str, width: int) -> str:
     chars = [(yes if bool(v) else "·") if bool(m) else " " for v, m in zip(row, mask)]
-    return "".join(chars[:2]) + " " + "".join(chars[2:])
+    return (
+        " ".join("".join(chars[i : i + width]) for i in range(0, len(chars) - 1, width))
+        + (chars[-1])
+    )
 
 
 def show_group(result: ProbeResult, i: int, method: str = "nthr") -> str:
     """Group ``i`` of a probe as text: each response, its reward and advantage, and per token
     ``=`` where it equals the correct scratchpad's token and ``^`` where ``method`` changed
     its weight (for nthr: the tokens NTHR selects), with the NTHR scores when available."""
+    task = result.config.task
     g = result.groups.select(slice(i, i + 1))
-    shared = shared_with_correct(g)[0]  # (G, 5)
+    shared = shared_with_correct(g, task)[0]  # (G, R)
     adv = result.advantages[i]  # (G,)
     w = result.weights.get(method)
     correct = task.format_response(task.correct_responses(g.problems)[0])
@@ -358,7 +426,8 @@ def show_group(result: ProbeResult, i: int, method: str = "nthr") -> str:
             scores = " ".join(f"{float(v):+.2f}" for v, m in zip(s, mask) if bool(m))
         lines.append(
             f"  {task.format_response(resp):<8} {'✓' if g.correct[0, j] else '✗'} {float(adv[j]):+6.2f}"
-            f"  {_marks(shared[j], mask, '='):<6} {_marks(changed, mask, '^'):<8} {scores}"
+            f"  {_marks(shared[j], mask, '=', task.width):<6} "
+            f"{_marks(changed, mask, '^', task.width):<8} {scores}"
         )
     if result.nthr_tau is not None:
         lines.append(f"  NTHR threshold τ = {float(result.nthr_tau[i]):+.3f} (selected: s- > τ)")
