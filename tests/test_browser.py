@@ -126,6 +126,13 @@ class Lab:
         for s in self.api("GET", "/api/sessions"):
             self.api("DELETE", f"/api/sessions/{s['id']}")
 
+    def kernel_state(self, rel: str) -> str:
+        """The server's execution state of the kernel of the session of notebook ``rel``."""
+        for s in self.api("GET", "/api/sessions") or []:
+            if s.get("path") == rel and s.get("kernel"):
+                return str(s["kernel"].get("execution_state"))
+        return "no session"
+
 
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory):
@@ -227,6 +234,15 @@ _IDLE = f'{_PANEL} .jp-Notebook-ExecutionIndicator[data-status="idle"]'
 _PROMPTS_JS = f"""() => Array.from(document.querySelectorAll(
     '{_PANEL} .jp-Notebook .jp-CodeCell .jp-InputArea-prompt'))
     .map(e => e.innerText.trim())"""
+_KERNEL_NAME_JS = f"""() => {{
+  const k = document.querySelector('{_PANEL} .jp-Toolbar-kernelName');
+  return k ? k.innerText.trim() : '';
+}}"""
+_NO_KERNEL = ("", "No Kernel", "Kernel")
+_DIALOG_JS = """() => {
+  const d = document.querySelector('.jp-Dialog');
+  return d ? d.innerText.replace(/\\s+/g, ' ').trim().slice(0, 200) : '';
+}"""
 _STATUS_JS = f"""() => {{
   const s = document.querySelector('{_PANEL} .jp-Notebook-ExecutionIndicator');
   return s ? s.getAttribute('data-status') : 'no kernel indicator';
@@ -237,7 +253,12 @@ def page_state(page) -> str:
     """A short description of the notebook's state, for failure messages."""
     try:
         prompts = page.evaluate(_PROMPTS_JS)
-        return f"kernel {page.evaluate(_STATUS_JS)!r}, {len(prompts)} code cells, prompts {prompts}"
+        dialog = page.evaluate(_DIALOG_JS)
+        return (
+            f"kernel {page.evaluate(_STATUS_JS)!r} ({page.evaluate(_KERNEL_NAME_JS)!r}), "
+            f"{len(prompts)} code cells, prompts {prompts}"
+            + (f"; a dialog is open: {dialog!r}" if dialog else "")
+        )
     except Exception as e:  # noqa: BLE001 (the page itself may be the problem)
         return f"page state unavailable ({e})"
 
@@ -281,7 +302,18 @@ def open_notebook(page, lab: Lab, rel: str, code_cells: int) -> None:
         120,
         f"all {code_cells} code cells of {rel} to render",
     )
-    wait_for_selector(page, _IDLE, 120, f"the kernel of {rel} to start and go idle")
+    # The page's kernel indicator says "idle" before any kernel is attached (its default), so
+    # also wait for the server to report this notebook's kernel idle, and for the toolbar to
+    # name it: a cell run before that opens JupyterLab's "Select Kernel" dialog.
+    wait_for_selector(page, _IDLE, 120, f"the kernel indicator of {rel} to say idle")
+    wait_until(
+        page,
+        lambda: (
+            lab.kernel_state(rel) == "idle" and page.evaluate(_KERNEL_NAME_JS) not in _NO_KERNEL
+        ),
+        120,
+        f"the server to report the kernel of {rel} idle and the toolbar to name it",
+    )
     # Fold the file browser away: the screenshots get the notebook's full width.
     sidebar_tab = page.locator(".jp-SideBar.jp-mod-left .lm-TabBar-tab.lm-mod-current")
     if sidebar_tab.count():
