@@ -38,6 +38,7 @@ import re
 import shutil
 import sys
 import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
@@ -75,8 +76,50 @@ def secret_digest(secret: str) -> str:
     return _sha(b"reward-drills cache key\x1f" + secret.encode("utf-8"))
 
 
+# Digests already computed in this process, each with the (mtime, size, inode) of the files it
+# read, taken before reading them: a file changed since gives a new signature and a fresh
+# digest, so a long grading run (or a test that edits a case module) never keys with stale code.
+# As git does with "racily clean" files, a digest is remembered only when every file it read
+# was last modified more than RACY_S seconds earlier: file times are coarse (a few ms), and an
+# edit that keeps the size within that window would otherwise go unseen.
+_DIGESTS: dict[Any, tuple[tuple, tuple, str]] = {}
+RACY_S = 2.0
+
+
+def _remember(key: Any, files: tuple[Path, ...], sig: tuple, digest: str) -> None:
+    newest = max((s[0] for s in sig if s is not None), default=None)
+    if newest is not None and time.time_ns() - newest > RACY_S * 1e9:
+        _DIGESTS[key] = (files, sig, digest)
+
+
+def _signature(files: tuple[Path, ...]) -> tuple:
+    out = []
+    for f in files:
+        try:
+            st = f.stat()
+        except OSError:
+            out.append(None)
+        else:
+            out.append((st.st_mtime_ns, st.st_size, st.st_ino))
+    return tuple(out)
+
+
+def _memo(key: Any) -> str | None:
+    hit = _DIGESTS.get(key)
+    if hit is not None and _signature(hit[0]) == hit[1]:
+        return hit[2]
+    return None
+
+
 def file_digest(path: Path) -> str:
-    return _sha(Path(path).read_bytes())
+    path = Path(path)
+    found = _memo(("file", path))
+    if found is None:
+        files = (path,)
+        sig = _signature(files)
+        found = _sha(path.read_bytes())
+        _remember(("file", path), files, sig, found)
+    return found
 
 
 def _module_file(name: str, package: Path) -> Path | None:
@@ -108,6 +151,9 @@ def code_digest(assignment: str, package: Path | None = None) -> str:
     from autograder.assignments import MODULES
 
     package = package or PACKAGE
+    found = _memo(("code", assignment, package))
+    if found is not None:
+        return found
     start = package / "assignments" / f"{MODULES[assignment]}.py"
     todo = [start, *(package / f"{m}.py" for m in ENGINE)]
     seen: set[Path] = set()
@@ -117,9 +163,12 @@ def code_digest(assignment: str, package: Path | None = None) -> str:
             continue
         seen.add(f)
         todo += _imported(f, package)
+    files = tuple(sorted(seen))
+    sig = _signature(files)
     h = hashlib.sha256()
-    for f in sorted(seen):
+    for f in files:
         h.update(str(f.relative_to(package)).encode() + b"\0" + f.read_bytes() + b"\0")
+    _remember(("code", assignment, package), files, sig, h.hexdigest())
     return h.hexdigest()
 
 

@@ -12,18 +12,16 @@ most one catalogued mistake (kind ``"mistake"``). When a FunctionResult carries 
 list ``diagnoses`` of several kinds (a conceptual mistake, a missing validation, an
 error shape), each is counted the same way under its own kind.
 
-Figures are matplotlib bar charts drawn on a bare ``Figure`` (the Agg renderer, no
-pyplot state; matplotlib is imported only when the report is written), embedded as
-base64 PNG so report.html is one self-contained file. report.json holds the same
+Figures are inline SVG drawn by hand (no plotting library to import: writing the report
+of a small class costs milliseconds, not a matplotlib start-up), so report.html is one
+self-contained file whose bars and dots carry their counts. report.json holds the same
 counts for programs and tests. Memory is bounded by the number of distinct scores
 and diagnoses, not by the number of submissions.
 """
 
 from __future__ import annotations
 
-import base64
 import html
-import io
 import json
 from collections import Counter
 from dataclasses import dataclass, field
@@ -164,7 +162,7 @@ h1{font-size:1.5rem} h2{font-size:1.25rem;margin-top:2.2rem;border-bottom:1px so
 h3{font-size:1.05rem;margin-top:1.4rem}
 table{border-collapse:collapse;width:100%;font-size:.9rem;margin:.4rem 0}
 td,th{border-bottom:1px solid #ddd;padding:.25rem .4rem;text-align:left;vertical-align:top}
-td.n{text-align:right;white-space:nowrap} .muted{color:#666} img{max-width:100%}
+td.n{text-align:right;white-space:nowrap} .muted{color:#666} svg.figure{max-width:100%;height:auto}
 """
 
 
@@ -177,38 +175,84 @@ def _pct(n: int, total: int) -> str:
 
 
 def _figure(a: dict[str, Any]) -> str:
-    """One PNG (base64) per assignment: the distribution of total scores (bars), and of each
-    function's score as a fraction of its points (one row per function, dot area ~ students)."""
-    from matplotlib.figure import Figure  # lazy: only a written report needs matplotlib
-
+    """One inline SVG per assignment: the distribution of total scores (bars, left), and of
+    each function's score as a fraction of its points (one row per function, dot area ~
+    students, right). Drawn by hand: no plotting library to import, text stays text, and each
+    bar and dot carries its count in a tooltip (``<title>``) and in ``data-`` attributes."""
     fns = a["functions"]
-    fig = Figure(figsize=(9.0, 1.6 + 0.32 * len(fns)))
-    fig.subplots_adjust(left=0.07, right=0.98, bottom=0.2, top=0.86, wspace=0.45)
-    left, right = fig.subplots(1, 2, gridspec_kw={"width_ratios": [1, 1.3]})
-    top = max(a["max_score"], 1.0)
-    width = top / 25
-    left.bar([s for s, _ in a["score_counts"]], [n for _, n in a["score_counts"]], width=width)
-    left.set_xlim(-width, top + width)
-    left.set_title("total score", fontsize=9)
-    left.set_xlabel("points", fontsize=8)
-    left.set_ylabel("students", fontsize=8)
-    xs, ys, sizes = [], [], []
+    lw, rw, gap = 300.0, 420.0, 150.0  # plot widths, room for function names
+    top_pad, bottom_pad = 26.0, 34.0
+    rows_h = max(120.0, 18.0 * len(fns))
+    width = 40.0 + lw + gap + rw + 16.0
+    height = top_pad + rows_h + bottom_pad
+    out = [
+        f'<svg class="figure" xmlns="http://www.w3.org/2000/svg" width="{width:.0f}" '
+        f'height="{height:.0f}" viewBox="0 0 {width:.0f} {height:.0f}" role="img" '
+        f'font-family="system-ui,sans-serif" font-size="10">',
+        f"<title>score distributions of {_e(a.get('name', ''))}</title>",
+    ]
+    # left: total scores
+    x0, y0 = 40.0, top_pad + rows_h  # the left panel's origin (bottom left)
+    top = max(float(a["max_score"]), 1.0)
+    most = max([n for _, n in a["score_counts"]] or [1])
+    bar = max(2.0, lw / 30)
+    out.append(f'<text x="{x0 + lw / 2:.1f}" y="14" text-anchor="middle">total score</text>')
+    out.append(f'<line x1="{x0}" y1="{y0}" x2="{x0 + lw}" y2="{y0}" stroke="#444"/>')
+    out.append(f'<line x1="{x0}" y1="{y0}" x2="{x0}" y2="{top_pad}" stroke="#444"/>')
+
+    def sx(score: float) -> float:  # bar centres stay inside the axes
+        return x0 + bar / 2 + 1 + (lw - bar - 2) * float(score) / top
+
+    for tick in (0.0, top / 2, top):
+        tx = sx(tick)
+        out.append(f'<text x="{tx:.1f}" y="{y0 + 12:.1f}" text-anchor="middle">{tick:g}</text>')
+    out.append(f'<text x="{x0 - 4}" y="{top_pad + 4:.1f}" text-anchor="end">{most}</text>')
+    out.append(f'<text x="{x0 - 4}" y="{y0:.1f}" text-anchor="end">0</text>')
+    out.append(
+        f'<text x="{x0 + lw / 2:.1f}" y="{height - 6:.1f}" text-anchor="middle">'
+        "points (bar height: students)</text>"
+    )
+    for score, n in a["score_counts"]:
+        h = rows_h * n / most
+        bx = sx(score) - bar / 2
+        out.append(
+            f'<rect class="total" data-score="{score:g}" data-students="{n}" x="{bx:.1f}" '
+            f'y="{y0 - h:.1f}" width="{bar:.1f}" height="{h:.1f}" fill="#3b6ea8">'
+            f"<title>{score:g} points: {n} students</title></rect>"
+        )
+    # right: per function, fraction of its points
+    x1 = x0 + lw + gap
+    out.append(
+        f'<text x="{x1 + rw / 2:.1f}" y="14" text-anchor="middle">'
+        "score per function (dot area: students)</text>"
+    )
+    out.append(f'<line x1="{x1}" y1="{y0}" x2="{x1 + rw}" y2="{y0}" stroke="#444"/>')
+    for tick in (0.0, 0.5, 1.0):
+        tx = x1 + rw * tick
+        out.append(f'<line x1="{tx:.1f}" y1="{top_pad}" x2="{tx:.1f}" y2="{y0}" stroke="#ddd"/>')
+        out.append(f'<text x="{tx:.1f}" y="{y0 + 12:.1f}" text-anchor="middle">{tick:g}</text>')
+    out.append(
+        f'<text x="{x1 + rw / 2:.1f}" y="{height - 6:.1f}" text-anchor="middle">'
+        "fraction of the function's points</text>"
+    )
+    step = rows_h / max(1, len(fns))
     for row, f in enumerate(fns):
+        cy = top_pad + step * (row + 0.5)
+        out.append(
+            f'<text x="{x1 - 6:.1f}" y="{cy + 3:.1f}" text-anchor="end">{_e(f["function"])}</text>'
+        )
         for score, n in f["score_counts"]:
-            xs.append(score / f["points"] if f["points"] else 0.0)
-            ys.append(row)
-            sizes.append(12.0 + 140.0 * n / max(1, f["submissions"]))
-    right.scatter(xs, ys, s=sizes, alpha=0.7)
-    right.set_yticks(range(len(fns)), [f["function"] for f in fns], fontsize=7)
-    right.set_ylim(len(fns) - 0.5, -0.5)
-    right.set_xlim(-0.05, 1.05)
-    right.set_title("score per function (dot area: students)", fontsize=9)
-    right.set_xlabel("fraction of the function's points", fontsize=8)
-    for ax in (left, right):
-        ax.tick_params(labelsize=7)
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=72)
-    return base64.b64encode(buf.getvalue()).decode("ascii")
+            frac = float(score) / f["points"] if f["points"] else 0.0
+            r = 2.0 + 7.0 * (n / max(1, f["submissions"])) ** 0.5
+            out.append(
+                f'<circle class="function" data-function="{_e(f["function"])}" '
+                f'data-score="{score:g}" data-students="{n}" cx="{x1 + rw * frac:.1f}" '
+                f'cy="{cy:.1f}" r="{r:.1f}" fill="#3b6ea8" fill-opacity="0.7">'
+                f"<title>{_e(f['function'])}: {score:g} of {f['points']:g} points, "
+                f"{n} students</title></circle>"
+            )
+    out.append("</svg>")
+    return "".join(out)
 
 
 def report_html(body: dict[str, Any]) -> str:
@@ -231,10 +275,7 @@ def report_html(body: dict[str, Any]) -> str:
             + (f"; {a['could_not_grade']} could not be graded" if a["could_not_grade"] else "")
             + ".</p>"
         )
-        png = _figure(a)
-        out.append(
-            f'<img alt="score distributions of {_e(name)}" src="data:image/png;base64,{png}">'
-        )
+        out.append(_figure(dict(a, name=name)))
         for f in a["functions"]:
             m = f["submissions"]
             out.append(f"<h3><code>{_e(f['function'])}</code> ({f['points']:g} points)</h3>")

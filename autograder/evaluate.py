@@ -14,12 +14,13 @@ The pipeline, in order (each step works on encoded values, see codec):
 from __future__ import annotations
 
 import contextlib
+import copy
 import io
 import time
 import warnings
 from collections import OrderedDict
 from collections.abc import Iterator, Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields, is_dataclass
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +28,25 @@ from autograder import assignments, reference, seeds, shapes
 from autograder.codec import encode, outcome_of
 from autograder.compare import render_outcome, same_outcome
 from autograder.spec import KIND_LABELS, KINDS, Case, FunctionSpec, Mistake
+
+_LEAVES = (str, int, float, bool, type(None))
+
+
+def plain(x: Any) -> Any:
+    """What ``dataclasses.asdict`` gives (dataclasses to dicts, containers copied, so the
+    result shares nothing mutable with ``x``), about 4x faster on results, whose cases hold
+    encoded values: nested dicts and lists of plain leaves."""
+    if isinstance(x, _LEAVES):
+        return x
+    if isinstance(x, dict):
+        return {plain(k): plain(v) for k, v in x.items()}
+    if isinstance(x, list):
+        return [plain(v) for v in x]
+    if isinstance(x, tuple) and not hasattr(x, "_fields"):
+        return tuple(plain(v) for v in x)
+    if is_dataclass(x) and not isinstance(x, type):
+        return {f.name: plain(getattr(x, f.name)) for f in fields(x)}
+    return copy.deepcopy(x)
 
 
 @dataclass
@@ -88,7 +108,7 @@ class FunctionResult:
     def to_json(self, show_hidden: bool = False, for_learner: bool = False) -> dict:
         """Plain JSON. Generated cases lose their inputs unless ``show_hidden``; for a learner
         (``for_learner``) they also lose their expected and computed values (replay guard)."""
-        d = asdict(self)
+        d = plain(self)
         for c in d["cases"]:
             if c["hidden"] and not show_hidden:
                 c["inputs"] = None

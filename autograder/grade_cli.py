@@ -701,6 +701,36 @@ def _check_cmd(args: argparse.Namespace) -> int:
     return 0
 
 
+def warm_outcomes(assignment: str, secret: str | None = None, root: Path | None = None) -> int:
+    """Fill the outcome cache for a learner's check of ``assignment``: the expected outcomes and
+    every catalogued mistake's (what a first check of a blank or wrong notebook computes).
+    Returns how many functions' outcomes are now cached. Safe to run beside a check: entries
+    are written atomically and either writer's entry is the same."""
+    out = evaluate.assignment_outcomes(assignment, seeds.course_secret(secret), None, root)
+    for name in out.names:
+        len(out.mutants[name])  # loads the mistakes' outcomes, computing them if missing
+    return len(out.names)
+
+
+def _warm_cmd(args: argparse.Namespace) -> int:
+    unknown = [a for a in args.assignments if a not in assignments.MODULES]
+    if unknown:
+        print(f"drills warm: unknown assignment(s) {', '.join(unknown)}", file=sys.stderr)
+        return 2
+    from autograder import cache
+
+    if cache.directory() is None:
+        print("drills warm: the outcome cache is turned off (DRILLS_CACHE)", file=sys.stderr)
+        return 0
+    root = notebook.course_root()
+    for a in args.assignments or notebook.available_assignments(root):
+        t0 = time.perf_counter()
+        n = warm_outcomes(a, root=root)
+        if not args.quiet:
+            print(f"{a}: outcomes of {n} functions cached in {time.perf_counter() - t0:.1f} s")
+    return 0
+
+
 def add_subcommands(sub) -> None:
     g = sub.add_parser(
         "grade", help="grade submissions in a sandbox (grades.csv, results.json, feedback)"
@@ -767,3 +797,12 @@ def add_subcommands(sub) -> None:
         help="seconds one cell or one call may take",
     )
     c.set_defaults(func=_check_cmd)
+
+    w = sub.add_parser(
+        "warm",
+        help="compute the outcomes a learner's first check needs (expected and known "
+        "mistakes') into the outcome cache, so that check is as fast as the next",
+    )
+    w.add_argument("assignments", nargs="*", help="assignment ids (default: all)")
+    w.add_argument("--quiet", action="store_true", help="print nothing")
+    w.set_defaults(func=_warm_cmd)

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import csv
+import functools
 import html
 import io
 import json
@@ -149,17 +150,28 @@ def function_json(f: FunctionResult, show_hidden: bool = False) -> dict[str, Any
 def _from_json(cls, d: dict[str, Any]):
     """A dataclass from its ``asdict`` JSON: keys it does not know (e.g. ``verdict``) are
     ignored, and a field typed ``list[SomeDataclass]`` (cases, diagnoses...) is rebuilt."""
-    hints = typing.get_type_hints(cls)
     body = {}
-    for f in fields(cls):
-        if f.name not in d:
+    for name, item in _list_fields(cls):
+        if name not in d:
             continue
-        value, hint = d[f.name], hints.get(f.name)
-        args = typing.get_args(hint) if typing.get_origin(hint) is list else ()
-        if args and is_dataclass(args[0]) and isinstance(value, list):
-            value = [_from_json(args[0], v) if isinstance(v, dict) else v for v in value]
-        body[f.name] = value
+        value = d[name]
+        if item is not None and isinstance(value, list):
+            value = [_from_json(item, v) if isinstance(v, dict) else v for v in value]
+        body[name] = value
     return cls(**body)
+
+
+@functools.cache
+def _list_fields(cls) -> tuple[tuple[str, Any], ...]:
+    """(field name, the dataclass of its items when typed ``list[SomeDataclass]``, else None),
+    once per class: resolving the annotations is most of the cost of rebuilding a result."""
+    hints = typing.get_type_hints(cls)
+    out = []
+    for f in fields(cls):
+        hint = hints.get(f.name)
+        args = typing.get_args(hint) if typing.get_origin(hint) is list else ()
+        out.append((f.name, args[0] if args and is_dataclass(args[0]) else None))
+    return tuple(out)
 
 
 def function_from_json(d: dict[str, Any]) -> FunctionResult:

@@ -18,6 +18,14 @@ silently: before grading, the button compares each function and class the
 saved file's solution cells define with the kernel's definition of the same
 name (its source, as the kernel ran it); when one differs, the report says,
 next to the score, that the saved file is older than what was run.
+
+When the button is shown in JupyterLab (``JPY_SESSION_NAME`` set: not under
+nbgrader or nbclient) it also starts ``drills warm ASSIGNMENT`` in the
+background, once per kernel (``DRILLS_WARM=off`` turns it off): it fills the
+outcome cache with the expected and known-mistake outcomes, so the first click
+costs what the next ones cost (for 05 and 06 a cold check of a blank notebook
+also imports torch and runs every mistake). A warm-up that fails or is still
+running changes nothing: the check then computes what it needs itself.
 """
 
 from __future__ import annotations
@@ -57,6 +65,38 @@ def notebook_path(assignment: str, cwd: Path | None = None) -> Path | None:
                 return candidate.resolve()
     fallback = cwd / f"{assignment}.ipynb"
     return fallback.resolve() if fallback.is_file() else None
+
+
+_WARMING: dict[str, subprocess.Popen] = {}
+
+
+def warm_command(assignment: str) -> list[str]:
+    return [sys.executable, "-m", "autograder.cli", "warm", assignment, "--quiet"]
+
+
+def start_warm(assignment: str) -> subprocess.Popen | None:
+    """Start ``drills warm ASSIGNMENT`` in the background, once per kernel and assignment;
+    None when turned off (DRILLS_WARM=off, or DRILLS_CACHE=off) or when it cannot start."""
+    if os.environ.get("DRILLS_WARM", "").lower() in ("0", "off", "no", "false"):
+        return None
+    if os.environ.get("DRILLS_CACHE", "").lower() in ("0", "off", "no", "false"):
+        return None
+    running = _WARMING.get(assignment)
+    if running is not None:
+        running.poll()  # reaps it once it has finished
+        return running
+    try:
+        proc = subprocess.Popen(
+            warm_command(assignment),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,  # an interrupted kernel does not interrupt it
+        )
+    except OSError:
+        return None
+    _WARMING[assignment] = proc
+    return proc
 
 
 def check_command(path: Path) -> list[str]:
@@ -355,3 +395,5 @@ def check_my_work(
     button.on_click(on_click)
     box = widgets.VBox([widgets.HBox([button, hint]), out])
     display(box)
+    if os.environ.get("JPY_SESSION_NAME"):  # a learner in JupyterLab, not nbgrader or nbclient
+        start_warm(assignment)

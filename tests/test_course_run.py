@@ -7,7 +7,6 @@ interruption; the other runs are compared with that one.
 
 from __future__ import annotations
 
-import base64
 import csv
 import io
 import json
@@ -20,6 +19,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from xml.etree import ElementTree
 
 import class_fixture
 import pytest
@@ -116,12 +116,25 @@ def test_class_report_page_shows_the_ranked_mistakes_with_their_diagnosis(course
     assert shapes or re.search(r'class="unrecognised"><td class="n">1</td>', section)
 
 
-def test_class_report_embeds_its_figures(course):
-    """Are the score distributions embedded as PNG images (one self-contained page)?"""
+def test_class_report_figures_draw_the_counts_of_report_json(course):
+    """Is each assignment's figure an inline SVG (one self-contained page) whose bars are the
+    total-score counts and whose dots are each function's score counts, as in report.json?
+    Catches a figure drawn from other data than the counts the tables show."""
     page = (course["ref"] / "report.html").read_text()
-    images = re.findall(r'src="data:image/png;base64,([A-Za-z0-9+/=]+)"', page)
-    assert len(images) == 4  # one per assignment
-    assert all(base64.b64decode(i)[:8] == b"\x89PNG\r\n\x1a\n" for i in images)
+    body = json.loads((course["ref"] / "report.json").read_text())
+    figures = re.findall(r'<svg class="figure".*?</svg>', page, re.S)
+    assert len(figures) == len(body["assignments"]) == 4  # one per assignment
+    for svg, (name, a) in zip(figures, body["assignments"].items()):
+        ElementTree.fromstring(svg)  # well-formed XML
+        bars = re.findall(r'class="total" data-score="([^"]+)" data-students="(\d+)"', svg)
+        assert [(float(s), int(n)) for s, n in bars] == [(s, n) for s, n in a["score_counts"]]
+        assert sum(int(n) for _, n in bars) == a["submissions"]
+        dots = re.findall(
+            r'class="function" data-function="([^"]+)" data-score="([^"]+)" data-students="(\d+)"',
+            svg,
+        )
+        want = [(f["function"], s, n) for f in a["functions"] for s, n in f["score_counts"]]
+        assert [(f, float(s), int(n)) for f, s, n in dots] == want, name
 
 
 # -- exports -----------------------------------------------------------------------------------

@@ -11,8 +11,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import run_drills
 
-from autograder import cache, evaluate, notebook, reference
+from autograder import assignments, cache, evaluate, notebook, reference, seeds
 from autograder.assignments import MODULES
 
 REPO = Path(__file__).resolve().parent.parent
@@ -357,3 +358,44 @@ def test_prune_keeps_the_newest_entries_under_the_limit_and_drops_other_formats(
     assert kept == list(range(10 - len(kept), 10)) and 0 < len(kept) <= 4, kept
     assert removed == 1 + 10 - len(kept)
     assert cache.prune(root, limit=size) == 0
+
+
+def test_a_remembered_digest_still_sees_a_same_size_edit(tmp_path):
+    """In-process digests are remembered (one hash per run, not one per submission): is a
+    later edit that keeps the file's size still seen, whether the file was old (remembered,
+    then its new mtime differs) or just written (too recent to be remembered, so re-read)?
+    Catches a memo keyed on the path alone, or trusting a timestamp within its granularity."""
+    f = tmp_path / "source.ipynb"
+    f.write_text('{"a": 1}')
+    fresh_digest = cache.file_digest(f)
+    f.write_text('{"a": 2}')  # same size, within milliseconds: same coarse mtime possible
+    assert cache.file_digest(f) != fresh_digest
+    assert ("file", f) not in cache._DIGESTS  # too recent to be remembered
+    old = f.stat().st_mtime - 3600
+    os.utime(f, (old, old))
+    remembered = cache.file_digest(f)
+    assert cache._DIGESTS[("file", f)][2] == remembered
+    f.write_text('{"a": 3}')  # an edit gives the file a new mtime
+    assert cache.file_digest(f) == cache._sha(b'{"a": 3}') != remembered
+
+
+def test_drills_warm_fills_what_a_first_check_of_a_blank_notebook_needs(fresh, monkeypatch):
+    """`drills warm` (started by the Check my work button): after it, are the expected and
+    every function's known-mistake outcomes read from disk, with no reference or mistake
+    run? Catches a warm-up that caches other keys (secret, student) than the check uses."""
+    counts, forget, folder = fresh
+    monkeypatch.delenv("DRILLS_SECRET", raising=False)  # as run_drills: the public default
+
+    p = run_drills("warm", A, DRILLS_CACHE_DIR=str(folder))
+    assert p.returncode == 0, p.stderr
+    assert f"{A}: outcomes of 3 functions cached" in p.stdout
+    forget()
+    out = evaluate.assignment_outcomes(A, seeds.course_secret(None), None)
+    for name in out.names:
+        assert sorted(out.mutants[name]) == sorted(
+            m.id for m in assignments.get(A).function(name).mistakes
+        )
+    assert counts["reference"] == 0  # nothing computed: all of it came from the cache
+    assert len(_entries(folder, "mistakes")) == len(out.names)
+    bad = run_drills("warm", "99_nope", DRILLS_CACHE_DIR=str(folder))
+    assert bad.returncode == 2 and "unknown assignment" in bad.stderr

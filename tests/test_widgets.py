@@ -132,3 +132,19 @@ def test_check_my_work_escapes_text_from_the_report():
     page = widgets.render_report(report)
     assert "<script>" not in page and "<img" not in page and "<i>n</i>" not in page
     assert "&lt;script&gt;" in page and "&lt;b&gt;w&lt;/b&gt;" in page
+
+
+def test_check_my_work_warms_the_outcome_cache_once_per_kernel(tmp_path, monkeypatch):
+    """Showing the button starts `drills warm ASSIGNMENT` in the background: once per kernel
+    and assignment (a re-run cell does not start another), and never when DRILLS_WARM=off?"""
+    monkeypatch.setenv("DRILLS_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.delenv("DRILLS_CACHE", raising=False)
+    monkeypatch.setattr(widgets, "_WARMING", {})
+    monkeypatch.setenv("DRILLS_WARM", "off")
+    assert widgets.start_warm("01_exact_kl") is None
+    monkeypatch.delenv("DRILLS_WARM")
+    proc = widgets.start_warm("01_exact_kl")
+    assert proc is not None and proc.args == widgets.warm_command("01_exact_kl")
+    assert widgets.start_warm("01_exact_kl") is proc
+    assert proc.wait(timeout=300) == 0
+    assert list((tmp_path / "cache").rglob("*.json"))  # it wrote the outcomes
