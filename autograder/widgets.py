@@ -21,7 +21,7 @@ next to the score, that the saved file is older than what was run.
 
 When the button is shown in JupyterLab (``JPY_SESSION_NAME`` set: not under
 nbgrader or nbclient) it also starts ``drills warm ASSIGNMENT`` in the
-background, once per kernel (``DRILLS_WARM=off`` turns it off): it fills the
+background, once per kernel (``DRILLS_WARM_CACHE=off`` turns it off): it fills the
 outcome cache with the expected and known-mistake outcomes, so the first click
 costs what the next ones cost (for 05 and 06 a cold check of a blank notebook
 also imports torch and runs every mistake). A warm-up that fails or is still
@@ -76,8 +76,8 @@ def warm_command(assignment: str) -> list[str]:
 
 def start_warm(assignment: str) -> subprocess.Popen | None:
     """Start ``drills warm ASSIGNMENT`` in the background, once per kernel and assignment;
-    None when turned off (DRILLS_WARM=off, or DRILLS_CACHE=off) or when it cannot start."""
-    if os.environ.get("DRILLS_WARM", "").lower() in ("0", "off", "no", "false"):
+    None when turned off (DRILLS_WARM_CACHE=off, or DRILLS_CACHE=off) or when it cannot start."""
+    if os.environ.get("DRILLS_WARM_CACHE", "").lower() in ("0", "off", "no", "false"):
         return None
     if os.environ.get("DRILLS_CACHE", "").lower() in ("0", "off", "no", "false"):
         return None

@@ -136,13 +136,13 @@ def test_check_my_work_escapes_text_from_the_report():
 
 def test_check_my_work_warms_the_outcome_cache_once_per_kernel(tmp_path, monkeypatch):
     """Showing the button starts `drills warm ASSIGNMENT` in the background: once per kernel
-    and assignment (a re-run cell does not start another), and never when DRILLS_WARM=off?"""
+    and assignment (a re-run cell does not start another), and never when DRILLS_WARM_CACHE=off?"""
     monkeypatch.setenv("DRILLS_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.delenv("DRILLS_CACHE", raising=False)
     monkeypatch.setattr(widgets, "_WARMING", {})
-    monkeypatch.setenv("DRILLS_WARM", "off")
+    monkeypatch.setenv("DRILLS_WARM_CACHE", "off")
     assert widgets.start_warm("01_exact_kl") is None
-    monkeypatch.delenv("DRILLS_WARM")
+    monkeypatch.delenv("DRILLS_WARM_CACHE")
     proc = widgets.start_warm("01_exact_kl")
     assert proc is not None and proc.args == widgets.warm_command("01_exact_kl")
     assert widgets.start_warm("01_exact_kl") is proc
