@@ -19,13 +19,15 @@ saved file's solution cells define with the kernel's definition of the same
 name (its source, as the kernel ran it); when one differs, the report says,
 next to the score, that the saved file is older than what was run.
 
-When the button is shown in JupyterLab (``JPY_SESSION_NAME`` set: not under
-nbgrader or nbclient) it also starts ``drills warm ASSIGNMENT`` in the
-background, once per kernel (``DRILLS_WARM_CACHE=off`` turns it off): it fills the
-outcome cache with the expected and known-mistake outcomes, so the first click
-costs what the next ones cost (for 05 and 06 a cold check of a blank notebook
-also imports torch and runs every mistake). A warm-up that fails or is still
-running changes nothing: the check then computes what it needs itself.
+In JupyterLab (``JPY_SESSION_NAME`` set: not under nbgrader or nbclient) the
+button, when shown, and notebooks 05 and 06, in their first exploration cell,
+start ``drills warm ASSIGNMENT`` in the background, once per kernel
+(``DRILLS_WARM_CACHE=off`` turns it off). It fills the outcome cache with the
+expected and known-mistake outcomes, so the first click costs what the next
+ones cost (for 05 and 06 a cold check of a blank notebook also imports torch
+and runs every mistake). A click while the warm-up still runs waits for it
+(at most WARM_WAIT_S) rather than computing the same outcomes beside it; a
+warm-up that fails changes nothing: the check computes what it needs itself.
 """
 
 from __future__ import annotations
@@ -42,6 +44,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 CHECK_TIMEOUT_S = 300.0
+WARM_WAIT_S = 60.0  # the longest a check waits for a running warm-up
 STALE = "the saved file is older than what you ran: save with Ctrl+S and check again"
 
 
@@ -97,6 +100,28 @@ def start_warm(assignment: str) -> subprocess.Popen | None:
         return None
     _WARMING[assignment] = proc
     return proc
+
+
+def warm_up(assignment: str) -> subprocess.Popen | None:
+    """What a notebook calls early (05 and 06 do, in their exploration cell) and the button
+    calls when shown: start the warm-up, but only for a learner in JupyterLab
+    (``JPY_SESSION_NAME`` set), never under nbgrader or nbclient."""
+    if not os.environ.get("JPY_SESSION_NAME"):
+        return None
+    return start_warm(assignment)
+
+
+def wait_for_warm(assignment: str, timeout: float = WARM_WAIT_S) -> None:
+    """Let a warm-up of ``assignment`` that is still running finish (at most ``timeout``
+    seconds) before a check starts: the check then reads its outcomes instead of computing
+    the same ones beside it, two processes on the same cores."""
+    proc = _WARMING.get(assignment)
+    if proc is None or proc.poll() is not None:
+        return
+    try:
+        proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        pass  # the check computes what it still needs
 
 
 def check_command(path: Path) -> list[str]:
@@ -380,6 +405,7 @@ def check_my_work(
                     )
                 ns = namespace if namespace is not None else _kernel_namespace()
                 stale = stale_definitions(path, ns)
+                wait_for_warm(assignment)
                 outcome = run_check(path, timeout)
                 out.clear_output()
                 if outcome.report is not None:
@@ -395,5 +421,4 @@ def check_my_work(
     button.on_click(on_click)
     box = widgets.VBox([widgets.HBox([button, hint]), out])
     display(box)
-    if os.environ.get("JPY_SESSION_NAME"):  # a learner in JupyterLab, not nbgrader or nbclient
-        start_warm(assignment)
+    warm_up(assignment)

@@ -6,6 +6,8 @@ behind it without a browser.)
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import nbformat
@@ -148,3 +150,34 @@ def test_check_my_work_warms_the_outcome_cache_once_per_kernel(tmp_path, monkeyp
     assert widgets.start_warm("01_exact_kl") is proc
     assert proc.wait(timeout=300) == 0
     assert list((tmp_path / "cache").rglob("*.json"))  # it wrote the outcomes
+
+
+def test_warm_up_starts_only_for_a_learner_in_jupyterlab(tmp_path, monkeypatch):
+    """Notebooks 05-06 call warm_up in their exploration cell: under nbgrader or nbclient
+    (no JPY_SESSION_NAME) does it start nothing, so grading never pays for it?"""
+    monkeypatch.setenv("DRILLS_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(widgets, "_WARMING", {})
+    monkeypatch.delenv("JPY_SESSION_NAME", raising=False)
+    assert widgets.warm_up("01_exact_kl") is None and widgets._WARMING == {}
+    monkeypatch.setenv("JPY_SESSION_NAME", str(tmp_path / "01_exact_kl.ipynb"))
+    proc = widgets.warm_up("01_exact_kl")
+    assert proc is not None and widgets._WARMING == {"01_exact_kl": proc}
+    assert proc.wait(timeout=300) == 0
+
+
+def test_a_check_waits_for_a_running_warm_up_but_not_forever(monkeypatch):
+    """A click while the warm-up runs: does the check wait for it to finish (then reads its
+    outcomes instead of computing them beside it), and give up after the time-out?"""
+    quick = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(0.3)"])
+    monkeypatch.setattr(widgets, "_WARMING", {"05_grpo_lld": quick})
+    widgets.wait_for_warm("05_grpo_lld", timeout=120)
+    assert quick.poll() == 0  # it was waited for, to the end
+    stuck = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
+    try:
+        monkeypatch.setattr(widgets, "_WARMING", {"06_nthr": stuck})
+        widgets.wait_for_warm("06_nthr", timeout=0.2)
+        assert stuck.poll() is None  # still running: the check went ahead without it
+    finally:
+        stuck.kill()
+        stuck.wait()
+    widgets.wait_for_warm("04_rlef_turn_rewards")  # none started: returns at once
