@@ -200,11 +200,11 @@ def load_notebook(path: Path, max_bytes: int = MAX_NOTEBOOK_BYTES):
         )
     try:
         nbjson.validate(data)
+        return nbjson.node(data)  # recursive too: metadata the schema leaves open may nest deep
     except nbjson.NotebookInvalid as e:
         raise SubmissionError(f"{path.name} is not a valid notebook: {e}") from None
     except RecursionError:
         raise SubmissionError(f"{path.name}: JSON nested too deeply") from None
-    return nbjson.node(data)
 
 
 # -- which assignment --------------------------------------------------------------------------

@@ -6,6 +6,7 @@ import copy
 import csv
 import html
 import io
+import json
 from pathlib import Path
 
 import nbformat
@@ -87,6 +88,19 @@ def test_load_notebook_rejects_malformed_files(tmp_path, text, reason):
     p = tmp_path / "bad.ipynb"
     p.write_text(text)
     with pytest.raises(submission.SubmissionError, match=reason):
+        submission.load_notebook(p)
+
+
+@pytest.mark.parametrize("depth", [600, 900, 5000])
+def test_load_notebook_refuses_deeply_nested_json_without_crashing(tmp_path, depth):
+    """Metadata nested hundreds of levels deep (the schema leaves metadata open): is it one
+    submission's "nested too deeply" error, not a RecursionError that stops the whole batch?
+    600 passed json.loads and the schema and then crashed when the notebook was built."""
+    nb = json.loads((CORPUS / "solution.ipynb").read_text())
+    nb["metadata"]["x"] = "NESTED"
+    p = tmp_path / f"{A}.ipynb"
+    p.write_text(json.dumps(nb).replace('"NESTED"', '{"a": ' * depth + "{}" + "}" * depth))
+    with pytest.raises(submission.SubmissionError, match="nested too deeply"):
         submission.load_notebook(p)
 
 
