@@ -52,9 +52,14 @@ _IMPORT = re.compile(
 )
 
 
+def switched_off(variable: str) -> bool:
+    """Is the on/off environment switch ``variable`` (DRILLS_CACHE, DRILLS_WARM, ...) set off?"""
+    return os.environ.get(variable, "").lower() in ("0", "off", "no", "false")
+
+
 def directory() -> Path | None:
     """The cache folder, or None when caching is turned off."""
-    if os.environ.get("DRILLS_CACHE", "").lower() in ("0", "off", "no", "false"):
+    if switched_off("DRILLS_CACHE"):
         return None
     env = os.environ.get("DRILLS_CACHE_DIR")
     if env is not None:

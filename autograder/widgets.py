@@ -79,10 +79,11 @@ def warm_command(assignment: str) -> list[str]:
 
 def start_warm(assignment: str) -> subprocess.Popen | None:
     """Start ``drills warm ASSIGNMENT`` in the background, once per kernel and assignment;
-    None when turned off (DRILLS_WARM_CACHE=off, or DRILLS_CACHE=off) or when it cannot start."""
-    if os.environ.get("DRILLS_WARM_CACHE", "").lower() in ("0", "off", "no", "false"):
-        return None
-    if os.environ.get("DRILLS_CACHE", "").lower() in ("0", "off", "no", "false"):
+    None when turned off (DRILLS_WARM_CACHE=off, or the outcome cache is off) or when it cannot
+    start."""
+    from autograder import cache
+
+    if cache.switched_off("DRILLS_WARM_CACHE") or cache.directory() is None:
         return None
     running = _WARMING.get(assignment)
     if running is not None:

@@ -36,7 +36,7 @@ import threading
 import time
 from pathlib import Path
 
-from autograder import sandbox
+from autograder import cache, sandbox
 from autograder.sandbox import ChildHandle, ChildRun, Isolation, Limits
 
 ZYGOTE = Path(__file__).with_name("zygote.py")
@@ -56,7 +56,7 @@ class WorkerFailed(RuntimeError):
 
 def warm_possible(iso: Isolation) -> str | None:
     """Why warm workers cannot be used with this isolation (None: they may be tried)."""
-    if os.environ.get("DRILLS_WARM", "").lower() in ("0", "off", "no", "false"):
+    if cache.switched_off("DRILLS_WARM"):
         return "turned off (DRILLS_WARM=off)"
     if iso.mode != "bwrap":
         return "needs bubblewrap"
