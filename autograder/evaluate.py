@@ -502,19 +502,6 @@ def diagnose_all(
     return (first + second)[:3]
 
 
-def diagnose(
-    fspec: FunctionSpec, expected: list[dict], got: list[dict], mutants: dict[str, list[dict]]
-) -> Mistake | None:
-    """The catalogued mistake shown first (conceptual before validation), if any."""
-    inputs = [{"args": [], "kwargs": {}}] * len(fspec.cases)
-    for d in diagnose_all(fspec, 1.0, inputs, expected, got, mutants):
-        for m in fspec.mistakes:
-            if m.id == d.id:
-                return m
-        return None
-    return None
-
-
 def score(
     assignment: str,
     fspec: FunctionSpec,

@@ -80,7 +80,9 @@ class Prepared:
     points: dict[str, float]
     # Outlines of the FunctionSpecs (ids, kinds, weights, tolerances, notes; no generators):
     # enough to score without importing the case module (evaluate.assignment_outcomes).
-    specs: dict[str, FunctionSpec] | None = None
+    specs: dict[str, FunctionSpec]
+    # The outcomes without a student id (a learner's own check): read once, not per submission.
+    shared: evaluate.AssignmentOutcomes
 
     @property
     def max_score(self) -> float:
@@ -160,7 +162,7 @@ class Grader:
             # From the outcome cache when it can be: no case module, numpy or torch to import.
             out = evaluate.assignment_outcomes(assignment, self.secret, None, self.root)
             self._prepared[assignment] = Prepared(
-                assignment, src, submission.solution_ids(src), out.names, out.points, out.specs
+                assignment, src, submission.solution_ids(src), out.names, out.points, out.specs, out
             )
         return self._prepared[assignment]
 
@@ -171,7 +173,10 @@ class Grader:
         module, the source notebook, the secret, the student and the libraries. The
         catalogued mistakes' outcomes are computed only when a function fails.
         """
-        out = evaluate.assignment_outcomes(assignment, self.secret, student, self.root)
+        if student is None:
+            out = self.prepare(assignment).shared
+        else:
+            out = evaluate.assignment_outcomes(assignment, self.secret, student, self.root)
         return StudentCases(student, out.inputs, out.expected, dict(out.mutants))
 
     def _preloads(self, subs: Iterable[submission.Submission]) -> set[tuple[str, ...]]:
@@ -259,7 +264,7 @@ class Grader:
             res.error = f"the grader failed on this submission: {w.crash}"
         for name in prep.names:
             pts = prep.points[name]
-            fspec = prep.specs[name] if prep.specs else assignments.get(a).function(name)
+            fspec = prep.specs[name]
             err = None
             if res.error or prog is None:
                 err = "not graded: " + (res.error or "no program")
