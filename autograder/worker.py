@@ -54,6 +54,17 @@ class WorkerFailed(RuntimeError):
     """A zygote died or stopped answering in the middle of a job (the job is run cold)."""
 
 
+def _zygote_limits(limits: Limits, cpu_seconds: float) -> dict:
+    """The limits the zygote sets on itself (its probe) or on one job's fork."""
+    return {
+        "memory_mb": limits.memory_mb,
+        "fsize_mb": limits.fsize_mb,
+        "nproc": limits.nproc,
+        "cpu_seconds": cpu_seconds,
+        "tmp_mb": TMP_MB,
+    }
+
+
 def warm_possible(iso: Isolation) -> str | None:
     """Why warm workers cannot be used with this isolation (None: they may be tried)."""
     if cache.switched_off("DRILLS_WARM"):
@@ -142,7 +153,6 @@ class Worker:
         self.tmp: Path | None = None
         self.cgroup: Path | None = None
         self.tasks = 0
-        self.jobs = 0
 
     # -- life --
 
@@ -196,13 +206,7 @@ class Worker:
             if sfd is not None:
                 os.close(sfd)
         self.sock = ours
-        probe_limits = {
-            "memory_mb": self.limits.memory_mb,
-            "fsize_mb": self.limits.fsize_mb,
-            "nproc": self.limits.nproc,
-            "cpu_seconds": 60,
-            "tmp_mb": TMP_MB,
-        }
+        probe_limits = _zygote_limits(self.limits, 60)
         self.send(
             {
                 "t": "hello",
@@ -305,13 +309,7 @@ class Worker:
                 # As much room for the job as a cold child's cgroup leaves it (nproc + 8 for
                 # bwrap, its init and the harness): here also the zygote's tasks, C and G.
                 (self.cgroup / "pids.max").write_text(str(limits.nproc + self.tasks + 9))
-            job_limits = {
-                "memory_mb": limits.memory_mb,
-                "fsize_mb": limits.fsize_mb,
-                "nproc": limits.nproc,
-                "cpu_seconds": cpu_seconds,
-                "tmp_mb": TMP_MB,
-            }
+            job_limits = _zygote_limits(limits, cpu_seconds)
             t0 = time.monotonic()
             self.send({"t": "run", "limits": job_limits}, [jfd, rec_w, out_w, err_w])
         except BaseException:
@@ -333,7 +331,6 @@ class Worker:
                 except OSError:
                     pass
             raise
-        self.jobs += 1
         return run
 
 
@@ -396,7 +393,8 @@ class WorkerPool:
             w.close()
             return None
         with self._lock:
-            old = [k for k in mine if k != preload][: max(0, len(mine) - self.max_per_slot + 1)]
+            others = [k for k in mine if k != preload]  # the replaced one does not count
+            old = others[: max(0, len(others) - self.max_per_slot + 1)]
             evicted = [mine.pop(k) for k in old]
             mine[preload] = w
         for e in evicted:
