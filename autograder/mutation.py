@@ -82,27 +82,10 @@ COMPARES = {
 
 # -- the code under mutation -------------------------------------------------------------------
 
-_DEFS: dict[str, dict[str, ast.FunctionDef]] = {}
-
-
-def solution_defs(assignment: str, root: Path | None = None) -> dict[str, ast.FunctionDef]:
-    """Every top-level ``def`` of the source notebook's solution cells, by name."""
-    path = notebook.source_path(assignment, root)
-    key = str(path)
-    if key not in _DEFS:
-        nb = notebook.read(path)
-        defs: dict[str, ast.FunctionDef] = {}
-        for _, _, source in notebook.code_cells(nb, {"solution"}):
-            for node in ast.parse(source).body:
-                if isinstance(node, ast.FunctionDef):
-                    defs[node.name] = node
-        _DEFS[key] = defs
-    return _DEFS[key]
-
 
 def targets(assignment: str, function: str, root: Path | None = None) -> list[ast.FunctionDef]:
     """The function's def and the private helpers (``_name``) it calls, transitively, in order."""
-    defs = solution_defs(assignment, root)
+    defs = notebook.solution_defs(assignment, root)
     if function not in defs:
         raise KeyError(f"{assignment}: no def {function} in the solution cells")
     order, todo = [], [function]
@@ -173,11 +156,10 @@ class _Sites(ast.NodeTransformer):
     def _offer(self, op: str, node: ast.AST, alternatives: Iterable[ast.AST]) -> ast.AST | None:
         for alt in alternatives:
             ast.copy_location(alt, node)
-            record = (op, ast.unparse(node), ast.unparse(alt))
             if self.pick is None:
-                self.offered.append(record)
-            elif self.count == self.pick:
-                self.applied = record
+                self.offered.append((op, ast.unparse(node), ast.unparse(alt)))
+            elif self.count == self.pick:  # text only for the one applied, not every site
+                self.applied = (op, ast.unparse(node), ast.unparse(alt))
                 self.count += 1
                 return alt
             self.count += 1

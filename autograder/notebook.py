@@ -103,17 +103,25 @@ def code_cells(nb, roles: set[str]) -> list[tuple[str, str, str]]:
     return out
 
 
-_PARAMS_CACHE: dict[tuple[str, str], list[str]] = {}
+_DEFS: dict[str, dict[str, ast.FunctionDef]] = {}
+
+
+def solution_defs(assignment: str, root: Path | None = None) -> dict[str, ast.FunctionDef]:
+    """Every top-level ``def`` of the source notebook's solution cells, by name (the last one
+    of a name wins, as in a kernel that ran the cells in order); read once per notebook."""
+    path = source_path(assignment, root)
+    key = str(path)
+    if key not in _DEFS:
+        defs: dict[str, ast.FunctionDef] = {}
+        for _, _, source in code_cells(read(path), {"solution"}):
+            for node in ast.parse(source).body:
+                if isinstance(node, ast.FunctionDef):
+                    defs[node.name] = node
+        _DEFS[key] = defs
+    return _DEFS[key]
 
 
 def parameters(assignment: str, function: str, root: Path | None = None) -> list[str]:
     """Names of the positional parameters of ``function`` in the source notebook's solution cells."""
-    key = (str(root), assignment + "/" + function)
-    if key not in _PARAMS_CACHE:
-        names: list[str] = []
-        for _, _, source in code_cells(read(source_path(assignment, root)), {"solution"}):
-            for node in ast.parse(source).body:
-                if isinstance(node, ast.FunctionDef) and node.name == function:
-                    names = [a.arg for a in node.args.posonlyargs + node.args.args]
-        _PARAMS_CACHE[key] = names
-    return _PARAMS_CACHE[key]
+    node = solution_defs(assignment, root).get(function)
+    return [a.arg for a in node.args.posonlyargs + node.args.args] if node is not None else []

@@ -79,17 +79,17 @@ def test_mutant_ids_do_not_depend_on_line_numbers():
     """A def moved down the notebook (other cells added above it) keeps its mutant ids."""
     a, f = "05_grpo_lld", "lld_rate"
     before = [m.id for m in mutation.mutants(a, f, ROOT)]
-    defs = mutation.solution_defs(a, ROOT)
+    defs = mutation.notebook.solution_defs(a, ROOT)
     moved = {
         k: ast.increment_lineno(ast.parse(ast.unparse(v)).body[0], 40) for k, v in defs.items()
     }
     key = str(mutation.notebook.source_path(a, ROOT))
-    saved = mutation._DEFS[key]
+    saved = mutation.notebook._DEFS[key]
     try:
-        mutation._DEFS[key] = moved
+        mutation.notebook._DEFS[key] = moved
         after = [m.id for m in mutation.mutants(a, f, ROOT)]
     finally:
-        mutation._DEFS[key] = saved
+        mutation.notebook._DEFS[key] = saved
     assert after == before
 
 
