@@ -127,7 +127,7 @@ def main(argv: list[str] | None = None) -> int:
             if args.config == "course"
             else CACHE_DIR / f"warm-{config.key()}.pt"
         )
-        m = experiment.cmd_warmup(out, device, args.seed, config.steps, checkpoint, config)
+        m = experiment.cmd_warmup(out, device, config, checkpoint)
         print(
             f"warm-up: {m['steps_taken']} steps, loss {m['final_loss']:.3f}, sampled accuracy "
             f"{m['sampled_accuracy']:.3f}, greedy {m['greedy_accuracy']:.3f}, first Adam step at "

@@ -9,7 +9,6 @@ modules used to import from here are re-exported.
 from __future__ import annotations
 
 import dataclasses
-import shutil
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -122,16 +121,8 @@ def warmup_figure(history: dict[str, list[float]]):
 # ------------------------------------------------------------------------- commands
 
 
-def cmd_warmup(
-    out: Path,
-    device: torch.device,
-    seed: int,
-    steps: int,
-    checkpoint: Path,
-    config: WarmupConfig | None = None,
-) -> dict:
-    """Warm up from scratch, write the checkpoint, metrics.json and the loss curve."""
-    config = config or WarmupConfig(seed=seed, steps=steps)
+def cmd_warmup(out: Path, device: torch.device, config: WarmupConfig, checkpoint: Path) -> dict:
+    """Warm up from scratch with ``config``; write the checkpoint, metrics.json and the loss curve."""
     with deterministic(threads=1), progress_bar(config.steps, "warm-up") as bar:
         model, history = warmup(config, device, progress=bar.update)
     model = model.cpu()
@@ -141,7 +132,7 @@ def cmd_warmup(
             "key": config.key(),
             "steps_taken": len(history["loss"]),
             "final_loss": history["loss"][-1],
-            "sampled_accuracy": sampled_accuracy(model, seed=seed, task=config.task),
+            "sampled_accuracy": sampled_accuracy(model, seed=config.seed, task=config.task),
             "greedy_accuracy": greedy_accuracy(model, task=config.task),
             "first_step_damage_3e-4": first_step_damage(model, 3e-4, task=config.task),
             "parameters": model.num_parameters(),
@@ -199,10 +190,7 @@ def cmd_train(
     write_json(out / "metrics.json", study.to_dict())
     save_png(study_figure(study), out / "train.png")
     if write_shipped:
-        SHIPPED.parent.mkdir(parents=True, exist_ok=True)
-        tmp = SHIPPED.with_suffix(".json.tmp")
-        shutil.copyfile(out / "metrics.json", tmp)
-        tmp.replace(SHIPPED)
+        write_json(SHIPPED, study.to_dict())
     return study
 
 

@@ -35,6 +35,7 @@ from tiny_model.grpo import LOSS_AGG_MODES, METHODS, k3, token_logprobs
 from tiny_model.model import TinyModel
 from tiny_model.seam import Functions
 from tiny_model.task import DEFAULT, SumTask, response_mask
+from tiny_model.warm import sampled_accuracy
 
 LR_SCHEDULES = ("cosine", "constant")
 EVAL_SEED_OFFSET = 1_000_003  # held-out draws: their own stream, the same for every method
@@ -153,17 +154,6 @@ def answer_logprob(
     return float(grpo.sequence_logprobs(fns, logits, target, mask).mean())
 
 
-@torch.no_grad()
-def heldout_accuracy(
-    model: TinyModel, problems: torch.Tensor, samples: int, seed: int, task: SumTask = DEFAULT
-) -> float:
-    """Sampled (T = 1) accuracy on ``problems``, ``samples`` responses each, from a fresh ``seed``."""
-    device = next(model.parameters()).device
-    gen = torch.Generator(device=device).manual_seed(seed)
-    groups = grpo.sample_groups(model, problems, samples, gen, task=task)
-    return float(groups.rewards.mean())
-
-
 def train(
     fns: Functions,
     model: TinyModel,
@@ -202,7 +192,13 @@ def _train(
         model.eval()
         history["eval_step"].append(float(step))
         history["heldout_accuracy"].append(
-            heldout_accuracy(model, held, config.eval_samples, config.seed + EVAL_SEED_OFFSET, task)
+            sampled_accuracy(
+                model,
+                seed=config.seed + EVAL_SEED_OFFSET,
+                samples=config.eval_samples,
+                problems=held,
+                task=task,
+            )
         )
         history["heldout_answer_logp"].append(answer_logprob(fns, model, held, task))
         model.train(was)
