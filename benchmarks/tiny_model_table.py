@@ -36,10 +36,10 @@ from tiny_model.probe import ProbeConfig  # noqa: E402
 from tiny_model.seam import Functions  # noqa: E402
 from tiny_model.training import TrainConfig, train  # noqa: E402
 from tiny_model.warm import (  # noqa: E402
-    CACHE_DIR,
     CHECKPOINT,
     LARGE_WARMUP,
     WarmupConfig,
+    cache_path,
     load_warm,
     sampled_accuracy,
 )
@@ -65,7 +65,7 @@ def measure(
 ) -> dict[str, object]:
     """Warm-up (or load), both pooled probes and a few training steps on ``device``."""
     shipped = CHECKPOINT.is_file() and name == "course"
-    cached = (CACHE_DIR / f"warm-{warm.key()}.pt").is_file()
+    cached = cache_path(warm).is_file()
     t0 = time.perf_counter()
     model = load_warm(device, warm)
     _sync(device)

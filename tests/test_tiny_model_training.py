@@ -20,7 +20,7 @@ import torch
 
 from tiny_model import experiment, grpo, task, training
 from tiny_model.seam import Functions
-from tiny_model.study import SHIPPED, load_shipped, run_summary
+from tiny_model.study import SHIPPED, load_shipped, run_study, run_summary
 from tiny_model.training import TrainConfig
 
 
@@ -214,3 +214,11 @@ def test_shipped_study_reports_the_paired_nthr_minus_grpo_result(shipped):
         p = shipped.paired("nthr", "grpo", metric)
         assert p["n"] == 5 and p["ci_low"] <= p["mean"] <= p["ci_high"]
     assert "nthr-grpo" in text and "accuracy" in text and "ln π(correct)" in text
+
+
+@pytest.mark.parametrize("methods, seeds", [(["grpo"], [0, 0]), (["grpo", "grpo"], [0])])
+def test_run_study_refuses_a_repeated_seed_or_method(fns, methods, seeds):
+    """A seed or method given twice would train twice, keep the last run and report a paired
+    interval over copies of one run: refused by run_study itself, not only by the CLI."""
+    with pytest.raises(ValueError, match="each method and seed once"):
+        run_study(fns, methods, seeds)

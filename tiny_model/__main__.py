@@ -18,7 +18,7 @@ from tiny_model.grpo import LOSS_AGG_MODES, METHODS
 from tiny_model.pooled import parse_seeds
 from tiny_model.probe import OPTIMIZERS, ProbeConfig
 from tiny_model.training import LR_SCHEDULES, TrainConfig
-from tiny_model.warm import CACHE_DIR, LARGE_WARMUP, WarmupConfig
+from tiny_model.warm import LARGE_WARMUP, WarmupConfig, cache_path
 
 CONFIGS = {"course": WarmupConfig(), "large": LARGE_WARMUP}
 
@@ -123,9 +123,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "warmup":
         config = dataclasses.replace(warm, seed=args.seed, steps=args.steps or warm.steps)
         checkpoint = args.checkpoint or (
-            experiment.CHECKPOINT
-            if args.config == "course"
-            else CACHE_DIR / f"warm-{config.key()}.pt"
+            experiment.CHECKPOINT if args.config == "course" else cache_path(config)
         )
         m = experiment.cmd_warmup(out, device, config, checkpoint)
         print(

@@ -179,10 +179,11 @@ def run_study(
     methods = tuple(methods)
     if not seeds or not methods:
         raise ValueError("need at least one method and one seed")
+    if len(set(seeds)) != len(seeds) or len(set(methods)) != len(methods):
+        raise ValueError(f"each method and seed once; got {methods} x {seeds}")
     warm = warm or WarmupConfig()
     overrides.setdefault("task", warm.task)
     runs: dict[str, dict[int, dict[str, list[float]]]] = {m: {} for m in methods}
-    config = None
     for s in seeds:
         for m in methods:
             config = TrainConfig(method=m, seed=s, **overrides)

@@ -228,6 +228,11 @@ def load_checkpoint(path: Path, device: str | torch.device = "cpu") -> TinyModel
 _WARM: dict[str, dict[str, torch.Tensor]] = {}
 
 
+def cache_path(config: WarmupConfig) -> Path:
+    """Where a recipe's warm model is kept once built (the course's ships as CHECKPOINT)."""
+    return CACHE_DIR / f"warm-{config.key()}.pt"
+
+
 def load_warm(device: str | torch.device = "cpu", config: WarmupConfig | None = None) -> TinyModel:
     """The warm model (mid competence), a fresh copy on every call.
 
@@ -241,7 +246,7 @@ def load_warm(device: str | torch.device = "cpu", config: WarmupConfig | None = 
     key = config.key()
     if key not in _WARM:
         model = None
-        for path in (CHECKPOINT, CACHE_DIR / f"warm-{key}.pt"):
+        for path in (CHECKPOINT, cache_path(config)):
             if path.is_file():
                 blob = torch.load(path, map_location="cpu", weights_only=True)
                 if blob.get("recipe") == config.to_dict():
@@ -255,7 +260,7 @@ def load_warm(device: str | torch.device = "cpu", config: WarmupConfig | None = 
                 with deterministic():
                     model, _ = warmup(config, device)
             with contextlib.suppress(OSError):
-                save_checkpoint(model.cpu(), CACHE_DIR / f"warm-{key}.pt", config, {})
+                save_checkpoint(model.cpu(), cache_path(config), config, {})
         _WARM[key] = {k: v.detach().cpu().clone() for k, v in model.state_dict().items()}
     model = TinyModel(config.model)
     model.load_state_dict(_WARM[key])
