@@ -176,14 +176,9 @@ _EXPECTED: dict[tuple, list[dict]] = _Bounded(256)
 _MUTANTS: dict[tuple, dict[str, list[dict]]] = _Bounded(64)
 
 
-def _key(assignment, fspec, inputs, root):
-    import json
-
-    return (assignment, fspec.name, str(root), json.dumps(inputs, sort_keys=True))
-
-
-def _disk_key(assignment: str, name: str, inputs, root: Path | None) -> dict:
-    """The outcome cache's key: the inputs stand for the secret and the student they came from."""
+def _disk_key(assignment: str, name: str, digest: str, root: Path | None) -> dict:
+    """The outcome cache's key: the inputs (``digest``: cache.inputs_digest) stand for the
+    secret and the student they came from."""
     from autograder import cache, notebook
 
     return {
@@ -193,7 +188,7 @@ def _disk_key(assignment: str, name: str, inputs, root: Path | None) -> dict:
         "code": cache.code_digest(assignment),
         "source": cache.file_digest(notebook.source_path(assignment, root)),
         "libraries": cache.library_versions(),
-        "inputs": cache.inputs_digest(inputs),
+        "inputs": digest,
     }
 
 
@@ -201,9 +196,10 @@ def reference_outcomes(assignment: str, fspec: FunctionSpec, inputs, root: Path 
     """The reference's outcomes on ``inputs``: from memory, the outcome cache, or computed."""
     from autograder import cache
 
-    key = _key(assignment, fspec, inputs, root)
+    digest = cache.inputs_digest(inputs)  # one encoding of the inputs serves both keys
+    key = (assignment, fspec.name, str(root), digest)
     if key not in _EXPECTED:
-        disk = _disk_key(assignment, fspec.name, inputs, root)
+        disk = _disk_key(assignment, fspec.name, digest, root)
         got = cache.load("reference", disk)
         if got is None:
             ns = reference.namespace(assignment, root)
@@ -213,20 +209,32 @@ def reference_outcomes(assignment: str, fspec: FunctionSpec, inputs, root: Path 
     return _EXPECTED[key]
 
 
-def mistake_outcomes(assignment: str, fspec: FunctionSpec, inputs, root: Path | None = None):
-    """Every catalogued mistake's outcomes on ``inputs`` (memory, outcome cache, or computed)."""
+def _mistakes(
+    assignment: str, name: str, inputs, root: Path | None, ids: list[str], spec
+) -> dict[str, list[dict]]:
+    """The outcomes of the mistakes ``ids`` of function ``name``: from memory, the outcome
+    cache (an entry with exactly these ids), or computed with ``spec()``'s FunctionSpec, so
+    the case module (for 05-06: torch) is imported only when they must be computed."""
     from autograder import cache
 
-    key = _key(assignment, fspec, inputs, root)
+    digest = cache.inputs_digest(inputs)
+    key = (assignment, name, str(root), digest)
     if key not in _MUTANTS:
-        disk = _disk_key(assignment, fspec.name, inputs, root)
+        disk = _disk_key(assignment, name, digest, root)
         got = cache.load("mistakes", disk)
-        if got is None or sorted(got) != sorted(m.id for m in fspec.mistakes):
+        if got is None or sorted(got) != sorted(ids):
+            fspec = spec()
             ns = reference.namespace(assignment, root)
             got = {m.id: run_cases(m.build(ns), inputs, ns)[0] for m in fspec.mistakes}
             cache.store("mistakes", disk, got)
         _MUTANTS[key] = got
     return _MUTANTS[key]
+
+
+def mistake_outcomes(assignment: str, fspec: FunctionSpec, inputs, root: Path | None = None):
+    """Every catalogued mistake's outcomes on ``inputs`` (memory, outcome cache, or computed)."""
+    ids = [m.id for m in fspec.mistakes]
+    return _mistakes(assignment, fspec.name, inputs, root, ids, lambda: fspec)
 
 
 class LazyMistakes(Mapping):
@@ -249,19 +257,16 @@ class LazyMistakes(Mapping):
         self.ids = ids  # the mistakes' ids, when known: a cached entry is used only if it has them
         self._data: dict[str, list[dict]] | None = None
 
-    def _outcomes(self) -> dict[str, list[dict]]:
-        from autograder import cache
+    def _spec(self) -> FunctionSpec:
+        return assignments.get(self.assignment).function(self.function)
 
-        if self._data is None and self.ids is not None:
-            # From the cache, without importing the case module (for 05-06: torch).
-            got = cache.load(
-                "mistakes", _disk_key(self.assignment, self.function, self.inputs, self.root)
-            )
-            if got is not None and sorted(got) == sorted(self.ids):
-                self._data = got
+    def _outcomes(self) -> dict[str, list[dict]]:
         if self._data is None:
-            fspec = assignments.get(self.assignment).function(self.function)
-            self._data = mistake_outcomes(self.assignment, fspec, self.inputs, self.root)
+            # With the ids known, a cached entry is read without importing the case module.
+            ids = self.ids if self.ids is not None else [m.id for m in self._spec().mistakes]
+            self._data = _mistakes(
+                self.assignment, self.function, self.inputs, self.root, ids, self._spec
+            )
         return self._data
 
     def __getitem__(self, mistake_id: str) -> list[dict]:
