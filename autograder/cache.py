@@ -137,10 +137,10 @@ def _module_file(name: str, package: Path) -> Path | None:
     return None
 
 
-def _imported(path: Path, package: Path) -> set[Path]:
-    """Files of the autograder modules that ``path`` imports (one level)."""
+def _imported(source: str, package: Path) -> set[Path]:
+    """Files of the autograder modules that the module ``source`` imports (one level)."""
     out = set()
-    for m in _IMPORT.finditer(path.read_text(encoding="utf-8")):
+    for m in _IMPORT.finditer(source):
         mod = m.group(1) or m.group(3)
         names = [n.strip(" ()") for n in (m.group(2) or "").split(",") if n.strip(" ()")]
         for name in [mod] + [f"{mod}.{n.split(' as ')[0].strip()}" for n in names]:
@@ -161,18 +161,20 @@ def code_digest(assignment: str, package: Path | None = None) -> str:
         return found
     start = package / "assignments" / f"{MODULES[assignment]}.py"
     todo = [start, *(package / f"{m}.py" for m in ENGINE)]
-    seen: set[Path] = set()
+    texts: dict[Path, bytes] = {}  # each file read once: its imports and its digest
+    sigs: dict[Path, Any] = {}
     while todo:
         f = todo.pop()
-        if f in seen or not f.is_file():
+        if f in texts or not f.is_file():
             continue
-        seen.add(f)
-        todo += _imported(f, package)
-    files = tuple(sorted(seen))
-    sig = _signature(files)
+        sigs[f] = _signature((f,))[0]  # before the read, as _remember expects
+        texts[f] = f.read_bytes()
+        todo += _imported(texts[f].decode("utf-8"), package)
+    files = tuple(sorted(texts))
+    sig = tuple(sigs[f] for f in files)
     h = hashlib.sha256()
     for f in files:
-        h.update(str(f.relative_to(package)).encode() + b"\0" + f.read_bytes() + b"\0")
+        h.update(str(f.relative_to(package)).encode() + b"\0" + texts[f] + b"\0")
     _remember(("code", assignment, package), files, sig, h.hexdigest())
     return h.hexdigest()
 
