@@ -16,7 +16,14 @@ import re
 
 import numpy as np
 
-from autograder.assignments.a03_sum_vs_mean import OPENRLHF_KL_COEF, TRL_2562, TRL_2854
+from autograder.assignments.a03_sum_vs_mean import (
+    OPENRLHF_KL_COEF,
+    TRL_2562,
+    TRL_2854,
+    _k3,
+    _mean_of,
+    _sum,
+)
 from autograder.spec import NO_SOURCE, AssignmentSpec, Case, FunctionSpec, Mistake, Obj, Split
 
 # Sources of the known mistakes, named where more than one mistake cites them. RLEF's §2.2 (the
@@ -575,10 +582,11 @@ TASK_REWARD = FunctionSpec(
 # -- turn_rewards ----------------------------------------------------------------------------
 
 
+# 03's slips of the reference term, with 03's formulas (same arithmetic, term for term).
 REFERENCE_TERMS = {
-    "sum": lambda p, q: math.fsum(a - b for a, b in zip(p, q)),
-    "k3": lambda p, q: math.fsum(math.exp(b - a) - 1 - (b - a) for a, b in zip(p, q)) / len(p),
-    "reversed": lambda p, q: math.fsum(b - a for a, b in zip(p, q)) / len(p),
+    "sum": _sum,
+    "k3": _mean_of(_k3),
+    "reversed": lambda p, q: _sum(q, p) / len(p),
 }
 
 
