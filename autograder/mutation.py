@@ -425,14 +425,10 @@ def without_checks(
     return _compile(assignment, function, defs, root)
 
 
-def unchecked_builder(function: str, words: tuple[str, ...]) -> Callable[[dict], Callable]:
-    """``namespace -> function`` for a Mistake: the reference of that namespace without checks."""
-
-    def build(ns: dict) -> Callable:
-        path = Path(ns["__file__"])  # solutions/<id>/<id>.ipynb (see reference.namespace)
-        return without_checks(path.stem, function, words, path.parent.parent.parent)[0]
-
-    return build
+def unchecked(ns: dict, function: str, words: tuple[str, ...]) -> Callable:
+    """For a Mistake: the reference function of namespace ``ns`` without its input checks."""
+    path = Path(ns["__file__"])  # solutions/<id>/<id>.ipynb (see reference.namespace)
+    return without_checks(path.stem, function, words, path.parent.parent.parent)[0]
 
 
 # -- running the mutants -----------------------------------------------------------------------

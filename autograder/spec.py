@@ -187,7 +187,7 @@ def _unchecked(function: str, words: tuple[str, ...]) -> Callable[[dict], Callab
     def build(ns: dict) -> Callable:
         from autograder import mutation
 
-        return mutation.unchecked_builder(function, words)(ns)
+        return mutation.unchecked(ns, function, words)
 
     return build
 
