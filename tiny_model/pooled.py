@@ -19,10 +19,18 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-import torch
 
 from tiny_model.model import TinyModel
-from tiny_model.probe import PAIRS, ProbeConfig, ProbeResult, run_probe, summary_rows, verdict
+from tiny_model.probe import (
+    PAIRS,
+    ProbeConfig,
+    ProbeResult,
+    lld_rates,
+    run_probe,
+    summarize,
+    summary_rows,
+    verdict,
+)
 from tiny_model.seam import Functions
 
 
@@ -93,16 +101,8 @@ class PooledProbe:
 
     def summary(self) -> dict[str, dict[str, float]]:
         """method -> mean_change, median_change, lld_rate, selected_fraction (all groups)."""
-        out = {}
-        for m, c in self.changes.items():
-            sel = np.concatenate([r.selected[m] for r in self.results])
-            out[m] = {
-                "mean_change": float(np.mean(c)),
-                "median_change": float(np.median(c)),
-                "lld_rate": self.lld[m],
-                "selected_fraction": float(np.mean(sel)),
-            }
-        return out
+        selected = {m: np.concatenate([r.selected[m] for r in self.results]) for m in self.methods}
+        return summarize(self.changes, selected, self.lld)
 
     def table(self) -> str:
         """Pooled rows, pooled paired intervals, then one row per seed."""
@@ -178,10 +178,7 @@ def run_probe_seeds(
     base = dataclasses.replace(base, seed=seeds[0])
     methods = tuple(results[0].changes)
     pooled = {m: np.concatenate([r.changes[m] for r in results]) for m in methods}
-    lld = {
-        m: float(fns.lld_rate(torch.tensor(c, dtype=torch.float64), eps=0.0))
-        for m, c in pooled.items()
-    }
+    lld = lld_rates(fns, pooled)
     paired = {}
     for a, b in PAIRS:
         if a in methods and b in methods:

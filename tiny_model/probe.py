@@ -100,15 +100,7 @@ class ProbeResult:
 
     def summary(self) -> dict[str, dict[str, float]]:
         """method -> mean_change, median_change, lld_rate, selected_fraction."""
-        out = {}
-        for m, c in self.changes.items():
-            out[m] = {
-                "mean_change": float(np.mean(c)),
-                "median_change": float(np.median(c)),
-                "lld_rate": self.lld[m],
-                "selected_fraction": float(np.mean(self.selected[m])),
-            }
-        return out
+        return summarize(self.changes, self.selected, self.lld)
 
     def table(self) -> str:
         """The summary and the paired differences as aligned text."""
@@ -166,6 +158,29 @@ def summary_rows(
             f"[{p['ci_low']:+.3e}, {p['ci_high']:+.3e}]  {verdict(p)}"
         )
     return lines
+
+
+def summarize(
+    changes: dict[str, np.ndarray], selected: dict[str, np.ndarray], lld: dict[str, float]
+) -> dict[str, dict[str, float]]:
+    """method -> mean_change, median_change, lld_rate, selected_fraction (one seed or pooled)."""
+    return {
+        m: {
+            "mean_change": float(np.mean(c)),
+            "median_change": float(np.median(c)),
+            "lld_rate": lld[m],
+            "selected_fraction": float(np.mean(selected[m])),
+        }
+        for m, c in changes.items()
+    }
+
+
+def lld_rates(fns: Functions, changes: dict[str, np.ndarray]) -> dict[str, float]:
+    """method -> the learner's lld_rate of its per-group changes (eps 0)."""
+    return {
+        m: float(fns.lld_rate(torch.tensor(c, dtype=torch.float64), eps=0.0))
+        for m, c in changes.items()
+    }
 
 
 def bootstrap_mean_ci(
@@ -350,10 +365,7 @@ def _run_probe(
         if progress is not None:
             progress(1)
     model.train(was_training)
-    lld = {
-        m: float(fns.lld_rate(torch.tensor(changes[m], dtype=torch.float64), eps=0.0))
-        for m in methods
-    }
+    lld = lld_rates(fns, changes)
     paired = {}
     for a, b in PAIRS:
         if a in methods and b in methods:
