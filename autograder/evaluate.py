@@ -81,9 +81,10 @@ class Diagnosis:
     """One line of feedback: a catalogued mistake ("concept" or "validation") or an error shape."""
 
     id: str  # a mistake id, or "shape:<name>"
-    text: str
+    text: str  # what a learner may read: nothing of a generated case (see shapes)
     kind: str  # "concept" | "validation" | "shape"
     points: float  # the points lost on the cases it explains
+    detail: str = ""  # the text with the generated cases' specifics: --show-hidden only
 
 
 @dataclass
@@ -107,13 +108,17 @@ class FunctionResult:
 
     def to_json(self, show_hidden: bool = False, for_learner: bool = False) -> dict:
         """Plain JSON. Generated cases lose their inputs unless ``show_hidden``; for a learner
-        (``for_learner``) they also lose their expected and computed values (replay guard)."""
+        (``for_learner``) they also lose their expected and computed values (the learner's
+        exception message included) and the diagnoses their details (replay guard)."""
         d = plain(self)
         for c in d["cases"]:
             if c["hidden"] and not show_hidden:
                 c["inputs"] = None
                 if for_learner:
                     c["expected"] = c["got"] = None
+        if for_learner and not show_hidden:
+            for diag in d["diagnoses"]:
+                diag["detail"] = ""
         return d
 
 
@@ -491,9 +496,14 @@ def diagnose_all(
                 for i in value_failed
             ],
             arg_names,
+            [fspec.cases[i].hidden for i in value_failed],
         )
         if found is not None:
-            first = [Diagnosis("shape:" + found.id, found.text, "shape", cost(value_failed))]
+            first = [
+                Diagnosis(
+                    "shape:" + found.id, found.text, "shape", cost(value_failed), found.detail
+                )
+            ]
     second: list[Diagnosis] = []
     if first or not concept_failed:
         second = [
@@ -616,7 +626,7 @@ def feedback_text(r: FunctionResult, show_hidden: bool = False, max_cases: int =
     lines[0] += f" ({r.passed} of {len(r.cases)} checks passed)"
     if r.kinds:
         lines.append("  " + kinds_text(r.kinds))
-    lines += ["  " + diagnosis_line(d) for d in r.diagnoses]
+    lines += ["  " + diagnosis_line(d, show_hidden) for d in r.diagnoses]
     failed = [c for c in r.cases if not c.passed]
     for c in failed[:max_cases]:
         label = c.note or c.id
@@ -642,8 +652,11 @@ DIAGNOSIS_LABELS = {
 }
 
 
-def diagnosis_line(d: Diagnosis) -> str:
-    return f"{DIAGNOSIS_LABELS.get(d.kind, 'Diagnosis')}: {d.text} (costs {d.points:g} points)"
+def diagnosis_line(d: Diagnosis, show_hidden: bool = False) -> str:
+    """One diagnosis as feedback shows it: its learner-safe text, or with ``show_hidden``
+    (the instructor's view) the text with the generated cases' specifics."""
+    text = d.detail if show_hidden and d.detail else d.text
+    return f"{DIAGNOSIS_LABELS.get(d.kind, 'Diagnosis')}: {text} (costs {d.points:g} points)"
 
 
 def shows_values(c: CaseResult, show_hidden: bool = False) -> bool:

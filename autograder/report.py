@@ -363,7 +363,7 @@ def feedback_html(r: SubmissionResult, show_hidden: bool = False) -> str:
         if f.kinds:
             out.append(f"<p>{_e(kinds_text(f.kinds))}</p>")
         for d in f.diagnoses:
-            out.append(f'<p class="diag">{_e(diagnosis_line(d))}</p>')
+            out.append(f'<p class="diag">{_e(diagnosis_line(d, show_hidden))}</p>')
         failed = [c for c in f.cases if not c.passed]
         if failed:
             out.append(

@@ -23,10 +23,18 @@ the factor or offset it found, or returns None rather than guess:
     permuted     the expected values in another order (reversed, or any order)
 
 The diagnosis is in the second person and says what to change.
+
+A generated case's inputs are hidden from the learner (they could be replayed on a
+regrade with the same secret), and so is everything that depends on them or that the
+learner chose: when any failing case is generated (``hidden``), :attr:`Shape.text`
+names the relation and the rule only (no exception message, no size, shape, factor,
+offset or returned number, no type name the learner's code defined) and
+:attr:`Shape.detail` holds the full text, shown with ``--show-hidden`` only.
 """
 
 from __future__ import annotations
 
+import builtins
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -53,18 +61,22 @@ CONSTANTS = (
 @dataclass(frozen=True)
 class Shape:
     id: str
-    text: str  # second person, says what to change
+    text: str  # second person, says what to change; what a learner may read
+    detail: str = ""  # the text with the hidden cases' specifics (for --show-hidden), if it differs
 
 
-def find_shape(cases: Sequence[FailingCase], arg_names: Sequence[str] = ()) -> Shape | None:
+def find_shape(
+    cases: Sequence[FailingCase], arg_names: Sequence[str] = (), hidden: Sequence[bool] = ()
+) -> Shape | None:
     """The one error shape that holds on every failing case, or None.
 
     ``arg_names`` names the positional arguments in the text ("the mask" reads
-    better than "argument 2"); missing names read "argument k".
+    better than "argument 2"); missing names read "argument k". ``hidden[i]``: case i
+    is generated (missing entries: fixed); then the text carries nothing of it.
     """
     if not cases:
         return None
-    names = _Names(arg_names)
+    names = _Names(arg_names, [bool(h) for h in hidden] + [False] * (len(cases) - len(hidden)))
     for check in (_raised, _wrong_type, _non_finite, _shape_mismatch, _same_shape):
         found = check(cases, names)
         if found is not None:
@@ -123,11 +135,38 @@ def _kind(j: Any) -> str:
 
 
 class _Names:
-    def __init__(self, names: Sequence[str]):
+    """How the text names the arguments, and whether it may show the cases' specifics."""
+
+    def __init__(self, names: Sequence[str], hidden: Sequence[bool] = ()):
         self.names = list(names)
+        self.hidden = list(hidden)
+        self.public = not any(self.hidden)  # every failing case is fixed: the notebook shows it
 
     def arg(self, k: int) -> str:
         return f"`{self.names[k]}`" if k < len(self.names) else f"argument {k + 1}"
+
+    def shape(self, id: str, full: str, safe: str) -> Shape:
+        """``full`` when every case is fixed; else ``safe`` (nothing of a generated case)
+        with ``full`` kept as the detail for --show-hidden."""
+        if self.public or safe == full:
+            return Shape(id, full)
+        return Shape(id, safe, full)
+
+
+# Exception types whose name a learner's code cannot choose: Python's own, numpy's and
+# torch's usual ones, and the grader's markers. Any other name (a class the learner's code
+# defined, named at will) is not shown for a generated case: it could spell its inputs.
+_KNOWN_EXCEPTIONS = frozenset(
+    n for n, v in vars(builtins).items() if isinstance(v, type) and issubclass(v, BaseException)
+) | {"LinAlgError", "AxisError", "UnsupportedReturn", "Timeout", "Crash", "NotRun", "InvalidOutput"}
+
+
+def exception_name(name: str, hidden: bool) -> str:
+    """An exception type as feedback may name it: any name on a fixed case; on a generated
+    case only a name the learner's code cannot choose."""
+    if not hidden or name in _KNOWN_EXCEPTIONS:
+        return name
+    return "an exception of a type your code defined"
 
 
 def _inputs(inp: dict) -> list:
@@ -154,13 +193,17 @@ def _raised(cases, names) -> Shape | None:
         return None
     if not all(raised) or len(set(raised)) > 1:
         return Shape("", "")  # some raised, some did not: no single shape
-    msg = (cases[0][2].get("message") or "").strip()
-    detail = f' ("{msg[:80]}")' if msg else ""
-    return Shape(
-        "raised",
-        f"your function raised {raised[0]} on valid inputs{detail} on every failing check: "
-        "valid inputs must give a value, so find the line that fails on them",
-    )
+    rule = "valid inputs must give a value, so find the line that fails on them"
+
+    def text(kind: str, msg: str) -> str:
+        quoted = f' ("{msg[:80]}")' if msg else ""
+        return f"your function raised {kind} on valid inputs{quoted} on every failing check: {rule}"
+
+    # The learner's message is shown from a fixed case only (its inputs are public).
+    fixed = [c for c, h in zip(cases, names.hidden) if not h]
+    shown = (fixed[0][2].get("message") or "").strip() if fixed else ""
+    full = text(raised[0], (cases[0][2].get("message") or "").strip())
+    return names.shape("raised", full, text(exception_name(raised[0], bool(not fixed)), shown))
 
 
 def _wrong_type(cases, names) -> Shape | None:
@@ -175,7 +218,17 @@ def _wrong_type(cases, names) -> Shape | None:
     if len({e for e, _ in kinds}) > 1:
         e = "a value"
     hint = " (did you forget `return`?)" if g == "None" else ""
-    return Shape("wrong-type", f"you returned {g} where {e} was expected{hint}")
+    # an object's type name is the learner's choice: "an object" for a generated case
+    g_safe = (
+        "an object"
+        if isinstance(cases[0][2].get("value"), dict) and "$obj" in cases[0][2]["value"]
+        else g
+    )
+    return names.shape(
+        "wrong-type",
+        f"you returned {g} where {e} was expected{hint}",
+        f"you returned {g_safe} where {e} was expected{hint}",
+    )
 
 
 def _pairs(cases):
@@ -225,37 +278,44 @@ def _shape_mismatch(cases, names) -> Shape | None:
     if not all(differ):
         return Shape("", "")
     e0, g0 = pairs[0]
+    # the shapes are sizes of the inputs (and the learner's choice): named for fixed cases only
+    shapes = f"{_fmt(g0.shape)} instead of {_fmt(e0.shape)}"
     if all(
         e.ndim == 2 and g.shape == e.shape[::-1] and _close(e.T, g, c[3], c[4])
         for (e, g), c in zip(pairs, cases)
     ):
-        return Shape(
+        rule = "swap the two axes of what you return"
+        return names.shape(
             "transposed",
-            f"your result is the transpose of the expected one ({_fmt(g0.shape)} instead of "
-            f"{_fmt(e0.shape)}): swap the two axes of what you return",
+            f"your result is the transpose of the expected one ({shapes}): {rule}",
+            f"your result is the transpose of the expected one: {rule}",
         )
     if all(
         e.size == g.size and _close(e.reshape(-1), g.reshape(-1), c[3], c[4])
         for (e, g), c in zip(pairs, cases)
     ):
-        return Shape(
+        rule = "reduce without keeping the axis (keepdim=False) or reshape what you return"
+        return names.shape(
             "keepdim",
-            f"your values are right but shaped {_fmt(g0.shape)} instead of {_fmt(e0.shape)}: "
-            "reduce without keeping the axis (keepdim=False) or reshape what you return",
+            f"your values are right but shaped {shapes}: {rule}",
+            f"your values are right but shaped differently (an extra or a missing axis of "
+            f"length 1): {rule}",
         )
     axis = _reduced_axes(cases, pairs)
     if axis is not None:
         k, want, have, op = axis
-        return Shape(
-            "wrong-axis",
-            f"you took the {op} of {names.arg(k)} over axis {have}; the formula reduces over axis "
-            f"{want} (your result has shape {_fmt(g0.shape)} instead of {_fmt(e0.shape)})",
+        said = (
+            f"you took the {op} of {names.arg(k)} over axis {have}; the formula reduces over "
+            f"axis {want}"
         )
-    return Shape(
+        return names.shape("wrong-axis", f"{said} (your result has shape {shapes})", said)
+    rule = ": check which axis you reduce over and what you return"
+    return names.shape(
         "wrong-shape",
         f"your result has shape {_fmt(g0.shape)} where {_fmt(e0.shape)} was expected"
         + _dims_hint(cases, pairs, names)
-        + ": check which axis you reduce over and what you return",
+        + rule,
+        "your result's shape is not the expected one" + rule,
     )
 
 
@@ -339,10 +399,12 @@ def _constant(cases, pairs, points, distinct, names) -> Shape | None:
     values = np.concatenate([g for _, g, _, _ in points])
     if distinct < 2 or not np.all(values == values[0]):
         return None
-    return Shape(
-        "constant",
-        f"you returned {values[0]:g} on every failing check, whatever the inputs: your result "
-        "does not depend on them; check what you compute and what you return",
+    rule = (
+        "on every failing check, whatever the inputs: your result does not depend on them; "
+        "check what you compute and what you return"
+    )
+    return names.shape(
+        "constant", f"you returned {values[0]:g} {rule}", f"you returned the same number {rule}"
     )
 
 
@@ -386,10 +448,15 @@ def _factor(cases, pairs, points, distinct, names) -> Shape | None:
         return named
     if distinct < 2 or abs(c0 - 1) < 1e-9:
         return None  # one number cannot tell a factor from anything else
-    return Shape(
+    rule = (
+        "a constant factor is wrong; look for a coefficient, a normalisation or a scale that "
+        "you added or left out"
+    )
+    # the learner's value over the expected one: a number of their choosing, fixed cases only
+    return names.shape(
         "factor",
-        f"every value is {c0:.6g}× the expected one: a constant factor is wrong; look for a "
-        "coefficient, a normalisation or a scale that you added or left out",
+        f"every value is {c0:.6g}× the expected one: {rule}",
+        f"every value is the expected one times the same constant: {rule}",
     )
 
 
@@ -416,17 +483,24 @@ def _named_length(cases, factors, names) -> Shape | None:
         values = [p.get(name) for p in per_case]
         if any(v is None or v < 2 for v in values):
             continue
+        # the lengths themselves are sizes of the inputs: named for fixed cases only
         if all(abs(c - v) <= 1e-6 * v for c, v in zip(factors, values)):
-            return Shape(
+            head, rule = (
+                "every value is n× the expected one",
+                "you summed where the formula averages; divide by n",
+            )
+            return names.shape(
                 "factor",
-                f"every value is n× the expected one, with n = {name} "
-                f"({_join(values)}): you summed where the formula averages; divide by n",
+                f"{head}, with n = {name} ({_join(values)}): {rule}",
+                f"{head}, with n = {name}: {rule}",
             )
         if all(abs(c * v - 1) <= 1e-6 for c, v in zip(factors, values)):
-            return Shape(
+            head = "every value is the expected one divided by n"
+            rule = "you averaged where the formula sums; drop the division by n"
+            return names.shape(
                 "factor",
-                f"every value is the expected one divided by n, with n = {name} "
-                f"({_join(values)}): you averaged where the formula sums; drop the division by n",
+                f"{head}, with n = {name} ({_join(values)}): {rule}",
+                f"{head}, with n = {name}: {rule}",
             )
     return None
 
@@ -479,10 +553,13 @@ def _offset(cases, pairs, points, distinct, names) -> Shape | None:
     d0 = float(diffs[0][0])
     if not all(_close(np.full_like(e, d0) + e, g, r, a) for e, g, r, a in points):
         return None
-    return Shape(
+    # the learner's value minus the expected one: named for fixed cases only
+    return names.shape(
         "offset",
         f"every value is {d0:+.6g} off the expected one: a constant term is missing or extra "
         f"(add {-d0:+.6g} where it belongs, or find the term you added)",
+        "every value is the same constant off the expected one: a constant term is missing "
+        "or extra (find the term you added or left out)",
     )
 
 

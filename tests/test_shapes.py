@@ -244,3 +244,79 @@ def test_uncatalogued_mistake_on_a_real_function_gets_an_error_shape():
     assert first.kind == "shape" and first.id == "shape:factor", r.diagnoses
     assert "axis 1 of `h_a`" in first.text
     assert "What your outputs show" in evaluate.feedback_text(r)
+
+
+# -- generated cases: nothing of their inputs, nothing the learner chose ------------------------
+#
+# A generated case's inputs come from the course secret and the student id, the same on every
+# regrade. Any text that depends on them (a message the learner's code wrote, a size, a shape,
+# a factor, an offset, a returned number, a type name the learner's code defined) lets a
+# resubmission read them and return them next time. For generated cases the text names the
+# relation and the rule only; the full text is the detail (--show-hidden).
+
+
+def _hidden(cases, names=()):
+    return shapes.find_shape(cases, names, [True] * len(cases))
+
+
+def test_message_holding_generated_inputs_is_not_quoted():
+    """A learner raises with its inputs in the message: is the message kept out of the text
+    (and in the detail), the exception type and the rule still said?"""
+    leak = {"raised": "ValueError", "message": "x=[0.123456, 0.654321]"}
+    s = _hidden([_case([A], 0.5, leak), _case([B], 1.0, leak)])
+    assert s.id == "raised" and "ValueError" in s.text and "valid inputs" in s.text
+    assert "0.123456" not in s.text and "0.123456" in s.detail
+
+
+def test_message_of_a_fixed_case_is_still_quoted():
+    """A fixed case's inputs are in the notebook: is the learner's message still quoted?"""
+    msg = {"raised": "ZeroDivisionError", "message": "division by zero"}
+    s = shapes.find_shape([_case([A], 0.5, msg), _case([B], 1.0, msg)], (), [False, True])
+    assert "division by zero" in s.text
+
+
+def test_exception_type_named_after_generated_inputs_is_not_shown():
+    """A learner-defined exception class named after the inputs (`E_0_123`): generic words
+    for a generated case; Python's own types by name."""
+    named = {"raised": "E_0_123456", "message": ""}
+    s = _hidden([_case([A], 0.5, named), _case([B], 1.0, named)])
+    assert s.id == "raised" and "E_0_123456" not in s.text and "type your code defined" in s.text
+    assert "E_0_123456" in s.detail
+
+
+def test_lengths_of_generated_inputs_are_not_listed():
+    """A sum where the mean was expected on generated inputs of lengths 3, 5, 7: is the
+    length named (the rule) without its values?"""
+    cases = []
+    for n in (3, 5, 7):
+        x = list(RNG.normal(size=n))
+        cases.append(_case([x, x], float(np.mean(x)), float(np.mean(x)) * n))
+    s = _hidden(cases, ["policy_logps", "reference_logps"])
+    assert s.id == "factor" and "`policy_logps`" in s.text and "summed" in s.text
+    assert "3, 5, 7" not in s.text and "3, 5, 7" in s.detail
+
+
+def test_shapes_of_generated_cases_are_not_shown():
+    """Wrong shapes on generated inputs: no sizes and no input dimensions in the text."""
+    h_a, h_b = RNG.normal(size=(5, 2)), RNG.normal(size=(7, 2))
+    s = _hidden([_case([h_a, h_b], np.zeros(5) + 1, np.zeros(7) + 1)], ["h_a", "h_b"])
+    assert s.id == "wrong-shape" and "(7,)" not in s.text and "(5,)" not in s.text
+    assert "5" not in s.text and "7" not in s.text and "(7,)" in s.detail
+    t = _hidden([_case([B], B.sum(axis=0), B.sum(axis=1))])
+    assert t.id == "wrong-axis" and "over axis 1" in t.text and "(3,)" not in t.text
+
+
+@pytest.mark.parametrize(
+    "got,number",
+    [
+        (lambda e: e * 1.234567, "1.23457"),  # a factor of the learner's choosing
+        (lambda e: e + 0.765432, "0.765432"),  # an offset of the learner's choosing
+        (lambda e: np.full_like(e, 0.424242), "0.424242"),  # a constant of the learner's choosing
+    ],
+)
+def test_numbers_the_learner_returned_on_generated_cases_are_not_shown(got, number):
+    """Values that encode the inputs (a factor, an offset, a constant the learner picked): is
+    the relation named without the number, which stays in the detail?"""
+    s = _hidden([_case([A], A, got(A)), _case([B], B, got(B))])
+    assert s is not None and s.id in ("factor", "offset", "constant")
+    assert number not in s.text and number in s.detail
