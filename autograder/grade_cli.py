@@ -391,6 +391,17 @@ class Grader:
             bar.close()
         return _with_missing_rows([by_sub[id(s)] for s in subs], self)
 
+    def run_mode(self) -> str:
+        """The isolation a run asks for: "reduced" (no bubblewrap), "cold" (a fresh child per
+        submission: warm workers off, DRILLS_WARM=off, or impossible here) or "warm" (warm
+        workers where they start). Part of the results cache's key: a result graded one way
+        is not reused by a run asking for another."""
+        if self.isolation.reduced:
+            return "reduced"
+        if not self.warm or worker.warm_possible(self.isolation) is not None:
+            return "cold"
+        return "warm"
+
     def meta(self, show_hidden: bool) -> dict[str, Any]:
         return {
             "engine": "drills grade",
@@ -485,7 +496,7 @@ def grade_course(
     k, n = shard
     subs = shards.select(everything, k, n)
     limits = grader.meta(show_hidden)["limits"]
-    fp = results_cache.fingerprint(grader.root, grader.secret, limits, grader.isolation.mode)
+    fp = results_cache.fingerprint(grader.root, grader.secret, limits, grader.run_mode())
     cache = results_cache.ResultsCache(out, fp)
     cache.lock()
     try:

@@ -9,7 +9,8 @@ depends on:
     the course         every source notebook (solutions/) and the grader's own code
                        (autograder/**/*.py, the case modules included) and version
     the secret         as :func:`seeds.secret_digest` (the secret itself is never stored)
-    the run            limits, isolation mode, numpy/torch/python versions
+    the run            limits, isolation mode (warm, cold or reduced: Grader.run_mode),
+                       numpy/torch/python versions
 
 A run started again with the same arguments finds the results of the first and
 grades only what is missing; anything that changes a result changes the key.
