@@ -43,6 +43,7 @@ class Submission:
     timestamp: str = ""  # nbgrader's timestamp.txt beside the notebook, if any
     warnings: list[str] = field(default_factory=list)
     error: str | None = None  # set when the submission cannot be graded
+    given_id: str = ""  # the student as the path names it, before safe_id (collision check)
 
 
 def safe_id(text: str) -> str:
@@ -79,7 +80,9 @@ def _from_path(nb: Path, known: set[str], forced: str | None) -> Submission:
         student, assignment = parts[-2], nb.stem
     if student is None:
         student = nb.stem
-    sub = Submission(path=nb, student=safe_id(student), assignment=forced or assignment)
+    sub = Submission(
+        path=nb, student=safe_id(student), assignment=forced or assignment, given_id=student
+    )
     if safe_id(student) != student:
         sub.warnings.append(
             f"student id {student!r} was changed to {sub.student!r} (unusual characters)"
@@ -108,7 +111,9 @@ def discover(
     In an nbgrader submission folder only the notebook named after the assignment
     is graded (as nbgrader does); a folder that holds several other notebooks is an
     error row, not a guess. The same student and assignment twice: the first path
-    is graded, the second becomes a warning.
+    is graded, the second becomes a warning. Two student names that become one id
+    (``ann lee`` and ``ann_lee``, see :func:`safe_id`) are refused: one error row per
+    assignment naming every such folder, none of them graded (see :func:`_collisions`).
     """
     known = set(known if known is not None else notebook.ASSIGNMENTS)
     found: list[Submission] = []
@@ -140,7 +145,7 @@ def discover(
                 found += [_from_path(nb, known, assignment) for nb in nbs]
     seen: dict[tuple[str, str | None], Submission] = {}
     out = []
-    for sub in found:
+    for sub in _collisions(found):
         key = (sub.student, sub.assignment)
         if sub.assignment is not None and key in seen:
             seen[key].warnings.append(
@@ -149,6 +154,48 @@ def discover(
             continue
         seen[key] = sub
         out.append(sub)
+    return out
+
+
+def _collisions(found: list[Submission]) -> list[Submission]:
+    """``found`` with the submissions of colliding students replaced by error rows.
+
+    Two different names in the paths (``ann lee`` and ``ann_lee``) that :func:`safe_id`
+    maps to one student id would merge two students into one row of the gradebook (one
+    grade lost). Each such id gets one error row per assignment, naming every name and
+    path that maps to it; none of them is graded, every other student is.
+    """
+    names: dict[str, set[str]] = {}
+    for sub in found:
+        if sub.given_id:
+            names.setdefault(sub.student, set()).add(sub.given_id)
+    clash = {sid for sid, given in names.items() if len(given) > 1}
+    if not clash:
+        return found
+    out: list[Submission] = []
+    rows: dict[tuple[str, str | None], Submission] = {}
+    for sub in found:
+        if sub.student not in clash:
+            out.append(sub)
+            continue
+        key = (sub.student, sub.assignment)
+        if key in rows:
+            continue
+        same = [s for s in found if (s.student, s.assignment) == key]
+        listed = "; ".join(f"{s.given_id!r} ({s.path})" for s in same)
+        others = sorted(names[sub.student] - {s.given_id for s in same})
+        elsewhere = (
+            f" (also named {', '.join(repr(n) for n in others)} in other folders)" if others else ""
+        )
+        row = Submission(path=sub.path, student=sub.student, assignment=sub.assignment)
+        row.error = (
+            f"{len(names[sub.student])} student names become the one student id "
+            f"{sub.student!r}: {listed}{elsewhere}. None of them was graded: rename the folders "
+            "so that each student has one id (letters, digits and . _ @ + - are kept; any other "
+            "character becomes _)"
+        )
+        rows[key] = row
+        out.append(row)
     return out
 
 

@@ -3,12 +3,14 @@ modes, two student folders that become one id, hidden values left readable by ev
 
 from __future__ import annotations
 
+import csv
+import json
 import shutil
 from pathlib import Path
 
 import pytest
 
-from autograder import worker
+from autograder import submission, worker
 from autograder.grade_cli import Grader, grade_course
 
 REPO = Path(__file__).resolve().parent.parent
@@ -59,3 +61,53 @@ def test_drills_warm_off_counts_as_a_cold_run(monkeypatch):
         pytest.skip("no bubblewrap here")
     monkeypatch.setenv("DRILLS_WARM", "off")
     assert g.run_mode() == "cold"
+
+
+# -- student ids that collide ------------------------------------------------------------------
+
+
+def test_two_folders_that_become_one_student_id_are_an_error_naming_both(tmp_path):
+    """`ann lee` and `ann_lee` both become student id `ann_lee`: is that one error row naming
+    both folders (neither graded, none dropped without a word), and the rest of the class
+    graded as usual?"""
+    subs = _submitted(
+        tmp_path, {"ann lee": "solution", "ann_lee": "nan_and_inf", "bob": "solution"}
+    )
+    out = tmp_path / "out"
+    g = Grader(hidden=[out.resolve()])
+    stats = grade_course([subs], out, g)
+    rows = list(csv.DictReader((out / "grades.csv").open()))
+    assert [(r["student_id"], r["score"]) for r in rows] == [("ann_lee", "0.0"), ("bob", "7.0")]
+    results = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+    (ann,) = [r for r in results if r["student"] == "ann_lee"]
+    assert "'ann lee'" in ann["error"] and "'ann_lee'" in ann["error"]
+    assert str(subs / "ann lee") in ann["error"] and str(subs / "ann_lee") in ann["error"]
+    page = (out / "feedback" / "ann_lee" / f"{A}.html").read_text()
+    assert "ann lee" in page and "rename" in page
+    assert stats.could_not_grade == 1 and stats.submissions == 2
+
+
+def test_collision_across_assignments_is_still_refused(tmp_path):
+    """`ann lee` submits one assignment and `ann_lee` another: still two students behind one
+    id in the gradebook, so both rows are errors that name the other folder."""
+    root = tmp_path / "submitted"
+    for student, a in (("ann lee", A), ("ann_lee", "02_clipped_estimators")):
+        (root / student / a).mkdir(parents=True)
+        shutil.copyfile(CORPUS / "solution.ipynb", root / student / a / f"{a}.ipynb")
+    subs = submission.discover([root])
+    assert [(s.student, s.assignment) for s in subs] == [
+        ("ann_lee", A),
+        ("ann_lee", "02_clipped_estimators"),
+    ]
+    assert all(s.error and "'ann lee'" in s.error and "'ann_lee'" in s.error for s in subs)
+
+
+def test_same_folder_name_twice_is_not_a_collision(tmp_path):
+    """One student's folder under two given paths is the same student (a duplicate, kept as a
+    warning as before), not two students behind one id."""
+    for d in ("x", "y"):
+        folder = tmp_path / d / "submitted" / "dan" / A
+        folder.mkdir(parents=True)
+        shutil.copyfile(CORPUS / "solution.ipynb", folder / f"{A}.ipynb")
+    (sub,) = submission.discover([tmp_path / "x", tmp_path / "y"])
+    assert sub.error is None and "ignored" in sub.warnings[0]
