@@ -333,7 +333,9 @@ def store(kind: str, key: dict, value: Any, root: Path | None = None) -> bool:
     tmp = None
     try:
         root.mkdir(parents=True, exist_ok=True, mode=0o700)
-        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        # every folder of ours 0700 (mkdir's mode reaches the last one only), entries 0600
+        path.parent.parent.mkdir(exist_ok=True, mode=0o700)
+        path.parent.mkdir(exist_ok=True, mode=0o700)
         fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".json", dir=path.parent)
         with os.fdopen(fd, "wb") as f:
             f.write(body)

@@ -182,17 +182,30 @@ def function_from_json(d: dict[str, Any]) -> FunctionResult:
 # -- atomic files ------------------------------------------------------------------------------
 
 
+def private_dir(path: Path) -> None:
+    """``path`` as a folder only its owner can enter (0700, whatever the umask): created so,
+    or narrowed if it exists. Only for folders the grader owns (never the output folder a
+    user made, which is created 0700 only when it does not exist)."""
+    path.mkdir(parents=True, exist_ok=True, mode=0o700)
+    if path.stat().st_mode & 0o077:
+        os.chmod(path, 0o700)
+
+
 @contextlib.contextmanager
-def atomic_writer(path: Path) -> Iterator[io.TextIOBase]:
-    """A text file that appears at ``path`` complete or not at all (temp file, fsync, rename)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+def atomic_writer(path: Path, private: bool = False) -> Iterator[io.TextIOBase]:
+    """A text file that appears at ``path`` complete or not at all (temp file, fsync, rename).
+
+    ``private``: the file holds hidden values (generated inputs, expected and computed
+    values): it is 0600 whatever the umask, and its folder, if this creates it, 0700 (a
+    folder of the grader's own is narrowed by the caller: :func:`private_dir`); else 0644."""
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700 if private else 0o777)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
             yield f
             f.flush()
             os.fsync(f.fileno())
-        os.chmod(tmp, 0o644)
+        os.chmod(tmp, 0o600 if private else 0o644)
         os.replace(tmp, path)
     except BaseException:
         try:
@@ -202,8 +215,8 @@ def atomic_writer(path: Path) -> Iterator[io.TextIOBase]:
         raise
 
 
-def write_atomic(path: Path, text: str) -> None:
-    with atomic_writer(path) as f:
+def write_atomic(path: Path, text: str, private: bool = False) -> None:
+    with atomic_writer(path, private) as f:
         f.write(text)
 
 
@@ -414,16 +427,22 @@ def assemble(
     """
     from autograder import canvas, course_report
 
-    out.mkdir(parents=True, exist_ok=True)
+    # results.json(l) hold every case's values (and --show-hidden pages the generated inputs):
+    # 0600 files; the output folder 0700 when this run creates it.
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.mkdir(exist_ok=True, mode=0o700)
     rows: list[Row] = []
     stats = course_report.ClassReport()
     with (
-        atomic_writer(out / "results.jsonl") as lines,
-        atomic_writer(out / "results.json") as whole,
+        atomic_writer(out / "results.jsonl", private=True) as lines,
+        atomic_writer(out / "results.json", private=True) as whole,
     ):
         doc = ResultsDocument(whole, meta)
         for r in results:
-            write_atomic(out / r.feedback_path(), feedback_html(r, show_hidden))
+            if show_hidden:
+                private_dir(out / "feedback")
+                private_dir((out / r.feedback_path()).parent)
+            write_atomic(out / r.feedback_path(), feedback_html(r, show_hidden), show_hidden)
             item = r.to_json(show_hidden)
             lines.write(json.dumps(item, ensure_ascii=False, allow_nan=False) + "\n")
             doc.add(item)

@@ -116,8 +116,12 @@ class ResultsCache:
 
     def lock(self) -> None:
         """Take the folder's lock, or CacheBusy; also removes temp files a killed run left."""
-        self.dir.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.dir / "lock", os.O_RDWR | os.O_CREAT, 0o644)
+        # entries hold generated inputs and values: the folder is 0700 whatever the umask, as
+        # is the output folder when this run creates it
+        self.dir.parent.parent.mkdir(parents=True, exist_ok=True)
+        self.dir.parent.mkdir(exist_ok=True, mode=0o700)
+        report.private_dir(self.dir)
+        fd = os.open(self.dir / "lock", os.O_RDWR | os.O_CREAT, 0o600)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -197,8 +201,11 @@ class ResultsCache:
             "max_score_known": max_score_known,
             "result": result.to_json(show_hidden=True),
         }
+        report.private_dir(self._path(key).parent)
         report.write_atomic(
-            self._path(key), json.dumps(entry, ensure_ascii=False, allow_nan=False) + "\n"
+            self._path(key),
+            json.dumps(entry, ensure_ascii=False, allow_nan=False) + "\n",
+            private=True,
         )
 
 

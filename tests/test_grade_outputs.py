@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -111,3 +112,58 @@ def test_same_folder_name_twice_is_not_a_collision(tmp_path):
         shutil.copyfile(CORPUS / "solution.ipynb", folder / f"{A}.ipynb")
     (sub,) = submission.discover([tmp_path / "x", tmp_path / "y"])
     assert sub.error is None and "ignored" in sub.warnings[0]
+
+
+# -- private outputs ---------------------------------------------------------------------------
+
+
+def _modes(root: Path) -> dict[str, int]:
+    return {str(p.relative_to(root)): p.stat().st_mode & 0o777 for p in [root, *root.rglob("*")]}
+
+
+def test_files_holding_hidden_values_are_private_whatever_the_umask(tmp_path, monkeypatch):
+    """Under umask 022 (644 files, 755 folders): are results.json(l), the results cache, the
+    --show-hidden feedback pages and the outcome cache's entries 0600 in 0700 folders, so
+    another user of a shared file system cannot read a class's generated inputs?"""
+    subs = _submitted(tmp_path, {"ann": "nan_and_inf"})
+    out = tmp_path / "out"
+    outcomes = tmp_path / "outcome-cache"
+    monkeypatch.setenv("DRILLS_CACHE_DIR", str(outcomes))
+    old = os.umask(0o022)
+    try:
+        grade_course([subs], out, Grader(hidden=[out.resolve()]), show_hidden=True)
+    finally:
+        os.umask(old)
+    modes = _modes(out)
+    private_files = ["results.json", "results.jsonl", f"feedback/ann/{A}.html"]
+    private_files += [n for n in modes if n.startswith(".drills-cache/") and n.endswith(".json")]
+    assert len(private_files) == 4, sorted(modes)  # one results cache entry
+    for name in private_files + [".drills-cache/lock"]:
+        assert modes[name] == 0o600, (name, oct(modes[name]))
+    for name in [".", ".drills-cache", "feedback", "feedback/ann"]:
+        assert modes[name] == 0o700, (name, oct(modes[name]))
+    assert all(modes[n] == 0o700 for n in modes if n.startswith(".drills-cache/") and "." not in n)
+    cached = _modes(outcomes)
+    assert any(n.endswith(".json") for n in cached), "the outcome cache was not written"
+    for name, mode in cached.items():
+        want = 0o600 if (outcomes / name).is_file() else 0o700
+        assert mode == want, (name, oct(mode))
+
+
+def test_results_are_private_in_an_output_folder_the_user_made(tmp_path):
+    """An output folder made beforehand with umask 022 (0755) is left as it is, but the
+    files with hidden values in it are still 0600; feedback pages without --show-hidden,
+    meant to be handed out, stay 0644."""
+    subs = _submitted(tmp_path, {"ann": "nan_and_inf"})
+    out = tmp_path / "out"
+    old = os.umask(0o022)
+    try:
+        out.mkdir()
+        grade_course([subs], out, Grader(hidden=[out.resolve()]))
+    finally:
+        os.umask(old)
+    modes = _modes(out)
+    assert modes["."] == 0o755
+    assert modes["results.json"] == modes["results.jsonl"] == 0o600
+    assert modes[".drills-cache"] == 0o700
+    assert modes[f"feedback/ann/{A}.html"] == 0o644
