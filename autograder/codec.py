@@ -17,12 +17,21 @@ Encoded forms::
     spec.Fn (an input function)          {"$fn": "k3", "source": "lambda logp, ref_logp: ..."}
 
 An outcome is ``{"value": <encoded>}`` or ``{"raised": "ValueError", "message": "..."}``.
+
+Every outcome, in either engine, passes :func:`clean_outcome` once: a lone surrogate in
+a string (``"\\ud800"``: not text any UTF-8 writer can take) becomes U+FFFD, and a value
+holding an integer too large for a float (which no tolerance can compare, and whose
+decimal text may exceed Python's 4,300-digit limit) becomes an ``UnsupportedReturn``. In
+`drills grade` the parent applies it again to what the child sent (it cannot trust the
+child's copy of this module), so the CSV, JSON, HTML and cache writers only ever see
+clean values.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import math
+import re
 from typing import Any
 
 from autograder.spec import Fn, Obj
@@ -33,6 +42,48 @@ MAX_ITEMS = 1_000_000
 
 class EncodeError(TypeError):
     """A value that has no plain-JSON form (the learner returned something odd)."""
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def clean_text(s: str) -> str:
+    """``s`` with each lone surrogate (half of a UTF-16 pair, which UTF-8 cannot encode)
+    replaced by U+FFFD, so that every writer can take it; other text is returned as is."""
+    return s if _SURROGATE.search(s) is None else _SURROGATE.sub("\ufffd", s)
+
+
+class _TooBig(ValueError):
+    pass
+
+
+def _clean(j: Any) -> Any:
+    t = type(j)
+    if t is str:
+        return clean_text(j)
+    if t is int:
+        try:
+            float(j)
+        except OverflowError:
+            raise _TooBig(
+                f"an integer of {j.bit_length()} bits is too large to compare with a number"
+            ) from None
+        return j
+    if t is list:
+        return [_clean(v) for v in j]
+    if t is dict:
+        return {clean_text(k) if type(k) is str else k: _clean(v) for k, v in j.items()}
+    return j
+
+
+def clean_outcome(o: dict) -> dict:
+    """An outcome every writer can take (see the module's docstring); ``o`` is not changed."""
+    if "value" in o:
+        try:
+            return {"value": _clean(o["value"])}
+        except _TooBig as e:
+            return {"raised": "UnsupportedReturn", "message": str(e)}
+    return {k: clean_text(v) if type(v) is str else v for k, v in o.items()}
 
 
 def _float(x: float) -> Any:
@@ -180,6 +231,10 @@ def _input_function(name: str, source: str):
 
 def outcome_of(fn, args_json: Any, kwargs_json: Any, namespace: dict) -> dict:
     """Call ``fn`` on freshly decoded inputs and encode what happened."""
+    return clean_outcome(_outcome(fn, args_json, kwargs_json, namespace))
+
+
+def _outcome(fn, args_json: Any, kwargs_json: Any, namespace: dict) -> dict:
     args = decode(args_json, namespace)
     kwargs = decode(kwargs_json, namespace)
     try:

@@ -50,6 +50,7 @@ from typing import Any
 
 from autograder import (
     assignments,
+    codec,
     evaluate,
     notebook,
     report,
@@ -195,6 +196,37 @@ class Grader:
 
     # -- per submission --
 
+    def _read_contained(self, sub: submission.Submission) -> _Work:
+        """:meth:`_read`, with any failure on this submission's data made its own error row."""
+        try:
+            return self._read(sub)
+        except Exception as e:  # noqa: BLE001 (one notebook must not stop the class run)
+            sub.error = f"the grader could not read this notebook ({_describe(e)})"
+            return _Work(sub)
+
+    def _score_contained(self, w: _Work) -> SubmissionResult:
+        """:meth:`_score`, then :func:`_clean_result`; a failure in either (never expected)
+        becomes this submission's error row, scored 0, instead of stopping the run."""
+        try:
+            return _clean_result(self._score(w))
+        except Exception as e:  # noqa: BLE001 (one notebook must not stop the class run)
+            why = _describe(e)
+        w.program, w.execution, w.crash = None, None, f"scoring failed: {why}"
+        try:
+            return _clean_result(self._score(w))
+        except Exception as e:  # noqa: BLE001
+            sub = w.sub
+            return _clean_result(
+                SubmissionResult(
+                    sub.student,
+                    sub.assignment or "unknown",
+                    str(sub.path),
+                    0.0,
+                    timestamp=sub.timestamp,
+                    error=f"the grader failed on this submission: {why}; {_describe(e)}",
+                )
+            )
+
     def _read(self, sub: submission.Submission) -> _Work:
         w = _Work(sub)
         if sub.error:
@@ -223,13 +255,21 @@ class Grader:
         if prog is None:
             return w
         assert w.cases is not None
-        cases = {n: w.cases.inputs[n] for n in prog.functions if n not in prog.missing}
         try:
-            w.execution = sandbox.execute(
-                prog.cells, prog.setup, cases, self.isolation, self.limits, slot, runner=self.runner
+            cases = {n: w.cases.inputs[n] for n in prog.functions if n not in prog.missing}
+            w.execution = _clean_execution(
+                sandbox.execute(
+                    prog.cells,
+                    prog.setup,
+                    cases,
+                    self.isolation,
+                    self.limits,
+                    slot,
+                    runner=self.runner,
+                )
             )
         except Exception as e:  # noqa: BLE001 (a grader failure still gives the submission its row)
-            w.crash = f"{type(e).__name__}: {e}"
+            w.crash = _describe(e)
         return w
 
     def _score(self, w: _Work) -> SubmissionResult:
@@ -344,7 +384,7 @@ class Grader:
             for fut in done:
                 w = fut.result()
                 t0 = time.monotonic()
-                res = self._score(w)
+                res = self._score_contained(w)
                 t_score += time.monotonic() - t0
                 if progress is not None:
                     progress.update(1)
@@ -360,7 +400,7 @@ class Grader:
             with ThreadPoolExecutor(max_workers=jobs) as pool:
                 for sub in subs:
                     t0 = time.monotonic()
-                    w = self._read(sub)
+                    w = self._read_contained(sub)
                     t_read += time.monotonic() - t0
                     pending.add(pool.submit(task, w))
                     while len(pending) >= 2 * jobs:
@@ -417,6 +457,44 @@ class Grader:
             },
             "show_hidden": show_hidden,
         }
+
+
+def _clean_execution(ex: sandbox.Execution) -> sandbox.Execution:
+    """The sandbox boundary: everything the child sent, made safe for every writer, once.
+
+    The child's records were checked for form (sandbox.validate_outcome); here their text
+    loses lone surrogates and a value holding an integer too large to compare becomes an
+    UnsupportedReturn (codec.clean_outcome), and so do the cell errors, notes and output.
+    """
+    for fr in ex.functions.values():
+        fr.outcomes = [None if o is None else codec.clean_outcome(o) for o in fr.outcomes]
+        fr.error = None if fr.error is None else codec.clean_text(fr.error)
+    ex.cell_errors = {i: codec.clean_text(e) for i, e in ex.cell_errors.items()}
+    ex.setup_error = None if ex.setup_error is None else codec.clean_text(ex.setup_error)
+    ex.stdout, ex.stderr = codec.clean_text(ex.stdout), codec.clean_text(ex.stderr)
+    ex.notes = [codec.clean_text(n) for n in ex.notes]
+    return ex
+
+
+def _clean_result(res: SubmissionResult) -> SubmissionResult:
+    """The text of a result that came from the submission's path or notebook rather than the
+    sandbox (a file name that is not UTF-8, a grade_id quoted in a warning), made writable."""
+    res.path = codec.clean_text(res.path)
+    res.timestamp = codec.clean_text(res.timestamp)
+    res.warnings = [codec.clean_text(w) for w in res.warnings]
+    res.error = None if res.error is None else codec.clean_text(res.error)
+    for f in res.functions:
+        f.error = None if f.error is None else codec.clean_text(f.error)
+    return res
+
+
+def _describe(e: BaseException) -> str:
+    """``TypeError: message`` for a grader failure, whatever the exception holds."""
+    try:
+        text = str(e)
+    except Exception:  # noqa: BLE001 (an exception whose __str__ fails)
+        text = "<no message>"
+    return codec.clean_text(f"{type(e).__name__}: {text}")[:1000]
 
 
 def _with_missing_rows(results: list[SubmissionResult], grader: Grader) -> list[SubmissionResult]:
@@ -524,8 +602,7 @@ def grade_course(
         for sub, res in grader.results([s for _, s, _ in todo], jobs, bar):
             order, key = keys[id(sub)]
             known = res.assignment in grader._prepared
-            if key is not None:
-                cache.store(key, res, known)
+            res = _stored(cache, key, res, known, show_hidden)
             index.append(((res.assignment, res.student, order), key if key else res))
             if known:
                 assignments_seen[res.assignment] = res.max_score
@@ -584,6 +661,42 @@ def grade_course(
         return stats
     finally:
         cache.unlock()
+
+
+def _stored(
+    cache: results_cache.ResultsCache,
+    key: str | None,
+    res: SubmissionResult,
+    known: bool,
+    show_hidden: bool,
+) -> SubmissionResult:
+    """``res`` rendered once as the report will render it (feedback page, gradebook row) and
+    stored in the results cache; a result that cannot be (a grader bug on odd data, never
+    expected) is replaced by this submission's error row, so the report can write every row.
+    A full disk or an unwritable folder (OSError) is the run's problem and is raised."""
+    try:
+        report.feedback_html(res, show_hidden).encode("utf-8")
+        report.gradebook_csv([report.Row.of(res)]).encode("utf-8")
+        if key is not None:
+            cache.store(key, res, known)
+        return res
+    except OSError:
+        raise
+    except Exception as e:  # noqa: BLE001 (one notebook must not stop the class run)
+        why = _describe(e)
+    failed = SubmissionResult(
+        res.student,
+        res.assignment,
+        res.path,
+        res.max_score,
+        timestamp=res.timestamp,
+        warnings=res.warnings,
+        error=f"the grader could not write this submission's results ({why})",
+    )
+    failed = _clean_result(failed)
+    if key is not None:
+        cache.store(key, failed, known)
+    return failed
 
 
 def peak_rss_mb() -> float:
@@ -674,12 +787,19 @@ def check_notebook(
     )
     sid = seeds.student_id(student) if student is not None else submission.safe_id(path.stem)
     sub = submission.Submission(path=path, student=sid, assignment=assignment)
-    w = grader._read(sub)
+    w = grader._read_contained(sub)
     if sub.error:
-        return SubmissionResult(
-            sub.student, sub.assignment or "unknown", str(path), 0.0, error=sub.error
+        return _clean_result(
+            SubmissionResult(
+                sub.student,
+                sub.assignment or "unknown",
+                str(path),
+                0.0,
+                warnings=list(sub.warnings),
+                error=sub.error,
+            )
         )
-    return grader._score(grader._run(w, 0))
+    return grader._score_contained(grader._run(w, 0))
 
 
 def _check_cmd(args: argparse.Namespace) -> int:
@@ -693,8 +813,22 @@ def _check_cmd(args: argparse.Namespace) -> int:
     if not path.is_file():
         print(f"drills check: {path} is not a file", file=sys.stderr)
         return 2
-    r = check_notebook(path, args.assignment, args.timeout, student=args.student)
+    # Feedback quotes the learner's own text: never let the terminal's encoding stop it.
+    for stream in (sys.stdout, sys.stderr):
+        if hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="backslashreplace")
+    try:
+        r = check_notebook(path, args.assignment, args.timeout, student=args.student)
+    except Exception as e:  # noqa: BLE001 (a learner gets a sentence, never a traceback)
+        print(
+            f"drills check: the grader failed on {path.name} ({_describe(e)}); "
+            "please report this with the notebook",
+            file=sys.stderr,
+        )
+        return 2
     if not r.functions:
+        for w in r.warnings:
+            print(f"note: {w}", file=sys.stderr)
         print(f"drills check: {r.error}", file=sys.stderr)
         return 2
     warnings = list(r.warnings) + ([r.error] if r.error else [])

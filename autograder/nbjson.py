@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -148,12 +149,91 @@ def validate(data: Any) -> None:
     try:
         _validator(minor)(data)
     except fastjsonschema.JsonSchemaException as e:
-        raise NotebookInvalid(_message(e)) from None
+        raise NotebookInvalid(cell_problem(data, relaxed=minor > CURRENT_MINOR) or _message(e)) from None
+
+
+def json_type(x: Any) -> str:
+    """What a JSON value is, in words: "a number", "text", "a list", "true or false", "null"."""
+    if isinstance(x, bool):
+        return "true or false"
+    if isinstance(x, (int, float)):
+        return "a number"
+    if isinstance(x, str):
+        return "text"
+    if isinstance(x, list):
+        return "a list"
+    if x is None:
+        return "null"
+    return "an object"
+
+
+_CELL_FIELDS = {
+    "code": ("metadata", "source", "outputs", "execution_count"),
+    "markdown": ("metadata", "source"),
+    "raw": ("metadata", "source"),
+}
+_FIX = "re-download the notebook, or copy your code into a fresh copy of it"
+
+
+def cell_problem(data: Any, relaxed: bool = False) -> str | None:
+    """The first defect of ``data["cells"]`` that a learner can act on, in their terms
+    (cells counted from 1, the field named, what it must be), or None. Called when the
+    schema fails, whose own words ("cells[0] must be valid exactly by one definition")
+    name neither the field nor what was expected."""
+    cells = data.get("cells") if isinstance(data, dict) else None
+    if not isinstance(cells, list):
+        return None
+    for n, cell in enumerate(cells, 1):
+        if not isinstance(cell, dict):
+            return f"cell {n} is {json_type(cell)}; each cell must be an object ({_FIX})"
+        kind = cell.get("cell_type")
+        if kind not in _CELL_FIELDS:
+            if relaxed and isinstance(kind, str):
+                continue
+            shown = repr(kind[:40]) if isinstance(kind, str) else json_type(kind)
+            return (
+                f'cell {n}\'s "cell_type" is {shown}; it must be "code", "markdown" or "raw" '
+                f"({_FIX})"
+            )
+        for name in _CELL_FIELDS[kind]:
+            if name not in cell:
+                return f'cell {n} (a {kind} cell) has no "{name}" field ({_FIX})'
+        src = cell["source"]
+        if not isinstance(src, str) and not (
+            isinstance(src, list) and all(isinstance(s, str) for s in src)
+        ):
+            what = json_type(src) if not isinstance(src, list) else "a list holding non-text"
+            return (
+                f'cell {n}\'s "source" is {what}; it must be text (a string or a list of '
+                f"strings) ({_FIX})"
+            )
+        if not isinstance(cell["metadata"], dict):
+            return (
+                f'cell {n}\'s "metadata" is {json_type(cell["metadata"])}; it must be an '
+                f"object ({_FIX})"
+            )
+        if kind == "code":
+            if not isinstance(cell["outputs"], list):
+                return (
+                    f'cell {n}\'s "outputs" is {json_type(cell["outputs"])}; it must be a list '
+                    f"({_FIX})"
+                )
+            count = cell["execution_count"]
+            if count is not None and (type(count) is not int or count < 0):
+                return (
+                    f'cell {n}\'s "execution_count" is {json_type(count)}; it must be a whole '
+                    f"number or null ({_FIX})"
+                )
+    return None
 
 
 def _message(e: Exception) -> str:
     text = str(getattr(e, "message", e)).replace("data.", "", 1).replace("data[", "[", 1)
-    return text.splitlines()[0][:200] if text else "does not match the nbformat 4 schema"
+    if not text:
+        return "does not match the nbformat 4 schema"
+    text = text.splitlines()[0][:200]
+    # the schema's "cells[3]" is the learner's fourth cell
+    return re.sub(r"^cells\[(\d+)\]", lambda m: f"cell {int(m.group(1)) + 1}", text)
 
 
 def read(path: Path) -> Node:

@@ -54,7 +54,24 @@ def available_assignments(root: Path | None = None) -> list[str]:
 
 
 def nbgrader_meta(cell) -> dict:
-    return dict(cell.get("metadata", {}).get("nbgrader", {}) or {})
+    """The cell's nbgrader metadata; ``{}`` when it is absent or not an object (a hand-edited
+    notebook: :func:`nbgrader_meta_problem` says what is wrong, in the learner's terms)."""
+    meta = cell.get("metadata")
+    m = meta.get("nbgrader") if isinstance(meta, dict) else None
+    return dict(m) if isinstance(m, dict) else {}
+
+
+def nbgrader_meta_problem(cell, number: int) -> str | None:
+    """A sentence for a learner when cell ``number`` (1-based) has nbgrader metadata that is
+    not the object nbgrader wrote (the cell is then treated as an ordinary cell)."""
+    meta = cell.get("metadata")
+    if not isinstance(meta, dict) or "nbgrader" not in meta or isinstance(meta["nbgrader"], dict):
+        return None
+    return (
+        f"cell {number}'s nbgrader metadata is {nbjson.json_type(meta['nbgrader'])}; it must be the "
+        "object nbgrader wrote, so the cell was read as an ordinary cell (if it held your "
+        "solution, re-download the notebook or copy your code into a fresh copy)"
+    )
 
 
 def cell_role(cell) -> str:

@@ -23,12 +23,14 @@ from __future__ import annotations
 
 import ast
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from autograder import nbjson, notebook, seeds
 
 MAX_NOTEBOOK_BYTES = 20 * 1024 * 1024
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 class SubmissionError(Exception):
@@ -215,6 +217,49 @@ def _no_constants(name):
     raise SubmissionError(f"the notebook's JSON contains {name}, which is not valid JSON")
 
 
+def _whole_number(text: str) -> int:
+    """A JSON integer; one longer than Python converts (4,300 digits) is a clear error."""
+    digits = len(text.lstrip("-"))
+    if digits > 4300:
+        raise SubmissionError(
+            f"the notebook's JSON holds a whole number of {digits} digits (Jupyter writes "
+            "none longer than a few digits): re-download the notebook, or copy your code "
+            "into a fresh copy of it"
+        )
+    return int(text)
+
+
+def _version_problem(name: str, data: dict) -> str | None:
+    """What to do about a notebook that is not nbformat 4, in a learner's terms."""
+    v = data.get("nbformat")
+    if v == 4 and type(v) is int:
+        return None
+    if type(v) is int and 1 <= v <= 3:
+        return (
+            f"{name} is an nbformat {v} notebook, an older Jupyter format; version 4 is "
+            "needed: open it in Jupyter and save it (Jupyter converts it), or run "
+            f"`jupyter nbconvert --to notebook --nbformat 4 {name}` (it writes a converted "
+            "copy beside it, ending in .nbconvert.ipynb)"
+        )
+    if type(v) is int and v > 4:
+        return (
+            f"{name} says it is nbformat {v}, a version no Jupyter writes (the current "
+            "format is 4): it was changed by hand or by another tool; re-download the "
+            "notebook, or copy your code into a fresh copy of it"
+        )
+    if "nbformat" not in data:
+        if isinstance(data.get("cells"), list):
+            return (
+                f'{name} has no "nbformat" field (a notebook saved by Jupyter has '
+                '"nbformat": 4): re-download the notebook, or copy your code into a fresh copy'
+            )
+        return f"{name} is JSON but not a notebook (no nbformat version, no list of cells)"
+    return (
+        f'{name}\'s "nbformat" is {nbjson.json_type(v)} ({str(v)[:20]!s}); it must be the '
+        "number 4: re-download the notebook, or copy your code into a fresh copy of it"
+    )
+
+
 def load_notebook(path: Path, max_bytes: int = MAX_NOTEBOOK_BYTES):
     """The notebook at ``path`` as :class:`nbjson.Node` s, or SubmissionError saying why not."""
     try:
@@ -226,25 +271,38 @@ def load_notebook(path: Path, max_bytes: int = MAX_NOTEBOOK_BYTES):
             f"{path.name} is {size / 1e6:.1f} MB; the limit is {max_bytes / 1e6:.0f} MB"
         )
     try:
-        text = path.read_bytes().decode("utf-8")
-    except UnicodeDecodeError:
-        raise SubmissionError(f"{path.name} is not UTF-8 text") from None
+        # utf-8-sig: a byte-order mark that an editor put in front is not an error
+        text = path.read_bytes().decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        raise SubmissionError(
+            f"{path.name} is not UTF-8 text (byte {e.start} cannot be read): save it again "
+            "from Jupyter, or copy your code into a fresh copy of the notebook"
+        ) from None
     except OSError as e:
         raise SubmissionError(f"cannot read {path.name}: {e.strerror or e}") from None
     try:
-        data = json.loads(text, object_pairs_hook=_no_duplicate_keys, parse_constant=_no_constants)
+        data = json.loads(
+            text,
+            object_pairs_hook=_no_duplicate_keys,
+            parse_constant=_no_constants,
+            parse_int=_whole_number,
+        )
     except json.JSONDecodeError as e:
         raise SubmissionError(
             f"{path.name} is not valid JSON (line {e.lineno}, column {e.colno}: {e.msg})"
         ) from None
     except RecursionError:
         raise SubmissionError(f"{path.name}: JSON nested too deeply") from None
-    if not isinstance(data, dict) or not isinstance(data.get("cells"), list):
-        raise SubmissionError(f"{path.name} is JSON but not a notebook (no list of cells)")
-    if data.get("nbformat") != 4:
+    if not isinstance(data, dict):
         raise SubmissionError(
-            f"{path.name} has nbformat {data.get('nbformat')!r}; version 4 is needed"
+            f"{path.name} is JSON but not a notebook (it is {nbjson.json_type(data)}, "
+            "not an object with a list of cells)"
         )
+    version_problem = _version_problem(path.name, data)
+    if version_problem:
+        raise SubmissionError(version_problem)
+    if not isinstance(data.get("cells"), list):
+        raise SubmissionError(f"{path.name} is JSON but not a notebook (no list of cells)")
     try:
         nbjson.validate(data)
         return nbjson.node(data)  # recursive too: metadata the schema leaves open may nest deep
@@ -318,6 +376,15 @@ def _source(cell) -> str:
     return "".join(src) if isinstance(src, list) else str(src)
 
 
+def _lone_surrogate(source: str) -> tuple[int, str] | None:
+    """(line, escape) of the first lone surrogate in ``source`` (a JSON ``"\\ud800"``
+    escape decodes to one; no UTF-8 file can hold it), or None."""
+    m = _SURROGATE.search(source)
+    if m is None:
+        return None
+    return source.count("\n", 0, m.start()) + 1, f"\\u{ord(m.group()):04x}"
+
+
 def build_program(assignment: str, source_nb, learner_nb, functions: list[str]) -> Program:
     setup = [(gid, src) for _, gid, src in notebook.code_cells(source_nb, {"setup"})]
     sol = [(gid, src) for _, gid, src in notebook.code_cells(source_nb, {"solution"})]
@@ -333,7 +400,10 @@ def build_program(assignment: str, source_nb, learner_nb, functions: list[str]) 
                 break
     prog = Program(assignment, setup, [], list(functions), defined_in=defined_in)
     counts: dict[str, int] = {}
-    for cell in learner_nb.cells:
+    for number, cell in enumerate(learner_nb.cells, 1):
+        problem = notebook.nbgrader_meta_problem(cell, number)
+        if problem:
+            prog.warnings.append(problem)
         gid = str(notebook.nbgrader_meta(cell).get("grade_id", ""))
         if gid not in sol_ids:
             continue
@@ -345,7 +415,18 @@ def build_program(assignment: str, source_nb, learner_nb, functions: list[str]) 
                 f"cell {gid!r} is no longer marked as a solution cell; it was run anyway"
             )
         counts[gid] = counts.get(gid, 0) + 1
-        prog.cells.append((gid, _source(cell)))
+        source = _source(cell)
+        bad = _lone_surrogate(source)
+        if bad is not None:
+            # Not text: the learner's kernel could not run this cell either, and no UTF-8
+            # writer can take it. The cell fails with the reason, as in the kernel.
+            why = (
+                f"line {bad[0]} holds a lone surrogate ({bad[1]}), half of a character pair "
+                "that is not text Python can run: delete that character and save again"
+            )
+            prog.warnings.append(f"cell {number} ({gid!r}): {why}")
+            source = f"raise SyntaxError({why!r})\n"
+        prog.cells.append((gid, source))
     for gid, n in counts.items():
         if n > 1:
             prog.warnings.append(
