@@ -22,7 +22,10 @@ inputs. The sandbox never sees it (sandbox.py covers it up when a bound folder
 contains it).
 
 Every entry is one JSON file ``<dir>/v<FORMAT>/<kind>/<digest of key>.json`` holding
-its key, its value and a checksum of both. It is written to a temporary file in
+its key, its value and a checksum of both. A value comes back exactly as it was stored,
+its dicts' keys in their order (an encoded array's ``$array``, ``shape``, ``dtype``, an
+object's fields, a learner-visible ``$dict``): a cached value renders, and compares,
+as the freshly computed one, so a cold and a warm cache give the same feedback. It is written to a temporary file in
 the same folder and renamed over the old one (``os.replace``), so concurrent
 writers never leave a mixed file and a reader sees a whole entry or none. An
 entry whose checksum, key or format does not match (truncated, edited, another
@@ -42,7 +45,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-FORMAT = 1
+FORMAT = 2  # 2: values keep their dicts' key order (1 sorted them: feedback differed warm/cold)
 PACKAGE = Path(__file__).resolve().parent
 # Engine modules whose code decides what an outcome is (besides the case module itself).
 ENGINE = ("spec", "codec", "seeds", "evaluate", "reference", "notebook", "nbjson", "cache")
@@ -228,14 +231,22 @@ def assignment_key(
 
 
 def inputs_digest(inputs: Any) -> str:
-    return _sha(_canonical(inputs))
+    """Encoded inputs as part of a key; dicts in their order (two inputs that differ in the
+    order of a dict's keys may give different outcomes)."""
+    return _sha(_ordered(inputs))
 
 
 # -- entries -----------------------------------------------------------------------------------
 
 
 def _canonical(x: Any) -> bytes:
+    """Keys and checksums: the same bytes whatever the order a key's dict was built in."""
     return json.dumps(x, sort_keys=True, separators=(",", ":"), allow_nan=False).encode("utf-8")
+
+
+def _ordered(x: Any) -> bytes:
+    """Values as stored: every dict's keys in their own order, which json.loads keeps."""
+    return json.dumps(x, separators=(",", ":"), allow_nan=False).encode("utf-8")
 
 
 def _entry_path(root: Path, kind: str, key: dict) -> Path:
@@ -318,7 +329,7 @@ def store(kind: str, key: dict, value: Any, root: Path | None = None) -> bool:
     if root is None:
         return False
     try:
-        body = _canonical(
+        body = _ordered(
             {
                 "format": FORMAT,
                 "kind": kind,

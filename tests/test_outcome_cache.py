@@ -399,3 +399,59 @@ def test_drills_warm_fills_what_a_first_check_of_a_blank_notebook_needs(fresh, m
     assert len(_entries(folder, "mistakes")) == len(out.names)
     bad = run_drills("warm", "99_nope", DRILLS_CACHE_DIR=str(folder))
     assert bad.returncode == 2 and "unknown assignment" in bad.stderr
+
+
+# -- a cold and a warm cache give the same feedback --------------------------------------------
+
+
+def _without_timings(x):
+    """results.jsonl's objects less what a clock measured."""
+    if isinstance(x, dict):
+        return {k: _without_timings(v) for k, v in x.items() if k != "seconds"}
+    if isinstance(x, list):
+        return [_without_timings(v) for v in x]
+    return x
+
+
+def test_feedback_and_results_are_the_same_with_a_cold_or_a_warm_outcome_cache(fresh, tmp_path):
+    """Inputs, expected values and known mistakes' outcomes read back from the outcome cache
+    once rendered an object's fields in another order (sorted by the JSON round trip: a Turn
+    of 04 read `Turn(policy_logps=…` warm and `Turn(response=…` cold). Graded with the cache
+    cold, then warm in a new process: are the feedback pages and results the same bytes?"""
+    import class_fixture
+
+    from autograder.grade_cli import Grader, grade_course
+
+    _, forget, folder = fresh
+    a = "04_rlef_turn_rewards"
+    subs = class_fixture.write_class(
+        tmp_path / "class", [("ann", a, "unrecognised"), ("bob", a, "mistakes-1")]
+    )
+    pages, results = [], []
+    for run in ("cold", "warm"):
+        forget()  # a new process: only the disk cache is left
+        out = tmp_path / run
+        grade_course([subs], out, Grader(hidden=[out.resolve()]))
+        pages.append({p.name: p.read_bytes() for p in sorted((out / "feedback").rglob("*.html"))})
+        lines = (out / "results.jsonl").read_text().splitlines()
+        results.append([_without_timings(json.loads(x)) for x in lines])
+        if run == "cold":
+            assert _entries(folder, "assignment"), "the cold run should have filled the cache"
+    assert b"Turn(response=" in b"".join(pages[0].values()), "no object input was shown"
+    assert pages[0] == pages[1]
+    assert results[0] == results[1]
+
+
+def test_a_bool_mask_input_reads_back_from_the_cache_as_it_was_encoded(fresh):
+    """05's likelihood_change takes a bool mask: encoded `{"$tensor", "shape", "dtype"}`, read
+    back from the cache it was `{"$tensor", "dtype", "shape"}` and rendered differently on the
+    feedback page. Are the cached inputs, and their rendering, those of a cold computation?"""
+    _, forget, _ = fresh
+    a = "05_grpo_lld"
+    cold = evaluate.assignment_outcomes(a, SECRET)
+    forget()
+    warm = evaluate.assignment_outcomes(a, SECRET)
+    assert warm.specs is not None and json.dumps(warm.inputs) == json.dumps(cold.inputs)
+    shown = [evaluate._render_inputs(c) for c in cold.inputs["likelihood_change"]]
+    assert any("'$tensor'" in s or "True" in s for s in shown)
+    assert [evaluate._render_inputs(c) for c in warm.inputs["likelihood_change"]] == shown
