@@ -52,7 +52,7 @@ def _cases(args: argparse.Namespace) -> int:
         pts = notebook.points(spec.id, f.name)
         counts = ", ".join(f"{k} {len(f.of_kind(k))}" for k in KINDS)
         print(f"{f.name}: {len(f.cases)} cases ({counts}), {len(f.mistakes)} known mistakes")
-        print("  " + grading_line(f.name, pts, f.split).replace("**", ""))
+        print("  " + grading_line(f.name, pts, f.split, (f.rtol, f.atol)).replace("**", ""))
         for c in f.cases:
             origin = "generated" if c.hidden else "fixed"
             print(

@@ -431,6 +431,115 @@ def unchecked(ns: dict, function: str, words: tuple[str, ...]) -> Callable:
     return without_checks(path.stem, function, words, path.parent.parent.parent)[0]
 
 
+# -- correct maths as the field writes it ------------------------------------------------------
+# The reference rewritten the way RL libraries write the same formula: in float32 arithmetic, or
+# with a small stabiliser added to every denominator. Grading must give these full marks (the
+# stated tolerance is wide enough for them), while every catalogued mistake stays outside it.
+
+FIELD_VARIANTS = ("float32", "stabiliser")
+STABILISER = 1e-8
+_F32 = "_drills_float32"
+_CHECKERS = ("_check", "_require")  # input-check helpers: validation stays float64
+
+
+def _float32(x):
+    """``x`` rounded to float32 and back: floats, numpy float arrays and scalars, torch float
+    tensors; anything else (ints, bools, strings, objects) unchanged."""
+    import numpy as np
+
+    if isinstance(x, bool) or isinstance(x, int) and not isinstance(x, np.integer):
+        return x
+    if isinstance(x, np.ndarray):
+        if x.dtype.kind == "f":
+            return x.astype(np.float32).astype(x.dtype)
+        return x
+    if isinstance(x, np.floating):
+        return type(x)(np.float32(x))
+    if isinstance(x, float):
+        return float(np.float32(x))
+    try:
+        import torch
+    except ImportError:  # pragma: no cover
+        return x
+    if isinstance(x, torch.Tensor) and x.is_floating_point() and x.dtype != torch.float32:
+        return x.to(torch.float32).to(x.dtype)
+    return x
+
+
+class _RoundEveryResult(ast.NodeTransformer):
+    """Wrap every arithmetic result and call result in a float32 rounding, except inside input
+    checks (``if`` tests and ``raise``): float32 arithmetic, float64 validation."""
+
+    SKIP = {"isinstance", "len", "range", "zip", "enumerate", "ValueError", "TypeError", _F32}
+
+    def _wrap(self, node):
+        return ast.copy_location(ast.Call(ast.Name(_F32, ast.Load()), [node], []), node)
+
+    def visit_If(self, node):
+        node.body = [self.visit(s) for s in node.body]
+        node.orelse = [self.visit(s) for s in node.orelse]
+        return node
+
+    def visit_Raise(self, node):
+        return node
+
+    def visit_JoinedStr(self, node):
+        return node
+
+    def visit_BinOp(self, node):
+        return self._wrap(self.generic_visit(node))
+
+    def visit_Call(self, node):
+        node = self.generic_visit(node)
+        return node if _name_of(node.func) in self.SKIP else self._wrap(node)
+
+
+class _StabiliseDenominators(ast.NodeTransformer):
+    """``a / b`` → ``a / (b + eps)`` everywhere but in input checks."""
+
+    def __init__(self, eps: float):
+        self.eps = eps
+
+    def visit_If(self, node):
+        node.body = [self.visit(s) for s in node.body]
+        node.orelse = [self.visit(s) for s in node.orelse]
+        return node
+
+    def visit_Raise(self, node):
+        return node
+
+    def visit_BinOp(self, node):
+        node = self.generic_visit(node)
+        if isinstance(node.op, ast.Div):
+            node.right = ast.BinOp(node.right, ast.Add(), ast.Constant(self.eps))
+        return node
+
+
+def field_variant(
+    assignment: str, function: str, kind: str, root: Path | None = None, eps: float = STABILISER
+) -> tuple[Callable, dict]:
+    """The reference ``function`` as the field writes it (``kind`` one of FIELD_VARIANTS) and the
+    namespace it runs in. Its helpers are rewritten the same way."""
+    if kind == "float32":
+        tx: ast.NodeTransformer = _RoundEveryResult()
+    elif kind == "stabiliser":
+        tx = _StabiliseDenominators(eps)
+    else:
+        raise ValueError(f"kind must be one of {FIELD_VARIANTS}, not {kind!r}")
+    defs = [
+        d if d.name.startswith(_CHECKERS) else tx.visit(copy.deepcopy(d))
+        for d in targets(assignment, function, root)
+    ]
+    from autograder import reference
+
+    module = ast.fix_missing_locations(ast.Module(body=defs, type_ignores=[]))
+    code = compile(module, f"<{kind} variant of {assignment}:{function}>", "exec")
+    ns = dict(reference.namespace(assignment, root))
+    ns[_F32] = _float32
+    exec(code, ns)  # noqa: S102 (trusted: our own source notebook, rewritten)
+    return ns[function], ns
+
+
 # -- running the mutants -----------------------------------------------------------------------
 
 

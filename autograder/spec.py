@@ -30,8 +30,11 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:  # only an annotation: `import autograder` must not import numpy
     import numpy as np
 
-DEFAULT_RTOL = 1e-9
-DEFAULT_ATOL = 1e-12
+# The stated tolerance of a function unless its FunctionSpec says otherwise: wide enough for
+# float32 arithmetic and a 1e-8 … 1e-6 stabiliser in a denominator (relative errors of 1e-7 …
+# 1e-6), narrow enough that every catalogued mistake stays outside (tests/test_field_maths.py).
+DEFAULT_RTOL = 1e-5
+DEFAULT_ATOL = 1e-6
 
 KINDS = ("value", "edge", "invalid")
 KIND_LABELS = {"value": "the formula", "edge": "edge cases", "invalid": "input checks"}
@@ -76,8 +79,8 @@ class Case:
     make: Callable[[np.random.Generator], tuple] | None = None  # generated positional args
     raises: type[Exception] | None = None  # the reference raises this (documentation + test)
     weight: float = 1.0  # within its kind
-    rtol: float = DEFAULT_RTOL
-    atol: float = DEFAULT_ATOL
+    rtol: float | None = None  # None: the function's stated tolerance (FunctionSpec.rtol)
+    atol: float | None = None
     note: str = ""  # what the case checks, shown to learners
     kind: str = ""  # "value" | "edge" | "invalid"; "" derives it: invalid when raises, else value
 
@@ -122,10 +125,23 @@ class Split:
         return ", ".join(f"{KIND_LABELS[k]} {self.share(k)} %" for k in KINDS if self.share(k))
 
 
-def grading_line(function: str, points: float, split: Split) -> str:
-    """The line under each graded function in its notebook (tests keep the two in sync)."""
+def grading_line(
+    function: str, points: float, split: Split, tolerance: tuple[float, float] | None = None
+) -> str:
+    """The line under each graded function in its notebook (tests keep the two in sync), with
+    the stated tolerance ``(rtol, atol)`` when given."""
     line = f"**How `{function}` is graded** ({points:g} points): {split.text()}."
-    return line + (f" {split.reason}." if split.reason else "")
+    line += f" {split.reason}." if split.reason else ""
+    return line + (" " + tolerance_text(*tolerance) if tolerance else "")
+
+
+def tolerance_text(rtol: float, atol: float) -> str:
+    """The stated tolerance in words, as the notebook gives it beside the grading line."""
+    return (
+        f"A value passes when |yours − expected| ≤ {atol:g} + {rtol:g} · |expected|: "
+        "float32 arithmetic and a stabiliser of 1e-8 … 1e-6 added to a denominator fit "
+        "inside it, every catalogued mistake falls outside."
+    )
 
 
 DEFAULT_SPLIT = Split()
@@ -219,8 +235,26 @@ class FunctionSpec:
     cases: tuple[Case, ...]
     mistakes: tuple[Mistake, ...] = ()
     split: Split = DEFAULT_SPLIT
+    # The stated tolerance: a value passes when |got − expected| <= atol + rtol · |expected|.
+    # Wide enough for correct maths as the field writes it (float32 arithmetic, a 1e-8 … 1e-6
+    # stabiliser in a denominator), narrow enough that every catalogued mistake stays outside
+    # (tests/test_field_maths.py proves both). The notebook states it (grading_line).
+    rtol: float = DEFAULT_RTOL
+    atol: float = DEFAULT_ATOL
 
     def __post_init__(self) -> None:
+        object.__setattr__(
+            self,
+            "cases",
+            tuple(
+                replace(
+                    c,
+                    rtol=self.rtol if c.rtol is None else c.rtol,
+                    atol=self.atol if c.atol is None else c.atol,
+                )
+                for c in self.cases
+            ),
+        )
         ids = [c.id for c in self.cases]
         if len(ids) != len(set(ids)):
             raise ValueError(f"{self.name}: duplicate case ids")

@@ -278,7 +278,9 @@ def test_notebook_says_under_each_function_how_it_is_graded(assignment):
             and re.search(rf"^def {f.name}\(", c.source, re.M)
         )
         below = nb.cells[i + 1]
-        want = spec.grading_line(f.name, notebook.points(assignment, f.name, ROOT), f.split)
+        want = spec.grading_line(
+            f.name, notebook.points(assignment, f.name, ROOT), f.split, (f.rtol, f.atol)
+        )
         assert below.cell_type == "markdown" and want in below.source, (
             f"{f.name}: the cell under the solution should say\n{want}\nit says\n{below.source}"
         )

@@ -15,8 +15,6 @@ import torch
 
 from autograder.spec import NO_SOURCE, AssignmentSpec, Case, FunctionSpec, Mistake
 
-F32 = {"rtol": 1e-5, "atol": 1e-6}
-
 
 def _t(x, dtype=torch.float32) -> torch.Tensor:
     return torch.tensor(np.asarray(x), dtype=dtype)
@@ -84,33 +82,29 @@ def _rloo(rewards, eps):
 GROUP_ADVANTAGES = FunctionSpec(
     "group_advantages",
     cases=(
-        Case("half-correct", (_t([[1, 0, 0, 1]]),), note="two of four correct: ±0.866025", **F32),
+        Case("half-correct", (_t([[1, 0, 0, 1]]),), note="two of four correct: ±0.866025"),
         Case(
             "two-groups",
             (_t([[1, 0, 0, 0], [0, 1, 1, 1]]),),
             note="one correct of four, three of four",
-            **F32,
         ),
         Case(
             "pair",
             (_t([[1.0, 0.0]]),),
             note="G = 2: std with Bessel's correction is 0.707107, advantages ±0.707107",
             kind="edge",
-            **F32,
         ),
         Case(
             "equal-groups",
             (_t([[1, 1, 1, 1], [0, 0, 0, 0], [1, 0, 1, 0]]),),
             note="groups of equal rewards get zeros",
             kind="edge",
-            **F32,
         ),
         Case(
             "equal-eps0",
             (_t([[0.5, 0.5, 0.5], [0.0, 1.0, 0.5]]), 0.0),
             note="eps = 0: a group of equal rewards still gets zeros, not NaN",
             kind="edge",
-            **F32,
         ),
         Case(
             "equal-rounded",
@@ -119,42 +113,34 @@ GROUP_ADVANTAGES = FunctionSpec(
             "mean of such a group can be a rounding error off (it is for 0.85), yet each such "
             "group still gets zeros",
             kind="edge",
-            **F32,
         ),
         Case(
             "large-eps",
             (_t([[1, 0, 0, 1, 1, 0]]),),
             {"eps": 0.1},
             note="eps = 0.1 is added to the std, outside the square root",
-            **F32,
         ),
         Case(
             "int-rewards",
             (torch.tensor([[1, 0, 1], [0, 0, 1]]),),
             note="integer rewards give float advantages",
-            **F32,
         ),
         Case(
             "random-binary",
             make=_binary_rewards(6, 8),
             note="random 0/1 rewards, 6 groups of 8",
-            **F32,
         ),
         Case(
             "random-binary-small",
             make=_binary_rewards(5, 3),
             note="random 0/1 rewards, 5 groups of 3",
-            **F32,
         ),
         Case(
             "random-small-spread",
             make=_small_rewards,
             note="rewards with std about 1e-3 and the default eps",
-            **F32,
         ),
-        Case(
-            "random-eps", make=_rewards_with_eps, note="continuous rewards with a larger eps", **F32
-        ),
+        Case("random-eps", make=_rewards_with_eps, note="continuous rewards with a larger eps"),
         Case(
             "one-dim",
             (_t([1, 0, 1]),),
@@ -330,41 +316,33 @@ SEQUENCE_LOGPROBS = FunctionSpec(
             "uniform",
             _UNIFORM,
             note="uniform logits, two unmasked tokens: 2·log(1/4) = -2.772589",
-            **F32,
         ),
-        Case(
-            "small", _SMALL, note="two hand-written responses, lengths 3 and 2 (float mask)", **F32
-        ),
+        Case("small", _SMALL, note="two hand-written responses, lengths 3 and 2 (float mask)"),
         Case(
             "bool-mask",
             (_SMALL[0], _SMALL[1], _SMALL[2].bool()),
             note="the same with a bool mask",
-            **F32,
         ),
         Case(
             "random-prefix",
             make=_logits_case(4, 6, 7),
             note="random logits, responses followed by padding",
-            **F32,
         ),
         Case(
             "random-prompt-masked",
             make=_logits_case(3, 7, 5, prefix_mask=False),
             note="random logits, prompt positions masked out",
-            **F32,
         ),
         Case(
             "random-int-mask",
             make=_logits_case(5, 5, 11, scale=4.0, int_mask=True),
             note="random peaked logits, 0/1 integer mask",
-            **F32,
         ),
         Case(
             "empty-mask-row",
             (_SMALL[0], _SMALL[1], _t([[1, 1, 1], [0, 0, 0]])),
             note="a row whose mask is all 0 (no response token) has log likelihood 0",
             kind="edge",
-            **F32,
         ),
         Case(
             "unlikely-token",
@@ -372,7 +350,6 @@ SEQUENCE_LOGPROBS = FunctionSpec(
             note="a token 200 below the favourite: its log probability is about -200, "
             "where softmax rounds the probability to 0 in float32",
             kind="edge",
-            **F32,
         ),
         Case(
             "two-dim-logits",
@@ -527,13 +504,13 @@ def _change(formula):
 
 LIKELIHOOD_CHANGE = FunctionSpec(
     "likelihood_change",
+    rtol=1e-4,  # a difference of two float32 sums of log probabilities
+    atol=1e-5,
     cases=(
         Case(
             "example",
             (_t([-3.0, -5.0, -4.0]), _t([-2.5, -6.0, -4.25]), torch.tensor([True, False, True])),
             note="two correct responses: (0.5 - 0.25) / 2 = 0.125",
-            rtol=1e-4,
-            atol=1e-5,
         ),
         Case(
             "one-correct",
@@ -543,16 +520,12 @@ LIKELIHOOD_CHANGE = FunctionSpec(
                 torch.tensor([False, True, False, False]),
             ),
             note="one correct response out of four",
-            rtol=1e-4,
-            atol=1e-5,
             kind="edge",
         ),
         Case(
             "all-correct",
             (_t([-2.0, -3.5, -1.0]), _t([-2.5, -3.0, -0.25]), torch.tensor([True, True, True])),
             note="every response correct: the mean change of all of them",
-            rtol=1e-4,
-            atol=1e-5,
             kind="edge",
         ),
         Case(
@@ -563,11 +536,9 @@ LIKELIHOOD_CHANGE = FunctionSpec(
                 torch.tensor([1, 1, 0, 0]),
             ),
             note="correct responses lose likelihood (LLD); 0/1 integer mask",
-            rtol=1e-4,
-            atol=1e-5,
         ),
-        Case("random-8", make=_group(8), note="a random group of 8", rtol=1e-4, atol=1e-5),
-        Case("random-16", make=_group(16), note="a random group of 16", rtol=1e-4, atol=1e-5),
+        Case("random-8", make=_group(8), note="a random group of 8"),
+        Case("random-16", make=_group(16), note="a random group of 16"),
         Case(
             "none-correct",
             (_t([-3.0, -5.0]), _t([-2.5, -6.0]), torch.tensor([False, False])),
@@ -678,7 +649,6 @@ LLD_RATE = FunctionSpec(
             "example",
             (_t([-0.2, 0.0, 0.1, 0.3]),),
             note="a change of exactly 0 counts (≤ 0): 0.5",
-            **F32,
         ),
         Case(
             "tie-at-eps",
@@ -686,23 +656,20 @@ LLD_RATE = FunctionSpec(
             {"eps": 0.25},
             note="changes equal to eps count: 0.75",
             kind="edge",
-            **F32,
         ),
-        Case("none", (_t([0.1, 0.2, 0.4]),), note="all increases: 0", kind="edge", **F32),
+        Case("none", (_t([0.1, 0.2, 0.4]),), note="all increases: 0", kind="edge"),
         Case(
             "negative-eps",
             (_t([-0.25, -0.0625, 0.5]), -0.125),
             note="eps = -0.125: only clear decreases count",
-            **F32,
         ),
         Case(
             "float64",
             (torch.tensor([-1.0, 0.0, 2.0, 3.0, -0.5], dtype=torch.float64),),
             note="float64 changes",
-            **F32,
         ),
-        Case("random-40", make=_changes(40), note="40 random changes with ties", **F32),
-        Case("random-7", make=_changes(7), note="7 random changes with ties", **F32),
+        Case("random-40", make=_changes(40), note="40 random changes with ties"),
+        Case("random-7", make=_changes(7), note="7 random changes with ties"),
         Case("empty", (torch.zeros(0),), raises=ValueError, note="no changes raise ValueError"),
         Case(
             "two-dim",

@@ -14,10 +14,6 @@ import torch
 
 from autograder.spec import NO_SOURCE, AssignmentSpec, Case, FunctionSpec, Mistake
 
-F32 = {"rtol": 1e-5, "atol": 1e-6}
-SCORES = {"rtol": 1e-4, "atol": 1e-4}  # sums of Na x Nb float32 products: summation order matters
-EXACT = {"rtol": 1e-6, "atol": 1e-7}  # weights are eta or 1
-
 
 def _t(x, dtype=torch.float32) -> torch.Tensor:
     return torch.tensor(np.asarray(x), dtype=dtype)
@@ -61,25 +57,20 @@ PREDICTION_ERRORS = FunctionSpec(
             "uniform",
             (torch.zeros(1, 4), torch.tensor([2])),
             note="uniform logits: [-0.25, -0.25, 0.75, -0.25]",
-            **F32,
         ),
         Case(
             "two-positions",
             (_t([[2.0, 0.0, -1.0], [0.0, 3.0, 0.0]]), torch.tensor([0, 2])),
             note="a likely and an unlikely token",
-            **F32,
         ),
-        Case(
-            "random", make=_pe_case(6, 7, 2.0), note="random logits, 6 positions, 7 tokens", **F32
-        ),
+        Case("random", make=_pe_case(6, 7, 2.0), note="random logits, 6 positions, 7 tokens"),
         Case(
             "random-peaked",
             make=_pe_case(4, 5, 8.0),
             note="peaked random logits",
             kind="edge",
-            **F32,
         ),
-        Case("random-one", make=_pe_case(1, 3, 1.0), note="one position", kind="edge", **F32),
+        Case("random-one", make=_pe_case(1, 3, 1.0), note="one position", kind="edge"),
         Case(
             "one-dim-logits",
             (torch.zeros(4), torch.tensor([1])),
@@ -217,25 +208,23 @@ _EB = _t([[0.7, -0.5, -0.2], [-0.2, 0.9, -0.7], [0.3, 0.3, -0.6]])
 
 TOKEN_SCORES = FunctionSpec(
     "token_scores",
+    rtol=1e-4,  # sums of Na x Nb float32 products: summation order matters
+    atol=1e-4,
     cases=(
-        Case("example", (_H, _E, _H, _E), note="the docstring's example: [0.5, 2.0]", **SCORES),
-        Case("two-by-three", (_HA, _EA, _HB, _EB), note="2 tokens scored against 3", **SCORES),
-        Case(
-            "random", make=_ts_case(5, 7, 8, 6), note="5 tokens against 7, D = 8, V = 6", **SCORES
-        ),
-        Case("random-square", make=_ts_case(6, 6, 4, 5), note="6 tokens against 6", **SCORES),
+        Case("example", (_H, _E, _H, _E), note="the docstring's example: [0.5, 2.0]"),
+        Case("two-by-three", (_HA, _EA, _HB, _EB), note="2 tokens scored against 3"),
+        Case("random", make=_ts_case(5, 7, 8, 6), note="5 tokens against 7, D = 8, V = 6"),
+        Case("random-square", make=_ts_case(6, 6, 4, 5), note="6 tokens against 6"),
         Case(
             "random-single",
             make=_ts_case(1, 9, 16, 12),
             note="one token against 9",
             kind="edge",
-            **SCORES,
         ),
         Case(
             "random-large",
             make=_ts_case(40, 60, 32, 20),
             note="40 tokens against 60, D = 32",
-            **SCORES,
         ),
         Case(
             "one-dim",
@@ -389,13 +378,11 @@ NTHR_WEIGHTS = FunctionSpec(
             (_t([0.5, 3.0, 1.0]), _t([2.0, 1.0])),
             {"eta": 0.25},
             note="τ = min(2, 1) = 1: only 3.0 is selected",
-            **EXACT,
         ),
         Case(
             "probe-default",
             (_t([-0.5, 1.5, 0.75, 2.5]), _t([1.0, 0.5, 2.0])),
             note="defaults β = 1, η = 0 (the LLD probe): selected tokens get 0",
-            **EXACT,
         ),
         Case(
             "tie",
@@ -403,21 +390,18 @@ NTHR_WEIGHTS = FunctionSpec(
             {"eta": 0.5},
             note="a score equal to τ is not selected (s > τ, strictly)",
             kind="edge",
-            **EXACT,
         ),
         Case(
             "beta-half",
             (_t([0.25, 0.75, 1.5, 3.0]), _t([2.0, 1.0, 4.0])),
             {"beta": 0.5, "eta": 0.0},
             note="β = 0.5 halves the threshold: τ = 0.5",
-            **EXACT,
         ),
         Case(
             "two-dim",
             (_t([[0.1, 2.0, -1.0], [1.5, 0.3, 0.9]]), _t([0.2, 0.8])),
             {"beta": 2.0, "eta": 0.5},
             note="neg_scores of shape (2, 3); β = 2",
-            **EXACT,
         ),
         Case(
             "negative-threshold",
@@ -425,7 +409,6 @@ NTHR_WEIGHTS = FunctionSpec(
             {"beta": 1.5, "eta": 0.125},
             note="a negative min: τ = 1.5 · (-1) = -1.5",
             kind="edge",
-            **EXACT,
         ),
         Case(
             "eta-one",
@@ -433,7 +416,6 @@ NTHR_WEIGHTS = FunctionSpec(
             {"eta": 1.0},
             note="η = 1 is allowed: every weight is 1 (NTHR switched off)",
             kind="edge",
-            **EXACT,
         ),
         Case(
             "beta-zero",
@@ -441,10 +423,9 @@ NTHR_WEIGHTS = FunctionSpec(
             {"beta": 0.0, "eta": 0.25},
             note="β = 0: τ = 0, every positive score is selected",
             kind="edge",
-            **EXACT,
         ),
-        Case("random", make=_nw_case((12,), 3), note="random scores, β and η", **EXACT),
-        Case("random-2d", make=_nw_case((4, 5), 4), note="random (4, 5) scores, β and η", **EXACT),
+        Case("random", make=_nw_case((12,), 3), note="random scores, β and η"),
+        Case("random-2d", make=_nw_case((4, 5), 4), note="random (4, 5) scores, β and η"),
         Case(
             "empty-pos",
             (_t([0.5]), torch.zeros(0)),
@@ -590,16 +571,14 @@ def _eta(formula):
 ETA_SCHEDULE = FunctionSpec(
     "eta_schedule",
     cases=(
-        Case("quarter", (0.25,), note="p = 0.25: η = 0.5", **F32),
-        Case("three-quarters", (0.75,), note="p = 0.75: η = 0.5", **F32),
-        Case("all-correct", (1.0,), note="p = 1: η = 1", kind="edge", **F32),
-        Case("all-wrong", (0.0,), note="p = 0: η = 1", kind="edge", **F32),
-        Case("balanced", (0.5,), note="p = 0.5: η = 0", kind="edge", **F32),
-        Case(
-            "tensor", (_t([0.0, 0.25, 0.5, 0.625, 1.0]),), note="a tensor of success rates", **F32
-        ),
-        Case("tensor-2d", (_t([[0.125, 0.875], [0.5, 0.375]]),), note="a (2, 2) tensor", **F32),
-        Case("random", make=_rates, note="random success rates of groups of 8", **F32),
+        Case("quarter", (0.25,), note="p = 0.25: η = 0.5"),
+        Case("three-quarters", (0.75,), note="p = 0.75: η = 0.5"),
+        Case("all-correct", (1.0,), note="p = 1: η = 1", kind="edge"),
+        Case("all-wrong", (0.0,), note="p = 0: η = 1", kind="edge"),
+        Case("balanced", (0.5,), note="p = 0.5: η = 0", kind="edge"),
+        Case("tensor", (_t([0.0, 0.25, 0.5, 0.625, 1.0]),), note="a tensor of success rates"),
+        Case("tensor-2d", (_t([[0.125, 0.875], [0.5, 0.375]]),), note="a (2, 2) tensor"),
+        Case("random", make=_rates, note="random success rates of groups of 8"),
         Case("above-one", (1.5,), raises=ValueError, note="p = 1.5 raises ValueError"),
         Case("negative", (-0.1,), raises=ValueError, note="p = -0.1 raises ValueError"),
         Case("nan", (float("nan"),), raises=ValueError, note="p = NaN raises ValueError"),
