@@ -3,7 +3,7 @@
 It imports nothing from ``autograder`` (the child must not see the grader's
 files): the parent writes this file's text, the text of the trusted
 ``autograder/codec.py`` and a job file into the child's temporary folder, then
-runs ``python harness.py job.json FD`` (or, for batches, the warm worker of
+runs ``python harness.py job.json FD LIMITS`` (or, for batches, the warm worker of
 ``zygote.py`` loads it once and calls :func:`run` in a fresh fork per job). The
 harness:
 
@@ -42,6 +42,7 @@ _write = os.write
 _getpid = os.getpid
 _exit = os._exit
 _monotonic = time.perf_counter
+RANDOM_SEED = 0  # every call starts from this random state (see run's reseed)
 
 
 class _CaseTimeout(BaseException):
@@ -93,7 +94,27 @@ def _message(e):
         return "<unprintable message>"
 
 
+def limit_self(limits):
+    """Set the job's resource limits on this process, before any learner code runs: a cold
+    child's ``main`` and a warm job (zygote.py) alike. ``limits``: memory_mb, fsize_mb, nproc,
+    cpu_seconds (the parent's ``sandbox.child_limits``)."""
+    import resource as r
+
+    mb = 1024 * 1024
+    for key, value in (
+        (r.RLIMIT_AS, int(limits["memory_mb"]) * mb),
+        (r.RLIMIT_FSIZE, int(limits["fsize_mb"]) * mb),
+        (r.RLIMIT_NPROC, int(limits["nproc"])),
+        (r.RLIMIT_CORE, 0),
+        (r.RLIMIT_NOFILE, 512),
+    ):
+        r.setrlimit(key, (value, value))
+    cpu = int(limits["cpu_seconds"])
+    r.setrlimit(r.RLIMIT_CPU, (cpu, cpu + 5))
+
+
 def main(argv):
+    limit_self(json.loads(argv[3]))
     job_path, out_fd = argv[1], int(argv[2])
     if sys.path and sys.path[0] == os.path.dirname(os.path.abspath(job_path)):
         sys.path.pop(0)
@@ -196,6 +217,25 @@ def run(job, out_fd):
     def on_alarm(signum, frame):
         raise _CaseTimeout()
 
+    import random
+
+    def reseed():
+        """The same random state for the learner's cells and for every call, in a cold child
+        and in a warm job alike (a fork of a zygote would otherwise carry the zygote's state):
+        Python's ``random``, numpy's global generator and torch's, seeded with RANDOM_SEED."""
+        try:
+            random.seed(RANDOM_SEED)
+            if np is not None:
+                np.random.seed(RANDOM_SEED)
+            torch = sys.modules.get("torch")
+            if torch is not None:
+                torch.manual_seed(RANDOM_SEED)
+        except _CaseTimeout:
+            raise
+        except BaseException:  # noqa: BLE001 (learner code broke a generator: its own loss)
+            pass
+
+    reseed()
     skip = set(job["skip_cells"])
     for i, (gid, src) in enumerate(job["cells"]):
         if i in skip:
@@ -247,6 +287,7 @@ def run(job, out_fd):
                 with silenced():
                     signal.setitimer(signal.ITIMER_REAL, case_timeout)
                     try:
+                        reseed()
                         out = outcome_of(fn, inp["args"], inp["kwargs"], ns)
                     finally:
                         signal.setitimer(signal.ITIMER_REAL, 0)

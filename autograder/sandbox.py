@@ -55,6 +55,9 @@ SANDBOX_LIB = "/drills/lib"
 HARNESS = Path(__file__).with_name("child_harness.py")
 _UID_BASE = 3_000_000  # unprivileged uids used for children when the grader runs as root
 
+BUDGET_STEPS = 5  # the default time budget of a submission, in step timeouts
+BUDGET_EXHAUSTED = "time budget exhausted"
+
 # Pseudo-exceptions the parent writes into outcomes it had to make up itself.
 TIMEOUT, CRASH, NOT_RUN, INVALID = "Timeout", "Crash", "NotRun", "InvalidOutput"
 
@@ -72,6 +75,14 @@ class Limits:
     output_chars: int = 20_000  # learner stdout/stderr kept per stream
     max_line: int = 16 * 1024 * 1024  # one record on the outcome pipe
     max_stream: int = 128 * 1024 * 1024  # all records of one child
+    budget: float | None = None  # wall-clock seconds for one submission (None: BUDGET_STEPS steps)
+
+    @property
+    def submission_budget(self) -> float:
+        """Wall-clock seconds one submission's program may take in all, its children and
+        restarts together: a step's timeout bounds one call, this bounds their sum (a
+        submission that sleeps or recurses in every call)."""
+        return self.budget if self.budget is not None else BUDGET_STEPS * self.timeout
 
     @property
     def hard_timeout(self) -> float:
@@ -224,16 +235,13 @@ def _bwrap_command(
     """The bwrap command line. ``caps`` stay with the sandboxed process, inside the sandbox's
     own user namespace (the warm worker needs them to give each child its own namespaces);
     ``seccomp_fd`` holds the filter of :func:`seccomp_filter`."""
-    cmd = [
-        bwrap,
-        "--unshare-all",
-        "--unshare-user",
-        "--disable-userns",
-        "--die-with-parent",
-        "--new-session",
-        "--cap-drop",
-        "ALL",
-    ]
+    cmd = [bwrap, "--unshare-all", "--unshare-user"]
+    if not caps:
+        # Not for the warm worker: its zygote mounts a /proc per job, which a mount namespace
+        # owned by an outer user namespace (what --disable-userns makes) refuses. The seccomp
+        # filter refuses user namespaces to both.
+        cmd.append("--disable-userns")
+    cmd += ["--die-with-parent", "--new-session", "--cap-drop", "ALL"]
     for cap in caps:
         cmd += ["--cap-add", cap]
     if seccomp_fd is not None:
@@ -338,7 +346,7 @@ def _user_tasks(uid: int) -> int:
 @dataclass
 class ChildRun:
     lines: list[bytes]
-    ended: str  # "exit" | "timeout" | "overflow"
+    ended: str  # "exit" | "timeout" | "budget" | "overflow"
     returncode: int | None
     stdout: str
     stderr: str
@@ -372,97 +380,158 @@ _SHIM = (
 )
 
 
-def _harness_prologue(limits: Limits, nproc: int, cpu_seconds: int) -> str:
-    """Lines run before the harness: the child limits itself before any learner code runs."""
-    mb = 1024 * 1024
-    return (
-        "import resource as _r\n"
-        f"for _k, _v in ((_r.RLIMIT_AS, {limits.memory_mb * mb}), (_r.RLIMIT_FSIZE, {limits.fsize_mb * mb}),\n"
-        f"               (_r.RLIMIT_NPROC, {nproc}), (_r.RLIMIT_CORE, 0), (_r.RLIMIT_NOFILE, 512)):\n"
-        "    _r.setrlimit(_k, (_v, _v))\n"
-        f"_r.setrlimit(_r.RLIMIT_CPU, ({cpu_seconds}, {cpu_seconds + 5}))\n"
-        "del _r, _k, _v\n"
-    )
+def child_limits(limits: Limits, cpu_seconds: float, nproc: int | None = None) -> dict:
+    """The limits a child sets on itself before any learner code runs
+    (``child_harness.limit_self``), cold or warm: the zygote adds to ``nproc`` the tasks its
+    sandbox already runs, as the uid's count holds them."""
+    return {
+        "memory_mb": limits.memory_mb,
+        "fsize_mb": limits.fsize_mb,
+        "nproc": limits.nproc if nproc is None else nproc,
+        "cpu_seconds": int(cpu_seconds),
+    }
 
 
 def run_child(
-    job: dict, iso: Isolation, limits: Limits, slot: int = 0, cpu_seconds: int = 600
+    job: dict,
+    iso: Isolation,
+    limits: Limits,
+    slot: int = 0,
+    cpu_seconds: int = 600,
+    deadline: float | None = None,
 ) -> ChildRun:
-    """Start one child on ``job``, read its records until it ends or a step times out."""
+    """Start one child on ``job``, read its records until it ends, a step times out or the
+    submission's time budget (``deadline``, on time.monotonic()) runs out."""
     tmp = Path(tempfile.mkdtemp(prefix="drills-child-"))
     try:
-        return _run_in(tmp, job, iso, limits, slot, cpu_seconds)
+        return _run_in(tmp, job, iso, limits, slot, cpu_seconds, deadline)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def _run_in(
-    tmp: Path, job: dict, iso: Isolation, limits: Limits, slot: int, cpu_seconds: int
-) -> ChildRun:
+# -- the one way a sandbox is set up: cold children and warm workers ---------------------------
+
+
+@dataclass
+class Box:
+    """A sandbox's folder on the host: ``in`` (read-only inside, at ``in_path``: the harness,
+    the job) and ``work`` (its /tmp and working directory)."""
+
+    tmp: Path
+    indir: Path
+    workdir: Path
+    in_path: str
+    sys_path: list[str]  # what the child adds to sys.path
+
+    def put(self, name: str, text: str) -> None:
+        (self.indir / name).write_text(text, encoding="utf-8")
+        os.chmod(self.indir / name, 0o644)
+
+
+def make_box(tmp: Path, iso: Isolation, slot: int, files: dict[str, str]) -> Box:
+    """``in`` and ``work`` under ``tmp``: ``work`` private to the child (its uid when the
+    grader is root), ``in`` readable, ``files`` written into it."""
     indir, workdir = tmp / "in", tmp / "work"
     indir.mkdir()
     workdir.mkdir()
-    uid_kw = _uid_kwargs(iso, slot)
     if iso.drop_uid:
+        uid = _child_uid(slot)
         os.chmod(tmp, 0o711)
-        os.chown(workdir, uid_kw["user"], uid_kw["group"])
-        nproc = limits.nproc + (0 if iso.mode == "bwrap" else _user_tasks(uid_kw["user"]))
-    else:
-        nproc = limits.nproc + (0 if iso.mode == "bwrap" else _user_tasks(os.geteuid()))
+        os.chown(workdir, uid, uid)
     os.chmod(workdir, 0o700)
     os.chmod(indir, 0o755)
-    harness_text = _harness_prologue(limits, nproc, cpu_seconds) + HARNESS.read_text(
-        encoding="utf-8"
-    )
-    (indir / "harness.py").write_text(harness_text, encoding="utf-8")
     sys_path, in_path = child_sys_path(iso, indir)
-    (indir / "job.json").write_text(json.dumps(full_job(job, limits, sys_path)), encoding="utf-8")
-    for f in indir.iterdir():
-        if f.is_file():
-            os.chmod(f, 0o644)
-    exe, _ = _interpreter()
-    r, w = os.pipe()  # the outcome channel; the child keeps the same descriptor number
-    argv = [str(exe), "-s", "-S", "-B", f"{in_path}/harness.py", f"{in_path}/job.json", str(w)]
-    extra_fds: tuple[int, ...] = ()
+    box = Box(tmp, indir, workdir, in_path, sys_path)
+    for name, text in files.items():
+        box.put(name, text)
+    return box
+
+
+def start_in_box(
+    box: Box,
+    iso: Isolation,
+    slot: int,
+    argv: list[str],
+    *,
+    tasks: int,
+    caps: tuple[str, ...] = (),
+    pass_fds: tuple[int, ...] = (),
+    stdout=subprocess.PIPE,
+    stderr=subprocess.PIPE,
+) -> tuple[subprocess.Popen, Path | None]:
+    """Start ``argv`` in the sandbox (bubblewrap, or the reduced isolation), as the child's
+    uid, in a pids cgroup of ``tasks`` where the uid cannot hold a process limit: the one
+    place where both a cold child and a warm worker's zygote are started. Returns the process
+    and its cgroup (release it with :func:`_release_cgroup`)."""
+    extra: tuple[int, ...] = ()
     if iso.mode == "bwrap":
         sfd = seccomp_fd()
-        extra_fds = (sfd,) if sfd is not None else ()
-        cmd = _bwrap_command(iso.bwrap or "bwrap", iso, indir, workdir, argv, seccomp_fd=sfd)
-        cwd = str(tmp)
+        extra = (sfd,) if sfd is not None else ()
+        cmd = _bwrap_command(
+            iso.bwrap or "bwrap", iso, box.indir, box.workdir, argv, caps=caps, seccomp_fd=sfd
+        )
+        cwd = str(box.tmp)
     elif iso.drop_uid:
-        cmd, cwd = argv, str(workdir)
+        cmd, cwd = argv, str(box.workdir)
     else:
         # Same uid as the grader and no pid namespace: at least the child's parent is a shim,
         # so that "kill my parent" does not reach the grader.
-        cmd, cwd = [str(exe), "-s", "-S", "-c", _SHIM, *argv], str(workdir)
-    cg = None if iso.drop_uid else _pids_cgroup(limits.nproc + 8)
+        exe, _ = _interpreter()
+        cmd, cwd = [str(exe), "-s", "-S", "-c", _SHIM, *argv], str(box.workdir)
+    cg = None if iso.drop_uid else _pids_cgroup(tasks)
     if cg is not None:
         cmd = _in_cgroup(cg, cmd)
-    t0 = time.monotonic()
     try:
         proc = subprocess.Popen(
             cmd,
             stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            pass_fds=(w, *extra_fds),
+            stdout=stdout,
+            stderr=stderr,
+            pass_fds=(*pass_fds, *extra),
             env=_child_env(),
             cwd=cwd,
             start_new_session=True,
             close_fds=True,
-            **uid_kw,
+            **_uid_kwargs(iso, slot),
         )
     except OSError as e:
-        for fd in (r, w, *extra_fds):
-            os.close(fd)
         _release_cgroup(cg)
-        raise SandboxError(f"cannot start the child: {e}") from e
-    for fd in (w, *extra_fds):
-        os.close(fd)
+        raise SandboxError(f"cannot start the sandbox: {e}") from e
+    finally:
+        for fd in extra:
+            os.close(fd)
+    return proc, cg
+
+
+def _run_in(
+    tmp: Path,
+    job: dict,
+    iso: Isolation,
+    limits: Limits,
+    slot: int,
+    cpu_seconds: int,
+    deadline: float | None = None,
+) -> ChildRun:
+    box = make_box(tmp, iso, slot, {"harness.py": HARNESS.read_text(encoding="utf-8")})
+    uid = _child_uid(slot) if iso.drop_uid else None
+    nproc = limits.nproc + (0 if iso.mode == "bwrap" else _user_tasks(uid or os.geteuid()))
+    box.put("job.json", json.dumps(full_job(job, limits, box.sys_path)))
+    exe, _ = _interpreter()
+    r, w = os.pipe()  # the outcome channel; the child keeps the same descriptor number
+    own = json.dumps(child_limits(limits, cpu_seconds, nproc))
+    argv = [str(exe), "-s", "-S", "-B", f"{box.in_path}/harness.py", f"{box.in_path}/job.json"]
+    t0 = time.monotonic()
     try:
-        return _collect(
-            _PopenHandle(proc, iso, uid_kw.get("user")), r, limits, t0, iso.mode == "bwrap"
+        proc, cg = start_in_box(
+            box, iso, slot, [*argv, str(w), own], tasks=limits.nproc + 8, pass_fds=(w,)
         )
+    except SandboxError:
+        os.close(r)
+        raise
+    finally:
+        os.close(w)
+    try:
+        return _collect(_PopenHandle(proc, iso, uid), r, limits, t0, iso.mode == "bwrap", deadline)
     finally:
         _release_cgroup(cg)
 
@@ -500,36 +569,63 @@ def full_job(job: dict, limits: Limits, sys_path: list[str]) -> dict:
 
 # Kernel keyrings belong to a uid, not to a process: a key added by one child could be read by
 # a later child with the same uid. No grading needs them, so every child is refused them.
-_KEYRING_SYSCALLS = {  # machine: (AUDIT_ARCH_*, add_key, request_key, keyctl)
-    "x86_64": (0xC000003E, 248, 249, 250),
-    "aarch64": (0xC00000B7, 217, 218, 219),
+# User namespaces are refused too: a process in a new one holds every capability there. A cold
+# child also has bwrap's --disable-userns; a warm worker cannot (its zygote must mount each
+# job's own /proc, which the nested user namespace of --disable-userns forbids), so for its
+# jobs this filter is what refuses them.
+_SYSCALLS = {  # machine: AUDIT_ARCH_*, (add_key, request_key, keyctl), unshare, clone, clone3
+    "x86_64": (0xC000003E, (248, 249, 250), 272, 56, 435),
+    "aarch64": (0xC00000B7, (217, 218, 219), 97, 220, 435),
 }
+CLONE_NEWUSER = 0x10000000
 
 
 def seccomp_filter() -> bytes | None:
-    """A classic-BPF seccomp program for bwrap's --seccomp: keyring calls (and calls from a
-    foreign ABI, e.g. 32-bit entry on x86_64) fail with EPERM; None on other machines."""
+    """A classic-BPF seccomp program for bwrap's --seccomp: keyring calls, calls from a foreign
+    ABI (e.g. 32-bit entry on x86_64) and unshare/clone with CLONE_NEWUSER fail with EPERM;
+    clone3 (whose flags a filter cannot read) fails with ENOSYS, so that the C library falls
+    back to clone. None on other machines."""
     import platform
     import struct
 
-    arch = _KEYRING_SYSCALLS.get(platform.machine())
+    arch = _SYSCALLS.get(platform.machine())
     if arch is None:
         return None
-    audit, *calls = arch
-    ld, jeq, jge, ret = 0x20, 0x15, 0x35, 0x06
+    audit, keyring, unshare, clone, clone3 = arch
+    ld, jeq, jge, jset, ret = 0x20, 0x15, 0x35, 0x45, 0x06
     allow, deny = 0x7FFF0000, 0x00050000 | 1  # SECCOMP_RET_ALLOW, SECCOMP_RET_ERRNO | EPERM
-    n = len(calls)
-    prog = [
+    nosys = 0x00050000 | 38  # SECCOMP_RET_ERRNO | ENOSYS
+    # (code, jump-if-true label, jump-if-false label, k); labels are resolved below
+    prog: list[tuple[int, str | int, str | int, int]] = [
         (ld, 0, 0, 4),  # seccomp_data.arch
-        (jeq, 1, 0, audit),  # native ABI: go on
-        (ret, 0, 0, deny),
+        (jeq, 0, "deny", audit),  # native ABI: go on
         (ld, 0, 0, 0),  # seccomp_data.nr
-        (jge, n + 1, 0, 0x40000000),  # x32 system calls (bit 30): deny
-        *[(jeq, n - i, 0, nr) for i, nr in enumerate(calls)],
+        (jge, "deny", 0, 0x40000000),  # x32 system calls (bit 30)
+        *[(jeq, "deny", 0, nr) for nr in keyring],
+        (jeq, "nosys", 0, clone3),
+        (jeq, "flags", 0, unshare),
+        (jeq, "flags", "allow", clone),
+        ("flags", 0, 0, 0),
+        (ld, 0, 0, 16),  # seccomp_data.args[0], low 32 bits (little-endian machines only)
+        (jset, "deny", "allow", CLONE_NEWUSER),
+        ("allow", 0, 0, 0),
         (ret, 0, 0, allow),
+        ("deny", 0, 0, 0),
         (ret, 0, 0, deny),
+        ("nosys", 0, 0, 0),
+        (ret, 0, 0, nosys),
     ]
-    return b"".join(struct.pack("=HBBI", *ins) for ins in prog)
+    labels, code = {}, []
+    for ins in prog:
+        if isinstance(ins[0], str):
+            labels[ins[0]] = len(code)
+        else:
+            code.append(ins)
+    out = b""
+    for i, (op, jt, jf, k) in enumerate(code):
+        jt, jf = (labels[j] - i - 1 if isinstance(j, str) else j for j in (jt, jf))
+        out += struct.pack("=HBBI", op, jt, jf, k)
+    return out
 
 
 def seccomp_fd() -> int | None:
@@ -653,9 +749,18 @@ class _PopenHandle(ChildHandle):
         self.proc.stderr.close()
 
 
-def _collect(proc: ChildHandle, out_r: int, limits: Limits, t0: float, bwrap: bool) -> ChildRun:
+def _collect(
+    proc: ChildHandle,
+    out_r: int,
+    limits: Limits,
+    t0: float,
+    bwrap: bool,
+    budget_end: float | None = None,
+) -> ChildRun:
     """Read a child's records, stdout and stderr until it ends, a step times out (the
-    watchdog: no record for ``limits.hard_timeout`` seconds) or it writes too much."""
+    watchdog: no record for ``limits.hard_timeout`` seconds), the submission's time budget
+    ends (``budget_end``, on time.monotonic(): ended "budget") or it writes too much."""
+    budget_end = math.inf if budget_end is None else budget_end
     sel = selectors.DefaultSelector()
     streams = {out_r: "out", proc.stdout_fd: "stdout", proc.stderr_fd: "stderr"}
     for fd in streams:
@@ -667,7 +772,7 @@ def _collect(proc: ChildHandle, out_r: int, limits: Limits, t0: float, bwrap: bo
     counts = {"out": 0, "stdout": 0, "stderr": 0}
     keep = limits.output_chars * 4
     ended = "exit"
-    deadline = time.monotonic() + limits.hard_timeout
+    deadline = min(time.monotonic() + limits.hard_timeout, budget_end)
     exited_at: float | None = None
     while sel.get_map():
         now = time.monotonic()
@@ -676,7 +781,7 @@ def _collect(proc: ChildHandle, out_r: int, limits: Limits, t0: float, bwrap: bo
         if exited_at is not None and now - exited_at > 1.0:
             break  # leftovers of a child that has exited hold the pipes open
         if now >= deadline:
-            ended = "timeout"
+            ended = "budget" if now >= budget_end else "timeout"
             break
         wait = min(deadline - now, 0.2)
         for key, _ in sel.select(timeout=wait):
@@ -707,7 +812,7 @@ def _collect(proc: ChildHandle, out_r: int, limits: Limits, t0: float, bwrap: bo
                     break
                 lines.append(bytes(buf[:nl]))
                 del buf[: nl + 1]
-                deadline = time.monotonic() + limits.hard_timeout
+                deadline = min(time.monotonic() + limits.hard_timeout, budget_end)
             if len(buf) > limits.max_line:
                 ended = "overflow"
                 break
@@ -922,6 +1027,11 @@ def _why(run: ChildRun, limits: Limits) -> tuple[str, str]:
             TIMEOUT,
             f"killed after {limits.hard_timeout:g} s without finishing (an endless loop?)",
         )
+    if run.ended == "budget":
+        return TIMEOUT, (
+            f"{BUDGET_EXHAUSTED}: the submission's program ran for {limits.submission_budget:g} s "
+            "in all (a sleep or a deep recursion in every call?)"
+        )
     if run.ended == "overflow":
         return INVALID, "the program wrote too much on the grader's channel"
     rc = run.returncode
@@ -953,8 +1063,12 @@ def execute(
     """Outcomes of every function on every case, in as many children as it takes.
 
     ``runner``: where the children run; anything with ``run_child(job, iso, limits, slot,
-    cpu_seconds) -> ChildRun`` (a :class:`autograder.worker.WorkerPool` for batches). By
-    default each child is a fresh interpreter (:func:`run_child`).
+    cpu_seconds, deadline) -> ChildRun`` (a :class:`autograder.worker.WorkerPool` for
+    batches). By default each child is a fresh interpreter (:func:`run_child`).
+
+    All the children of one submission share its time budget (``limits.submission_budget``
+    seconds of wall-clock time): when it runs out the running case fails and every case not
+    yet run fails "time budget exhausted", warm or cold alike.
     """
     start_child = runner.run_child if runner is not None else run_child
     names = list(cases)
@@ -967,9 +1081,15 @@ def execute(
     total_cases = sum(len(v) for v in cases.values())
     cpu = int(min(3600, limits.timeout * (total_cases + len(cells) + 4)))
     t0 = time.monotonic()
+    budget_end = t0 + limits.submission_budget
     out_parts: list[str] = []
     err_parts: list[str] = []
+    spent = False  # the time budget ran out
     while len(done_fns) < len(names) and ex.runs < max_runs:
+        if time.monotonic() >= budget_end:
+            spent = True
+            ex.notes.append(f"{BUDGET_EXHAUSTED} ({limits.submission_budget:g} s)")
+            break
         plan = []
         for n in names:
             if n in done_fns:
@@ -979,7 +1099,7 @@ def execute(
             )
             plan.append({"name": n, "start": start, "cases": cases[n][start:]})
         job = {"setup": setup, "cells": cells, "skip_cells": skip, "plan": plan}
-        run = start_child(job, iso, limits, slot, cpu)
+        run = start_child(job, iso, limits, slot, cpu, budget_end)
         ex.runs += 1
         out_parts.append(run.stdout)
         err_parts.append(run.stderr)
@@ -1003,6 +1123,7 @@ def execute(
         else:
             kind, msg = _why(run, limits)
             ex.notes.append(f"run {ex.runs}: {msg}")
+            spent = spent or run.ended == "budget"
         if state.setup_pending:
             ex.setup_error = (
                 f"the setup cells could not run in the sandbox: {msg}; stderr: {run.stderr[-500:]}"
@@ -1025,7 +1146,9 @@ def execute(
                 else:
                     fr.outcomes[i] = {
                         "raised": NOT_RUN,
-                        "message": "not run: an earlier check of this function "
+                        "message": f"not run: {BUDGET_EXHAUSTED}"
+                        if run.ended == "budget"
+                        else "not run: an earlier check of this function "
                         + ("timed out" if kind == TIMEOUT else "stopped the program"),
                     }
         if first:  # it had finished all its cases: the failure was between functions
@@ -1037,7 +1160,9 @@ def execute(
             if o is None and not fr.missing and fr.error is None:
                 fr.outcomes[i] = {
                     "raised": NOT_RUN,
-                    "message": "not run: the program kept stopping",
+                    "message": f"not run: {BUDGET_EXHAUSTED} ({limits.submission_budget:g} s)"
+                    if spent
+                    else "not run: the program kept stopping",
                 }
     ex.seconds = time.monotonic() - t0
     ex.stdout = "".join(out_parts)[: limits.output_chars]

@@ -54,15 +54,10 @@ class WorkerFailed(RuntimeError):
     """A zygote died or stopped answering in the middle of a job (the job is run cold)."""
 
 
-def _zygote_limits(limits: Limits, cpu_seconds: float) -> dict:
-    """The limits the zygote sets on itself (its probe) or on one job's fork."""
-    return {
-        "memory_mb": limits.memory_mb,
-        "fsize_mb": limits.fsize_mb,
-        "nproc": limits.nproc,
-        "cpu_seconds": cpu_seconds,
-        "tmp_mb": TMP_MB,
-    }
+def _job_limits(limits: Limits, cpu_seconds: float) -> dict:
+    """The limits of one job (or the probe): a cold child's (the zygote adds its own tasks to
+    the process limit, as the uid's count holds them), and the size of its /tmp and /dev/shm."""
+    return dict(sandbox.child_limits(limits, cpu_seconds), tmp_mb=TMP_MB)
 
 
 def warm_possible(iso: Isolation) -> str | None:
@@ -158,62 +153,42 @@ class Worker:
 
     def start(self) -> None:
         self.tmp = Path(tempfile.mkdtemp(prefix="drills-worker-"))
-        indir, workdir = self.tmp / "in", self.tmp / "work"
-        indir.mkdir()
-        workdir.mkdir()
-        uid_kw = sandbox._uid_kwargs(self.iso, self.slot)
-        if self.iso.drop_uid:
-            os.chmod(self.tmp, 0o711)
-            os.chown(workdir, uid_kw["user"], uid_kw["group"])
-        os.chmod(workdir, 0o700)
-        os.chmod(indir, 0o755)
-        (indir / "harness.py").write_text(sandbox.HARNESS.read_text(encoding="utf-8"))
-        (indir / "zygote.py").write_text(ZYGOTE.read_text(encoding="utf-8"))
-        for f in indir.iterdir():
-            os.chmod(f, 0o644)
-        self.sys_path, in_path = sandbox.child_sys_path(self.iso, indir)
+        files = {
+            "harness.py": sandbox.HARNESS.read_text(encoding="utf-8"),
+            "zygote.py": ZYGOTE.read_text(encoding="utf-8"),
+        }
+        box = sandbox.make_box(self.tmp, self.iso, self.slot, files)
+        self.sys_path = box.sys_path
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        sfd = sandbox.seccomp_fd()
         exe, _ = sandbox._interpreter()
-        argv = [str(exe), "-s", "-S", "-B", f"{in_path}/zygote.py", str(theirs.fileno())]
-        cmd = sandbox._bwrap_command(
-            self.iso.bwrap or "bwrap", self.iso, indir, workdir, argv, caps=CAPS, seccomp_fd=sfd
-        )
-        if not self.iso.drop_uid:
-            self.cgroup = sandbox._pids_cgroup(self.limits.nproc + 64)
-            if self.cgroup is not None:
-                cmd = sandbox._in_cgroup(self.cgroup, cmd)
+        argv = [str(exe), "-s", "-S", "-B", f"{box.in_path}/zygote.py", str(theirs.fileno())]
         log = open(self.tmp / "zygote.log", "wb")  # noqa: SIM115 (the zygote's own errors)
         try:
-            self.proc = subprocess.Popen(
-                cmd,
-                stdin=subprocess.DEVNULL,
+            self.proc, self.cgroup = sandbox.start_in_box(
+                box,
+                self.iso,
+                self.slot,
+                argv,
+                tasks=self.limits.nproc + 64,
+                caps=CAPS,
+                pass_fds=(theirs.fileno(),),
                 stdout=subprocess.DEVNULL,
                 stderr=log,
-                pass_fds=(theirs.fileno(), *([sfd] if sfd is not None else [])),
-                env=sandbox._child_env(),
-                cwd=str(self.tmp),
-                start_new_session=True,
-                close_fds=True,
-                **uid_kw,
             )
-        except OSError as e:
+        except sandbox.SandboxError as e:
             self.close()
-            raise WorkerUnavailable(f"cannot start bwrap: {e}") from e
+            raise WorkerUnavailable(str(e)) from e
         finally:
             log.close()
             theirs.close()
-            if sfd is not None:
-                os.close(sfd)
         self.sock = ours
-        probe_limits = _zygote_limits(self.limits, 60)
         self.send(
             {
                 "t": "hello",
                 "sys_path": self.sys_path,
-                "harness": f"{in_path}/harness.py",
+                "harness": f"{box.in_path}/harness.py",
                 "preload": list(self.preload),
-                "probe_limits": probe_limits,
+                "probe_limits": _job_limits(self.limits, 60),
             }
         )
         try:
@@ -296,7 +271,9 @@ class Worker:
 
     # -- one job --
 
-    def run(self, job: dict, limits: Limits, cpu_seconds: int) -> ChildRun:
+    def run(
+        self, job: dict, limits: Limits, cpu_seconds: int, deadline: float | None = None
+    ) -> ChildRun:
         """Run one job (as sandbox.run_child would) in a fresh fork of the zygote."""
         body = json.dumps(sandbox.full_job(job, limits, self.sys_path)).encode("utf-8")
         jfd = os.memfd_create("drills-job")
@@ -309,7 +286,7 @@ class Worker:
                 # As much room for the job as a cold child's cgroup leaves it (nproc + 8 for
                 # bwrap, its init and the harness): here also the zygote's tasks, C and G.
                 (self.cgroup / "pids.max").write_text(str(limits.nproc + self.tasks + 9))
-            job_limits = _zygote_limits(limits, cpu_seconds)
+            job_limits = _job_limits(limits, cpu_seconds)
             t0 = time.monotonic()
             self.send({"t": "run", "limits": job_limits}, [jfd, rec_w, out_w, err_w])
         except BaseException:
@@ -323,7 +300,7 @@ class Worker:
             msg = self.receive(30.0)
             if msg is None or msg.get("t") != "started":
                 raise WorkerFailed(f"the zygote did not start the job ({msg})")
-            run = sandbox._collect(handle, rec_r, limits, t0, True)
+            run = sandbox._collect(handle, rec_r, limits, t0, True, deadline)
         except BaseException:
             for fd in (rec_r, out_r, err_r):
                 try:
@@ -419,19 +396,25 @@ class WorkerPool:
                 t.start()
 
     def run_child(
-        self, job: dict, iso: Isolation, limits: Limits, slot: int = 0, cpu_seconds: int = 600
+        self,
+        job: dict,
+        iso: Isolation,
+        limits: Limits,
+        slot: int = 0,
+        cpu_seconds: int = 600,
+        deadline: float | None = None,
     ) -> ChildRun:
         w = self._worker(slot, preload_for(job.get("setup", [])))
         if w is not None:
             try:
-                run = w.run(job, limits, cpu_seconds)
+                run = w.run(job, limits, cpu_seconds, deadline)
                 self._count("warm_jobs")
                 return run
             except (WorkerFailed, OSError):
                 self._count("worker_failures")
                 w.close()  # the next job of this slot starts a fresh zygote
         self._count("cold_jobs")
-        return sandbox.run_child(job, iso, limits, slot, cpu_seconds)
+        return sandbox.run_child(job, iso, limits, slot, cpu_seconds, deadline)
 
     def close(self) -> None:
         with self._lock:

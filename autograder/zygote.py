@@ -53,7 +53,8 @@ MS_RDONLY, MS_NOSUID, MS_NODEV, MS_REMOUNT, MS_MOVE, MS_BIND, MS_REC = (
     4096,
     16384,
 )
-MS_PRIVATE = 1 << 18
+MS_PRIVATE, MS_NOEXEC = 1 << 18, 8
+CLONE_NEWUSER = 0x10000000
 PR_SET_PDEATHSIG, PR_CAPBSET_DROP, PR_SET_CHILD_SUBREAPER, PR_CAP_AMBIENT = 1, 24, 36, 47
 PR_CAP_AMBIENT_CLEAR_ALL = 4
 CAP_LAST = 63
@@ -226,6 +227,11 @@ def _child_g(msg, harness):
         libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
         limits = msg["limits"]
         _mount(None, "/", None, MS_REC | MS_PRIVATE)
+        # Its own /proc, as a cold child has: this pid namespace's processes only (/proc/1 is
+        # G, which holds nothing of the worker's), none of the worker's roots, descriptors or
+        # folders; read-only.
+        _mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, None)
+        _remount_readonly("/proc")
         tmp = f"size={int(limits['tmp_mb'])}m,nr_inodes=16384,mode=1777"
         _fresh_tmp(tmp)
         _mount("tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, tmp)
@@ -251,21 +257,10 @@ def _child_g(msg, harness):
         os._exit(126)
 
 
-def _limit_self(limits):
-    import resource as r
-
-    mb = 1024 * 1024
-    nproc = int(limits["nproc"]) + _tasks() - 2  # as a cold child: its bwrap init and itself
-    for key, value in (
-        (r.RLIMIT_AS, int(limits["memory_mb"]) * mb),
-        (r.RLIMIT_FSIZE, int(limits["fsize_mb"]) * mb),
-        (r.RLIMIT_NPROC, nproc),
-        (r.RLIMIT_CORE, 0),
-        (r.RLIMIT_NOFILE, 512),
-    ):
-        r.setrlimit(key, (value, value))
-    cpu = int(limits["cpu_seconds"])
-    r.setrlimit(r.RLIMIT_CPU, (cpu, cpu + 5))
+def _job_limits(limits):
+    """A job's limits with the process limit raised by the tasks this sandbox runs now (the
+    uid's count holds them, and C, G and H), less two (a cold child's bwrap init and itself)."""
+    return dict(limits, nproc=int(limits["nproc"]) + _tasks() + 3 - 2)
 
 
 def _child_h(limits, harness):
@@ -275,7 +270,7 @@ def _child_h(limits, harness):
         signal.signal(signal.SIGINT, signal.default_int_handler)
         for sig in (signal.SIGPIPE, signal.SIGXFSZ):
             signal.signal(sig, signal.SIG_IGN)  # as a fresh interpreter has them
-        _limit_self(limits)
+        harness.limit_self(limits)  # as a cold child's harness does
         chunks = []
         while True:
             chunk = os.read(JOB_FD, 1 << 20)
@@ -286,7 +281,7 @@ def _child_h(limits, harness):
         job = json.loads(b"".join(chunks))
         del chunks
         if job.get("probe"):
-            _probe(RECORD_FD)
+            _probe(RECORD_FD, limits)
         harness.run(job, RECORD_FD)
     except BaseException:  # noqa: BLE001
         pass
@@ -296,8 +291,10 @@ def _child_h(limits, harness):
 # -- the probe: does every promise above hold here? --------------------------------------------
 
 
-def _probe(fd):
+def _probe(fd, limits):
     """Write what fails among the isolation promises (an empty list: all hold), then end."""
+    import resource
+
     problems = []
 
     def status(field):
@@ -316,6 +313,38 @@ def _probe(fd):
         problems.append("keyrings are reachable")
     if os.getpid() != 2 or os.getppid() != 1:
         problems.append(f"not in a pid namespace of its own (pid {os.getpid()})")
+    if libc.unshare(CLONE_NEWUSER) == 0:
+        problems.append("a user namespace could be made")
+    # Its own /proc: this job's processes only, read-only, and pid 1 (G) shows nothing of the
+    # worker: its root's /tmp and /dev/shm are the job's own, its descriptors are gone or pipes.
+    pids = sorted(int(d) for d in os.listdir("/proc") if d.isdigit())
+    if pids != [1, 2]:
+        problems.append(f"/proc is not the job's own (it lists {pids[:8]})")
+    procs = [line.split() for line in open("/proc/self/mountinfo") if line.split()[4] == "/proc"]
+    if not procs or "ro" not in procs[-1][5].split(","):
+        problems.append("/proc is not mounted read-only")
+    for folder in ("/tmp", "/dev/shm"):
+        try:
+            if os.stat(f"/proc/1/root{folder}").st_dev != os.stat(folder).st_dev:
+                problems.append(f"/proc/1/root{folder} is not the job's own {folder}")
+        except OSError:
+            pass  # not reachable at all: fine
+    try:
+        for entry in os.listdir("/proc/1/fd"):
+            target = os.readlink(f"/proc/1/fd/{entry}")
+            if target.startswith("/") and not target.startswith(("/dev/null", "/memfd:")):
+                problems.append(f"/proc/1/fd/{entry} leads to {target}")
+    except OSError:
+        pass
+    mb = 1024 * 1024
+    for name, want in (
+        ("RLIMIT_AS", int(limits["memory_mb"]) * mb),
+        ("RLIMIT_FSIZE", int(limits["fsize_mb"]) * mb),
+        ("RLIMIT_NPROC", int(limits["nproc"])),
+        ("RLIMIT_CPU", int(limits["cpu_seconds"])),
+    ):
+        if resource.getrlimit(getattr(resource, name))[0] != want:
+            problems.append(f"{name} is not the job's limit")
     binds = {p.split("/")[2] for p in _binds_below_tmp()}  # library folders bound under /tmp
     for folder, allowed in (("/tmp", binds), ("/dev/shm", set())):
         if set(os.listdir(folder)) - allowed:
@@ -349,6 +378,7 @@ def _probe(fd):
 
 def _run(ctl, msg, fds, harness):
     """Run one job; report its exit status once every process of it has ended."""
+    msg = dict(msg, limits=_job_limits(msg["limits"]))
     c = os.fork()
     if c == 0:
         ctl.close()
@@ -408,7 +438,7 @@ def _self_test(ctl, harness, limits):
     c = os.fork()
     if c == 0:
         ctl.close()
-        _child_c({"limits": limits}, [job, w, out_w, out_w], harness)
+        _child_c({"limits": _job_limits(limits)}, [job, w, out_w, out_w], harness)
     for fd in (job, w, out_w):
         os.close(fd)
     with os.fdopen(r, "rb") as f:

@@ -175,6 +175,9 @@ def test_corpus_scores_match_expected(corpus_run, name):
         by_id = {c["id"]: c["got"].get("raised") for c in fns[fn]["cases"]}
         for case_id, r in raised.items():
             assert by_id[case_id] == r
+    for fn, text in exp.get("case_says", {}).items():  # some case's outcome message says it
+        said = [str(c["got"].get("message")) for c in fns[fn]["cases"]]
+        assert any(text in m for m in said), (fn, text, said[:3])
     for fn, text in exp.get("function_error", {}).items():
         assert text in (fns[fn]["error"] or ""), fns[fn]["error"]
     if "error" in exp:
