@@ -292,6 +292,8 @@ class Grader:
         prog, ex = w.program, w.execution
         if prog is not None:
             res.warnings += prog.warnings
+        if ex is not None and ex.budget_exhausted:
+            res.warnings.append(ex.budget_exhausted)
         if ex is not None:
             res.runs, res.seconds, res.stdout, res.stderr, res.notes = (
                 ex.runs,
@@ -451,6 +453,7 @@ class Grader:
             else "course secret",
             "limits": {
                 "timeout_s": self.limits.timeout,
+                "budget_s": self.limits.submission_budget,
                 "memory_mb": self.limits.memory_mb,
                 "processes": self.limits.nproc,
                 "file_size_mb": self.limits.fsize_mb,
@@ -542,9 +545,23 @@ def _progress(total: int):
 # -- commands ----------------------------------------------------------------------------------
 
 
+def _add_budget_option(parser: argparse.ArgumentParser) -> None:
+    """`drills grade` and `drills check` share the per-submission time budget."""
+    parser.add_argument(
+        "--budget",
+        type=float,
+        default=None,
+        help="wall-clock seconds one submission's program may take in all, every call and "
+        "restart together; then its remaining cases fail 'time budget exhausted' "
+        f"(default: {sandbox.BUDGET_STEPS} x --timeout)",
+    )
+
+
 def _limits(args: argparse.Namespace) -> sandbox.Limits:
     return sandbox.Limits(
-        timeout=float(args.timeout), memory_mb=int(getattr(args, "memory", DEFAULT_MEMORY_MB))
+        timeout=float(args.timeout),
+        memory_mb=int(getattr(args, "memory", DEFAULT_MEMORY_MB)),
+        budget=getattr(args, "budget", None),
     )
 
 
@@ -707,6 +724,9 @@ def peak_rss_mb() -> float:
 
 def _grade_cmd(args: argparse.Namespace) -> int:
     out = Path(args.out)
+    if args.budget is not None and args.budget <= 0:
+        print("drills grade: --budget must be > 0", file=sys.stderr)
+        return 2
     if args.jobs < 1 or args.timeout <= 0 or args.memory < 256:
         print("drills grade: --jobs must be >= 1, --timeout > 0, --memory >= 256", file=sys.stderr)
         return 2
@@ -776,6 +796,7 @@ def check_notebook(
     timeout: float = DEFAULT_TIMEOUT,
     grader: Grader | None = None,
     student: str | None = None,
+    budget: float | None = None,
 ) -> SubmissionResult:
     """Grade one notebook; ``result.error`` says why it could not be read, if so.
 
@@ -783,7 +804,7 @@ def check_notebook(
     own check); with one, exactly as `drills grade` seeds that student's submission.
     """
     grader = grader or Grader(
-        limits=sandbox.Limits(timeout=timeout), per_student=student is not None
+        limits=sandbox.Limits(timeout=timeout, budget=budget), per_student=student is not None
     )
     sid = seeds.student_id(student) if student is not None else submission.safe_id(path.stem)
     sub = submission.Submission(path=path, student=sid, assignment=assignment)
@@ -807,8 +828,8 @@ def _check_cmd(args: argparse.Namespace) -> int:
     if args.assignment and args.assignment not in assignments.MODULES:
         print(f"drills check: unknown assignment {args.assignment!r}", file=sys.stderr)
         return 2
-    if args.timeout <= 0:
-        print("drills check: --timeout must be > 0", file=sys.stderr)
+    if args.timeout <= 0 or (args.budget is not None and args.budget <= 0):
+        print("drills check: --timeout and --budget must be > 0", file=sys.stderr)
         return 2
     if not path.is_file():
         print(f"drills check: {path} is not a file", file=sys.stderr)
@@ -818,7 +839,9 @@ def _check_cmd(args: argparse.Namespace) -> int:
         if hasattr(stream, "reconfigure"):
             stream.reconfigure(errors="backslashreplace")
     try:
-        r = check_notebook(path, args.assignment, args.timeout, student=args.student)
+        r = check_notebook(
+            path, args.assignment, args.timeout, student=args.student, budget=args.budget
+        )
     except Exception as e:  # noqa: BLE001 (a learner gets a sentence, never a traceback)
         print(
             f"drills check: the grader failed on {path.name} ({_describe(e)}); "
@@ -903,6 +926,7 @@ def add_subcommands(sub) -> None:
         default=DEFAULT_TIMEOUT,
         help="seconds one cell or one call may take",
     )
+    _add_budget_option(g)
     g.add_argument(
         "--memory", type=int, default=DEFAULT_MEMORY_MB, help="address-space limit of a child, MB"
     )
@@ -946,6 +970,7 @@ def add_subcommands(sub) -> None:
         default=DEFAULT_TIMEOUT,
         help="seconds one cell or one call may take",
     )
+    _add_budget_option(c)
     c.set_defaults(func=_check_cmd)
 
     w = sub.add_parser(

@@ -1018,6 +1018,7 @@ class Execution:
     notes: list[str] = field(
         default_factory=list
     )  # what went wrong with children (for results.json)
+    budget_exhausted: str | None = None  # for the learner: the time budget stopped the program
 
 
 def _why(run: ChildRun, limits: Limits) -> tuple[str, str]:
@@ -1164,6 +1165,12 @@ def execute(
                     if spent
                     else "not run: the program kept stopping",
                 }
+    if spent:
+        ex.budget_exhausted = (
+            f"{BUDGET_EXHAUSTED}: your program ran for {limits.submission_budget:g} s in all "
+            "(every call and restart of one submission together), so the checks it had not "
+            "finished failed; does a call sleep, wait or recurse deeply?"
+        )
     ex.seconds = time.monotonic() - t0
     ex.stdout = "".join(out_parts)[: limits.output_chars]
     ex.stderr = "".join(err_parts)[: limits.output_chars]

@@ -395,15 +395,8 @@ class WorkerPool:
                 t = threading.Thread(target=start_and_stay, args=(slot, preload), daemon=True)
                 t.start()
 
-    def run_child(
-        self,
-        job: dict,
-        iso: Isolation,
-        limits: Limits,
-        slot: int = 0,
-        cpu_seconds: int = 600,
-        deadline: float | None = None,
-    ) -> ChildRun:
+    def run_child(self, job, iso, limits, slot=0, cpu_seconds=600, deadline=None) -> ChildRun:
+        """:func:`sandbox.run_child` (the same arguments), in the slot's warm worker if it can."""
         w = self._worker(slot, preload_for(job.get("setup", [])))
         if w is not None:
             try:
