@@ -61,6 +61,10 @@ class CaseResult:
     seconds: float = 0.0
     inputs: dict | None = None  # encoded args/kwargs (shown for public cases only)
     kind: str = "value"  # "value" | "edge" | "invalid" (see spec)
+    # The learner's code had been called on a generated input before this case, in the same
+    # process: what it returned or raised here may carry that input (kept in a global), so
+    # even for a fixed case feedback does not show it (see shows_got).
+    after_generated: bool = False
 
 
 @dataclass
@@ -116,6 +120,8 @@ class FunctionResult:
                 c["inputs"] = None
                 if for_learner:
                     c["expected"] = c["got"] = None
+            if for_learner and c.get("after_generated") and not show_hidden:
+                c["got"] = None
         if for_learner and not show_hidden:
             for diag in d["diagnoses"]:
                 diag["detail"] = ""
@@ -458,6 +464,7 @@ def diagnose_all(
     got: list[dict],
     mutants: Mapping[str, list[dict]],
     arg_names: list[str] | tuple[str, ...] = (),
+    tainted: list[bool] | None = None,
 ) -> list[Diagnosis]:
     """At most three diagnoses, the conceptual ones first, each group ordered by the points it costs.
 
@@ -466,6 +473,8 @@ def diagnose_all(
     Invalid-input failures are matched against the validation mistakes, and shown
     only after a conceptual diagnosis, or alone when every value and edge case passes:
     a learner whose formula is wrong hears about the formula first, or nothing.
+    ``tainted[i]``: case i's outcome may carry a generated input (a generated case, or one
+    run after one); an error shape on such cases names nothing of them (see shapes).
     """
     worth = case_points(fspec, points)
     failed = {
@@ -496,7 +505,7 @@ def diagnose_all(
                 for i in value_failed
             ],
             arg_names,
-            [fspec.cases[i].hidden for i in value_failed],
+            [fspec.cases[i].hidden or bool(tainted and tainted[i]) for i in value_failed],
         )
         if found is not None:
             first = [
@@ -526,13 +535,17 @@ def score(
     got: list[dict],
     times: list[float] | None,
     mutants: Mapping[str, list[dict]],
+    after_generated: bool = False,
 ) -> FunctionResult:
     """Verdicts, the score (points x Σ_kind share x weighted fraction passed, 2 decimals), diagnoses.
 
     ``mutants`` is read only when some case fails (it may be computed lazily).
+    ``after_generated``: the learner's code met a generated input before this function's
+    first case in the same process (an earlier function's cases): see CaseResult.
     """
     times = times or [0.0] * len(inputs)
     cases = []
+    seen = after_generated
     for case, inp, e, g, t in zip(fspec.cases, inputs, expected, got, times):
         ok = same_outcome(e, g, case.rtol, case.atol)
         cases.append(
@@ -547,8 +560,10 @@ def score(
                 seconds=round(t, 6),
                 inputs={"args": inp["args"], "kwargs": inp["kwargs"]},
                 kind=case.kind,
+                after_generated=seen,
             )
         )
+        seen = seen or case.hidden
     attempted = not all(g.get("raised") == "NotImplementedError" for g in got)
     passed = [c.passed for c in cases] if attempted else [False] * len(cases)
     fraction = weighted_fraction(fspec, passed) if fspec.cases else 0.0
@@ -564,7 +579,14 @@ def score(
     )
     if attempted and fraction < 1.0:
         result.diagnoses = diagnose_all(
-            fspec, points, inputs, expected, got, mutants, _arg_names(assignment, fspec.name)
+            fspec,
+            points,
+            inputs,
+            expected,
+            got,
+            mutants,
+            _arg_names(assignment, fspec.name),
+            [c.hidden or c.after_generated for c in cases],
         )
         if result.diagnoses:
             result.mistake, result.diagnosis = result.diagnoses[0].id, result.diagnoses[0].text
@@ -590,8 +612,12 @@ def grade_function(
     secret: str | None = None,
     student: str | None = None,
     root: Path | None = None,
+    after_generated: bool = False,
 ) -> FunctionResult:
-    """Grade one function object in this process (the in-kernel engine)."""
+    """Grade one function object in this process (the in-kernel engine).
+
+    ``after_generated``: learner code in this process was already called on generated
+    inputs (an earlier hidden-test cell): see CaseResult.after_generated."""
     from autograder import notebook
 
     fspec = assignments.get(assignment).function(name)
@@ -609,7 +635,9 @@ def grade_function(
         got,
         times,
         LazyMistakes(assignment, name, inputs, root),
+        after_generated,
     )
+
 
 
 # -- feedback text -----------------------------------------------------------------------------
@@ -634,7 +662,7 @@ def feedback_text(r: FunctionResult, show_hidden: bool = False, max_cases: int =
         if shows_values(c, show_hidden):
             lines.append(f"      inputs:   {_render_inputs(c.inputs)}")
             lines.append(f"      expected: {render_outcome(c.expected)}")
-            lines.append(f"      got:      {render_outcome(c.got)}")
+            lines.append(f"      got:      {render_got(c, show_hidden)}")
     if len(failed) > max_cases:
         lines.append(f"  … and {len(failed) - max_cases} more failed checks")
     return "\n".join(lines)
@@ -668,6 +696,20 @@ def shows_values(c: CaseResult, show_hidden: bool = False) -> bool:
     and the case's note are always shown; the values stay in results.json.
     """
     return not c.hidden or show_hidden
+
+
+GOT_NOT_SHOWN = (
+    "(not shown: your code had already been called on a generated input, which your result "
+    "here could carry; run this case in your notebook to see it)"
+)
+
+
+def render_got(c: CaseResult, show_hidden: bool = False) -> str:
+    """The learner's outcome on a case whose values are shown (:func:`shows_values`): not on
+    a fixed case run after a generated one (``after_generated``), unless ``show_hidden``."""
+    if c.after_generated and not show_hidden:
+        return GOT_NOT_SHOWN
+    return render_outcome(c.got)
 
 
 def _render_inputs(inputs: Any) -> str:

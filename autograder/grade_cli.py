@@ -304,6 +304,12 @@ class Grader:
             )
         if w.crash:
             res.error = f"the grader failed on this submission: {w.crash}"
+        # The child calls the functions in this order, each on its cases in order: from the
+        # first generated case on, what the learner's code returns may carry its input.
+        after_generated, seen = {}, False
+        for name in ex.functions if ex is not None else ():
+            after_generated[name] = seen
+            seen = seen or any(c.hidden for c in prep.specs[name].cases)
         for name in prep.names:
             pts = prep.points[name]
             fspec = prep.specs[name]
@@ -334,6 +340,7 @@ class Grader:
                     fr.outcomes,
                     fr.seconds,
                     cases.mutants[name],
+                    after_generated.get(name, True),
                 )
             )
         if self.isolation.reduced:

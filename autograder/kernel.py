@@ -28,6 +28,11 @@ import io
 from autograder.evaluate import feedback_text, grade_function
 from autograder.seeds import autograde_student
 
+# Has a hidden-test cell of this kernel called the learner's code on generated inputs? The
+# kernel keeps the learner's globals from one cell to the next, so what a later cell's fixed
+# cases return may carry them (their values are then not printed).
+_GENERATED_SEEN = [False]
+
 
 def grade_cell(assignment: str, function: str, fn, points: float | None = None) -> float:
     """Grade ``fn`` against the cases of ``assignment``/``function``; return the points earned."""
@@ -35,7 +40,11 @@ def grade_cell(assignment: str, function: str, fn, points: float | None = None) 
     with contextlib.redirect_stderr(err):
         try:
             student = autograde_student(assignment)
-            result = grade_function(assignment, function, fn, points=points, student=student)
+            seen = _GENERATED_SEEN[0]
+            result = grade_function(
+                assignment, function, fn, points=points, student=student, after_generated=seen
+            )
+            _GENERATED_SEEN[0] = _GENERATED_SEEN[0] or any(c.hidden for c in result.cases)
         except Exception as e:  # noqa: BLE001 (never a traceback in a graded cell)
             print(f"{function}: could not be graded ({type(e).__name__}: {e})")
             return 0.0

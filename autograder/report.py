@@ -43,6 +43,7 @@ from autograder.evaluate import (
     _render_inputs,
     diagnosis_line,
     kinds_text,
+    render_got,
     shows_values,
 )
 
@@ -385,7 +386,7 @@ def feedback_html(r: SubmissionResult, show_hidden: bool = False) -> str:
             for c in failed:
                 if shows_values(c, show_hidden):
                     inputs = _render_inputs(c.inputs)
-                    expected, got = render_outcome(c.expected), render_outcome(c.got)
+                    expected, got = render_outcome(c.expected), render_got(c, show_hidden)
                 else:
                     inputs = "(hidden: generated for grading)"
                     expected = got = "(hidden)"

@@ -1,0 +1,155 @@
+"""Feedback that carries nothing of a generated case: the leak attack of issue 17, finding 2.
+
+tests/fixtures/corpus/leaks_generated_inputs.ipynb is right on the notebook's own inputs
+and, on a generated one, `forward_kl` raises an error whose message spells the input and
+`reverse_kl` returns the first entry of the first generated input on every generated case.
+Error shapes used to quote the message ("raised ValueError (\"LEAK policy=[0.0749…\")") and
+the number returned ("you returned 0.690981 on every failing check"): graded again with the
+same secret and student id, the generated inputs are the same, so a learner reading them
+fills a lookup table and passes every generated case. `reverse_kl` also returns that number
+on a *fixed* case that comes after the generated ones (`within-tolerance`, whose inputs have
+more than two decimals): a fixed case's value, shown until then, carried a generated input.
+
+Every path that shows feedback to a learner is probed for any generated input of that
+student under that secret: the feedback page, `drills check` (text and --json), the
+notebook widget, nbgrader's hidden-test cell output and Gradescope's results. The
+instructor's views (results.json, --show-hidden) must still hold them: that is what shows
+the probe would see a leak.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import re
+import shutil
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from autograder import assignments, evaluate, gradescope, kernel, widgets
+from autograder.cli import main as drills
+from autograder.grade_cli import Grader, grade_course
+
+REPO = Path(__file__).resolve().parent.parent
+ATTACK = REPO / "tests" / "fixtures" / "corpus" / "leaks_generated_inputs.ipynb"
+A = "01_exact_kl"
+SECRET = "leak-secret-8c2d41"
+STUDENT = "mallory"
+
+
+def _floats(x) -> list[float]:
+    if isinstance(x, bool):
+        return []
+    if isinstance(x, (int, float)):
+        return [float(x)]
+    if isinstance(x, list):
+        return [v for item in x for v in _floats(item)]
+    if isinstance(x, dict):
+        return [v for item in x.values() for v in _floats(item)]
+    return []
+
+
+def generated_digits() -> set[str]:
+    """The first five significant digits of every number of a generated input of STUDENT
+    under SECRET that a notebook case could not also hold (more than two decimals)."""
+    out = set()
+    for f in assignments.get(A).functions:
+        for case, inp in zip(f.cases, evaluate.materialize(A, f, SECRET, STUDENT)):
+            if case.hidden:
+                out |= {
+                    f"{abs(x):.4e}".replace(".", "")[:5]
+                    for x in _floats(inp["args"])
+                    if round(x, 2) != x
+                }
+    assert len(out) > 20
+    return out
+
+
+def leaked(text: str, digits: set[str]) -> list[str]:
+    """The generated inputs whose leading digits start a number written in ``text``."""
+    numbers = {
+        t.replace(".", "").lstrip("0") for t in re.findall(r"\d+(?:\.\d+)?(?:e[-+]?\d+)?", text)
+    }
+    return sorted(d for d in digits if any(n.startswith(d) for n in numbers))
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory):
+    """The attack graded by `drills grade` (with and without --show-hidden) for STUDENT."""
+    tmp = tmp_path_factory.mktemp("leak")
+    folder = tmp / "submitted" / STUDENT / A
+    folder.mkdir(parents=True)
+    shutil.copyfile(ATTACK, folder / f"{A}.ipynb")
+    outs = {}
+    for show in (False, True):
+        out = tmp / f"out-{show}"
+        grade_course([tmp / "submitted"], out, Grader(secret=SECRET), show_hidden=show)
+        outs[show] = out
+    return tmp, outs
+
+
+def test_the_attack_reads_generated_inputs_where_an_instructor_may(graded):
+    """The instructor's results.jsonl and a --show-hidden page hold the generated inputs
+    (the learner's message, the number returned): the probe sees a leak where there is one."""
+    _, outs = graded
+    digits = generated_digits()
+    assert leaked((outs[False] / "results.jsonl").read_text(), digits)
+    assert leaked((outs[True] / "feedback" / STUDENT / f"{A}.html").read_text(), digits)
+
+
+def test_feedback_page_shows_no_generated_input(graded):
+    """The page a learner gets: the shape and the exception type, no message, no number."""
+    _, outs = graded
+    page = (outs[False] / "feedback" / STUDENT / f"{A}.html").read_text()
+    assert "raised ValueError on valid inputs" in page and "the same number" in page
+    # a fixed case run after a generated one: inputs and expected value, not the learner's
+    assert "not shown: your code had already been called on a generated input" in page
+    assert leaked(page, generated_digits()) == []
+
+
+def test_drills_check_shows_no_generated_input(monkeypatch, capsys):
+    """`drills check --student` (text and --json) and the widget that renders its report."""
+    monkeypatch.setenv("DRILLS_SECRET", SECRET)
+    digits = generated_digits()
+    assert drills(["check", str(ATTACK), "--student", STUDENT, "--assignment", A]) == 0
+    text = capsys.readouterr().out
+    assert "raised ValueError" in text and leaked(text, digits) == []
+    assert drills(["check", str(ATTACK), "--student", STUDENT, "--assignment", A, "--json"]) == 0
+    body = capsys.readouterr().out
+    assert leaked(body, digits) == []
+    assert leaked(widgets.render_report(json.loads(body), ATTACK), digits) == []
+    drills(["check", str(ATTACK), "--student", STUDENT, "--assignment", A, "--show-hidden"])
+    assert leaked(capsys.readouterr().out, digits), "--show-hidden is the instructor's view"
+
+
+def test_nbgrader_hidden_test_output_shows_no_generated_input(monkeypatch, tmp_path):
+    """The hidden-test cell's printout under nbgrader autograde (student from the folder)."""
+    monkeypatch.setenv("DRILLS_SECRET", SECRET)
+    where = tmp_path / "autograded" / STUDENT / A
+    where.mkdir(parents=True)
+    monkeypatch.chdir(where)
+    ns: dict = {}
+    nb = nbformat.read(str(ATTACK), as_version=4)
+    for c in nb.cells:
+        meta = c.get("metadata", {}).get("nbgrader", {})
+        if c.cell_type == "code" and (
+            meta.get("solution") or meta.get("grade_id") == "setup_imports"
+        ):
+            exec(compile(c.source, meta.get("grade_id", "cell"), "exec"), ns)  # noqa: S102
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        for name in ("forward_kl", "reverse_kl"):
+            kernel.grade_cell(A, name, ns[name])
+    text = printed.getvalue()
+    assert "raised ValueError" in text and leaked(text, generated_digits()) == []
+
+
+def test_gradescope_results_show_no_generated_input(graded):
+    """Gradescope's results.json, built from the results.jsonl line (which holds them)."""
+    _, outs = graded
+    item = json.loads((outs[False] / "results.jsonl").read_text().splitlines()[0])
+    body = json.dumps(gradescope.results_for(item, "visible", 1.0, ""), ensure_ascii=False)
+    assert leaked(body, generated_digits()) == []
