@@ -92,25 +92,116 @@ def same_outcome(expected: dict, got: dict, rtol: float, atol: float) -> bool:
     return close(expected["value"], got["value"], rtol, atol)
 
 
-def render(j: Any, limit: int = 400) -> str:
-    """A short human-readable form of an encoded value for feedback."""
+def render(j: Any, limit: int = 400, digits: int = 6, start: int = 0) -> str:
+    """A short human-readable form of an encoded value for feedback: numbers to ``digits``
+    significant digits; of a long array, 8 values from flat index ``start`` on."""
     n = numeric(j)
     if n is not None:
         shape, vals = n
-        txt = ", ".join(f"{v:.6g}" for v in vals[:8]) + (", …" if len(vals) > 8 else "")
+        start = max(0, min(start, len(vals) - 8))
+        shown = vals[start : start + 8]
+        txt = ", ".join(f"{v:.{digits}g}" for v in shown)
+        txt = ("…, " if start else "") + txt + (", …" if start + 8 < len(vals) else "")
         out = txt if shape == () else f"[{txt}] (shape {tuple(shape)})"
     elif isinstance(j, dict) and "$obj" in j:
         out = (
             j["$obj"]
             + "("
-            + ", ".join(f"{k}={render(v, 80)}" for k, v in j["fields"].items())
+            + ", ".join(f"{k}={render(v, 80, digits)}" for k, v in j["fields"].items())
             + ")"
         )
     elif isinstance(j, list):
-        out = "[" + ", ".join(render(v, 60) for v in j) + "]"
+        out = "[" + ", ".join(render(v, 60, digits) for v in j) + "]"
     else:
         out = repr(j)
     return out if len(out) <= limit else out[: limit - 1] + "…"
+
+
+def _numbers_in(j: Any) -> list[float]:
+    """Every number of an encoded value, in order (fields of an object, items of a dict)."""
+    n = numeric(j)
+    if n is not None:
+        return n[1]
+    if isinstance(j, dict) and "$obj" in j:
+        return [x for v in j["fields"].values() for x in _numbers_in(v)]
+    if isinstance(j, dict) and "$dict" in j:
+        return [x for v in j["$dict"].values() for x in _numbers_in(v)]
+    if isinstance(j, list):
+        return [x for v in j for x in _numbers_in(v)]
+    return []
+
+
+def _differs(a: float, b: float) -> bool:
+    return not (a == b or (math.isnan(a) and math.isnan(b)))
+
+
+def render_pair(expected: dict, got: dict) -> tuple[str, str, str]:
+    """An expected and a computed outcome rendered so that they never print the same when they
+    differ: as many digits as it takes (up to 17), a long array shown from its first difference,
+    and a note with the largest absolute and relative difference ("" when there is none)."""
+    if "raised" in expected or "raised" in got or "value" not in got:
+        return render_outcome(expected), render_outcome(got), ""
+    e, g, where = _focus(expected.get("value"), got["value"])
+    ne, ng = numeric(e), numeric(g)
+    start = 0
+    if ne is not None and ng is not None and ne[0] == ng[0]:
+        diffs = [i for i, (a, b) in enumerate(zip(ne[1], ng[1])) if _differs(a, b)]
+        start = diffs[0] if diffs and diffs[0] >= 8 else 0
+    for digits in (6, 8, 10, 12, 14, 17):
+        te, tg = render(e, digits=digits, start=start), render(g, digits=digits, start=start)
+        if te != tg:
+            break
+    note = ""
+    a, b = _numbers_in(e), _numbers_in(g)
+    if te == tg:
+        note = "the values print the same but differ in type or structure"
+    elif a and len(a) == len(b):
+        pairs = [(x, y) for x, y in zip(a, b) if _differs(x, y)]
+        finite = [(x, y) for x, y in pairs if math.isfinite(x) and math.isfinite(y)]
+        if finite and len(finite) == len(pairs):
+            worst = max(abs(y - x) for x, y in finite)
+            rel = (
+                max(abs(y - x) / abs(x) for x, y in finite if x)
+                if any(x for x, _ in finite)
+                else None
+            )
+            note = f"largest difference {worst:.2g}" + (
+                f" (relative {rel:.2g})" if rel is not None else ""
+            )
+        if start:
+            note = (
+                note + "; " if note else ""
+            ) + f"shown from the first difference, at flat index {start}"
+    if where:
+        note = where + (f": {note}" if note else "")
+    return te, tg, note
+
+
+def _focus(e: Any, g: Any, where: str = "") -> tuple[Any, Any, str]:
+    """The parts of two encoded values where they first differ: an item of two lists of the
+    same length that are not plain numbers, the differing fields of two objects of one type."""
+    if numeric(e) is None and isinstance(e, list) and isinstance(g, list) and len(e) == len(g):
+        diff = [k for k, (a, b) in enumerate(zip(e, g)) if a != b]
+        if diff:
+            k = diff[0]
+            more = f" (and {len(diff) - 1} more)" if len(diff) > 1 else ""
+            return _focus(e[k], g[k], f"{where}item {k}{more}, ")
+    if (
+        isinstance(e, dict)
+        and isinstance(g, dict)
+        and "$obj" in e
+        and e.get("$obj") == g.get("$obj")
+        and isinstance(g.get("fields"), dict)
+        and set(e["fields"]) == set(g["fields"])
+    ):
+        keys = [k for k in e["fields"] if e["fields"][k] != g["fields"][k]]
+        if keys and len(keys) < len(e["fields"]):
+
+            def pick(o: dict) -> dict:
+                return {"$obj": o["$obj"], "fields": {k: o["fields"][k] for k in keys}}
+
+            return pick(e), pick(g), f"{where}fields that differ"
+    return e, g, where.rstrip(", ")
 
 
 def render_outcome(o: dict) -> str:

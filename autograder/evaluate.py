@@ -26,7 +26,7 @@ from typing import Any
 
 from autograder import assignments, reference, seeds, shapes
 from autograder.codec import encode, outcome_of
-from autograder.compare import render_outcome, same_outcome
+from autograder.compare import render_outcome, render_pair, same_outcome
 from autograder.spec import KIND_LABELS, KINDS, Case, FunctionSpec, Mistake
 
 _LEAVES = (str, int, float, bool, type(None))
@@ -661,8 +661,11 @@ def feedback_text(r: FunctionResult, show_hidden: bool = False, max_cases: int =
         lines.append(f"  ✗ {c.id}: {label}")
         if shows_values(c, show_hidden):
             lines.append(f"      inputs:   {_render_inputs(c.inputs)}")
-            lines.append(f"      expected: {render_outcome(c.expected)}")
+            lines.append(f"      expected: {render_expected(c, show_hidden)}")
             lines.append(f"      got:      {render_got(c, show_hidden)}")
+            note = difference_note(c, show_hidden)
+            if note:
+                lines.append(f"      ({note})")
     if len(failed) > max_cases:
         lines.append(f"  … and {len(failed) - max_cases} more failed checks")
     return "\n".join(lines)
@@ -709,7 +712,22 @@ def render_got(c: CaseResult, show_hidden: bool = False) -> str:
     a fixed case run after a generated one (``after_generated``), unless ``show_hidden``."""
     if c.after_generated and not show_hidden:
         return GOT_NOT_SHOWN
-    return render_outcome(c.got)
+    return render_pair(c.expected, c.got)[1]
+
+
+def render_expected(c: CaseResult, show_hidden: bool = False) -> str:
+    """The expected outcome, with as many digits as it takes not to print like the learner's
+    value beside it (when that value is shown)."""
+    if c.after_generated and not show_hidden:
+        return render_outcome(c.expected)
+    return render_pair(c.expected, c.got)[0]
+
+
+def difference_note(c: CaseResult, show_hidden: bool = False) -> str:
+    """How far the learner's shown value is from the expected one ("" when not shown)."""
+    if c.passed or (c.after_generated and not show_hidden):
+        return ""
+    return render_pair(c.expected, c.got)[2]
 
 
 def _render_inputs(inputs: Any) -> str:

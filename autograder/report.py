@@ -36,13 +36,13 @@ from pathlib import Path
 from typing import Any
 
 from autograder import sandbox
-from autograder.compare import render_outcome
 from autograder.evaluate import (
     CaseResult,
     FunctionResult,
     _render_inputs,
     diagnosis_line,
     kinds_text,
+    render_expected,
     render_got,
     shows_values,
 )
@@ -386,7 +386,7 @@ def feedback_html(r: SubmissionResult, show_hidden: bool = False) -> str:
             for c in failed:
                 if shows_values(c, show_hidden):
                     inputs = _render_inputs(c.inputs)
-                    expected, got = render_outcome(c.expected), render_got(c, show_hidden)
+                    expected, got = render_expected(c, show_hidden), render_got(c, show_hidden)
                 else:
                     inputs = "(hidden: generated for grading)"
                     expected = got = "(hidden)"

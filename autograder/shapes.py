@@ -44,6 +44,10 @@ from typing import Any
 FailingCase = tuple[dict, dict, dict, float, float]
 
 LN2, LN10 = math.log(2.0), math.log(10.0)
+# A factor within 0.1 % of 1 is a near miss (float noise, a stabiliser), not a wrong constant:
+# it would print as "1×" and contradict the failure beside it.
+NEAR_ONE = 1e-3
+
 CONSTANTS = (
     (2.0, "2", "a factor 2 is extra (or a ½ is missing)"),
     (0.5, "½", "a factor 2 is missing (or a ½ is extra)"),
@@ -437,6 +441,8 @@ def _factor(cases, pairs, points, distinct, names) -> Shape | None:
         return _per_row_factor(cases, pairs, names)
     c0 = factors[0]
     constant = all(abs(c - c0) <= 1e-6 * abs(c0) for c in factors)
+    if constant and abs(c0 - 1) < NEAR_ONE:
+        return None  # a near miss, not a factor: never "every value is 1× the expected one"
     if not constant:
         return _named_length(cases, factors, names) or _per_row_factor(cases, pairs, names)
     for value, label, advice in CONSTANTS:
