@@ -25,8 +25,6 @@ K8S = ROOT / "deploy" / "k8s"
 A = "01_exact_kl"
 N = 2
 
-pytestmark = pytest.mark.slow
-
 
 @pytest.fixture(scope="module")
 def course(tmp_path_factory) -> Path:
@@ -57,6 +55,7 @@ def _rows(out: Path) -> list[str]:
     return (out / "grades.csv").read_text().splitlines()
 
 
+@pytest.mark.slow
 def test_slurm_array_tasks_and_merge_grade_every_submission_once(course):
     """grade-shard.sbatch as array tasks 1..2, then merge.sbatch: one gradebook with every
     submission once, each shard in its own folder?"""
@@ -76,7 +75,7 @@ def test_slurm_array_tasks_and_merge_grade_every_submission_once(course):
     assert [r.split(",")[3] for r in rows[1:]] == ["ann", "ben", "cid"]
 
 
-def test_slurm_task_outside_an_array_is_refused(course):
+def test_slurm_task_outside_an_array_is_refused():
     """Run without SLURM_ARRAY_TASK_ID: does the script stop with a message, grading nothing?"""
     p = subprocess.run(
         ["bash", str(SLURM / "grade-shard.sbatch")],
@@ -85,6 +84,154 @@ def test_slurm_task_outside_an_array_is_refused(course):
         text=True,
     )
     assert p.returncode != 0 and "job array" in p.stderr
+
+
+def test_slurm_task_with_an_unreadable_secret_stops_before_grading(tmp_path):
+    """A secret file that this node cannot see (not on shared storage): does the task stop at
+    once naming the file, instead of grading with the wrong secret or a long traceback?"""
+    p = subprocess.run(
+        ["bash", str(SLURM / "grade-shard.sbatch")],
+        env=_env(
+            COURSE_DIR=str(ROOT),
+            SHARDS="2",
+            SLURM_ARRAY_TASK_ID="1",
+            OUT_ROOT=str(tmp_path / "graded"),
+            DRILLS_SECRET_FILE=str(tmp_path / "elsewhere.secret"),
+        ),
+        capture_output=True,
+        text=True,
+    )
+    assert p.returncode == 2 and "elsewhere.secret" in p.stderr, p.stderr
+    assert not (tmp_path / "graded").exists()
+
+
+# -- submit.sh, with stand-ins for sbatch and squeue that record what they are asked -------------
+
+FAKE_SBATCH = r"""#!/usr/bin/env bash
+n=$(( $(cat "$FAKE/count" 2>/dev/null || echo 0) + 1 )); echo "$n" > "$FAKE/count"
+{ printf '%s\n' "$@"; echo "SECRET_FILE=${SECRET_FILE-unset}"; echo "SUBMITTED=$SUBMITTED"
+  echo "OUT_ROOT=$OUT_ROOT"; echo "umask=$(umask)"; } > "$FAKE/sbatch-$n"
+echo "$((4240 + n));cluster-a"
+"""
+FAKE_SQUEUE = r"""#!/usr/bin/env bash
+echo "$@" > "$FAKE/squeue-args"; cat "$FAKE/queue" 2>/dev/null || true
+"""
+
+
+@pytest.fixture
+def fake_slurm(tmp_path):
+    """(environment for submit.sh, folder where the stand-ins write what they were asked)."""
+    fake = tmp_path / "fake"
+    (fake / "bin").mkdir(parents=True)
+    for name, text in (("sbatch", FAKE_SBATCH), ("squeue", FAKE_SQUEUE)):
+        (fake / "bin" / name).write_text(text)
+        (fake / "bin" / name).chmod(0o755)
+    sub = tmp_path / "submitted" / "ann" / A
+    sub.mkdir(parents=True)
+    (sub / f"{A}.ipynb").write_text("{}")
+    (tmp_path / "course.secret").write_text("s3cret\n")
+    env = _env(
+        FAKE=str(fake),
+        COURSE_DIR=str(ROOT),
+        SHARDS="3",
+        SUBMITTED=str(tmp_path / "submitted"),
+        OUT_ROOT=str(tmp_path / "graded"),
+        SECRET_FILE=str(tmp_path / "course.secret"),
+    )
+    env["PATH"] = f"{fake / 'bin'}{os.pathsep}{env['PATH']}"
+    return env, fake
+
+
+def _submit(env: dict[str, str], *args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        ["bash", str(SLURM / "submit.sh"), *args], env=env, cwd=cwd, capture_output=True, text=True
+    )
+
+
+def _calls(fake: Path) -> list[list[str]]:
+    return [
+        (fake / f"sbatch-{n}").read_text().splitlines()
+        for n in range(1, 10)
+        if (fake / f"sbatch-{n}").exists()
+    ]
+
+
+def test_submit_strips_the_cluster_from_job_ids_and_passes_sbatch_options_to_both_jobs(
+    fake_slurm, tmp_path
+):
+    """`sbatch --parsable` may print "id;cluster": was "4241;cluster-a" put into the merge's
+    dependency? Do SBATCH_EXTRA and the options after `--` reach both jobs, with the merge
+    cancelled when a task fails and the logs appended under OUT_ROOT/logs, private?"""
+    env, fake = fake_slurm
+    env["SBATCH_EXTRA"] = "--account=ml101 --partition=short"
+    p = _submit(env, "--", "--qos=exam", "--cpus-per-task=4")
+    assert p.returncode == 0, p.stderr
+    grade, merge = _calls(fake)
+    logs = tmp_path / "graded" / "logs"
+    for call in (grade, merge):
+        for opt in ("--account=ml101", "--partition=short", "--qos=exam", "--cpus-per-task=4"):
+            assert opt in call
+        assert "--open-mode=append" in call and "umask=0077" in call
+    assert f"--output={logs}/drills-grade-%A_%a.log" in grade and "--array=1-3" in grade
+    assert f"--output={logs}/drills-merge-%j.log" in merge
+    assert "--dependency=afterok:4241" in merge and "--kill-on-invalid-dep=yes" in merge
+    assert "grading: job 4241 (array 1-3); merge: job 4242" in p.stdout
+    assert oct(logs.stat().st_mode & 0o777) == "0o700"
+    assert (logs / "jobs").read_text().split() == ["4241", "4242"]
+
+
+def test_submit_hands_the_tasks_the_secret_instructors_export(fake_slurm, tmp_path):
+    """The README tells instructors to export DRILLS_SECRET_FILE or DRILLS_SECRET; the recipe
+    used to ignore both and look for $COURSE_DIR/course.secret. Do the tasks get them now?"""
+    env, fake = fake_slurm
+    del env["SECRET_FILE"]
+    env["DRILLS_SECRET_FILE"] = "course.secret"  # relative to where submit.sh runs
+    assert _submit(env, cwd=tmp_path).returncode == 0
+    assert f"SECRET_FILE={tmp_path / 'course.secret'}" in _calls(fake)[0]
+    (fake / "count").unlink()
+    env["DRILLS_SECRET"] = "from-the-environment"  # drills reads it before DRILLS_SECRET_FILE
+    (tmp_path / "graded" / "logs" / "jobs").unlink()
+    assert _submit(env, cwd=tmp_path).returncode == 0
+    assert "SECRET_FILE=" in _calls(fake)[0]  # empty: the task's drills reads $DRILLS_SECRET
+
+
+@pytest.mark.parametrize(
+    "change, says",
+    [
+        ({"SECRET_FILE": None}, "no course secret"),
+        ({"SECRET_FILE": "/nonexistent/course.secret"}, "cannot read the secret file"),
+        ({"SUBMITTED": "/nonexistent/submitted"}, "does not exist"),
+        ({"COURSE_DIR": "/tmp"}, ".venv/bin/drills"),
+        ({"SHARDS": "0"}, "positive whole number"),
+    ],
+    ids=["no-secret", "unreadable-secret", "no-submissions", "no-venv", "zero-shards"],
+)
+def test_submit_refuses_to_queue_what_every_task_would_fail_on(fake_slurm, change, says):
+    """A missing secret, submissions or venv made every task fail within seconds and the merge
+    hang: does submit.sh now refuse, saying what is missing, without calling sbatch?"""
+    env, fake = fake_slurm
+    for k, v in change.items():
+        if v is None:
+            env.pop(k)
+        else:
+            env[k] = v
+    p = _submit(env)
+    assert p.returncode == 2 and says in p.stderr, p.stderr
+    assert _calls(fake) == []
+
+
+def test_submit_refuses_while_the_previous_submission_still_runs(fake_slurm):
+    """Two tasks grading one shard folder at once clash: with jobs of the previous submission
+    into OUT_ROOT still queued, is nothing queued and the way out (wait or scancel) given?"""
+    env, fake = fake_slurm
+    assert _submit(env).returncode == 0
+    (fake / "queue").write_text("4241_2 RUNNING\n")
+    p = _submit(env)
+    assert p.returncode == 2 and "scancel 4241 4242" in p.stderr, p.stderr
+    assert (fake / "squeue-args").read_text().split()[-1] == "4241,4242"
+    assert len(_calls(fake)) == 2
+    (fake / "queue").unlink()  # they ended: the same command resubmits
+    assert _submit(env).returncode == 0 and len(_calls(fake)) == 4
 
 
 def _manifest(name: str) -> dict:
@@ -106,6 +253,7 @@ def test_indexed_job_manifest_is_an_indexed_job_with_one_index_per_shard():
     assert {e["name"]: e["value"] for e in merge["env"]}["SHARDS"] == env["SHARDS"]
 
 
+@pytest.mark.slow
 def test_indexed_job_pods_and_merge_grade_every_submission_once(course):
     """The container scripts run as pods 0..1 would (volume paths mapped to a temp folder),
     then the merge Job's script: the same gradebook as the Slurm recipe's?"""

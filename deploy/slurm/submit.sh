@@ -45,8 +45,8 @@ fi
 COURSE_DIR="$(cd "$COURSE_DIR" && pwd)"
 SHARDS="${SHARDS:-8}"
 [[ "$SHARDS" =~ ^[1-9][0-9]*$ ]] || die "SHARDS must be a positive whole number, not '$SHARDS'"
-SUBMITTED="$(abspath "${SUBMITTED:-$COURSE_DIR/submitted}")"
-OUT_ROOT="$(abspath "${OUT_ROOT:-$COURSE_DIR/graded}")"
+SUBMITTED="${SUBMITTED:-$COURSE_DIR/submitted}"
+OUT_ROOT="${OUT_ROOT:-$COURSE_DIR/graded}"
 command -v sbatch >/dev/null || die "sbatch is not on PATH: run this on a Slurm login node"
 
 # The venv and its base Python (a venv links to the Python it was made from).
@@ -61,6 +61,7 @@ if [ -d "$SUBMITTED" ]; then
 elif [ ! -f "$SUBMITTED" ]; then
     die "SUBMITTED=$SUBMITTED does not exist (set SUBMITTED to the folder of submitted/<student>/<assignment>/)"
 fi
+SUBMITTED="$(abspath "$SUBMITTED")"
 
 # The secret: resolved here once, so that every task uses the same one.
 secret_file() { # $1: where it came from, $2: the file
@@ -81,7 +82,8 @@ else
 fi
 
 # The previous submission into this OUT_ROOT must be over: two tasks on one shard folder clash.
-mkdir -p "$OUT_ROOT/logs"
+mkdir -p "$OUT_ROOT/logs" || die "cannot create $OUT_ROOT/logs (OUT_ROOT)"
+OUT_ROOT="$(cd "$OUT_ROOT" && pwd)"
 chmod 700 "$OUT_ROOT/logs"
 record="$OUT_ROOT/logs/jobs"
 if [ -s "$record" ]; then
