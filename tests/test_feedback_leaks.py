@@ -22,14 +22,14 @@ from __future__ import annotations
 import contextlib
 import io
 import json
-import re
 import shutil
 from pathlib import Path
 
+import leak_probe
 import nbformat
 import pytest
 
-from autograder import assignments, evaluate, gradescope, kernel, widgets
+from autograder import gradescope, kernel, widgets
 from autograder.cli import main as drills
 from autograder.grade_cli import Grader, grade_course
 
@@ -40,40 +40,11 @@ SECRET = "leak-secret-8c2d41"
 STUDENT = "mallory"
 
 
-def _floats(x) -> list[float]:
-    if isinstance(x, bool):
-        return []
-    if isinstance(x, (int, float)):
-        return [float(x)]
-    if isinstance(x, list):
-        return [v for item in x for v in _floats(item)]
-    if isinstance(x, dict):
-        return [v for item in x.values() for v in _floats(item)]
-    return []
-
-
 def generated_digits() -> set[str]:
-    """The first five significant digits of every number of a generated input of STUDENT
-    under SECRET that a notebook case could not also hold (more than two decimals)."""
-    out = set()
-    for f in assignments.get(A).functions:
-        for case, inp in zip(f.cases, evaluate.materialize(A, f, SECRET, STUDENT)):
-            if case.hidden:
-                out |= {
-                    f"{abs(x):.4e}".replace(".", "")[:5]
-                    for x in _floats(inp["args"])
-                    if round(x, 2) != x
-                }
-    assert len(out) > 20
-    return out
+    return leak_probe.generated_digits(A, SECRET, STUDENT)
 
 
-def leaked(text: str, digits: set[str]) -> list[str]:
-    """The generated inputs whose leading digits start a number written in ``text``."""
-    numbers = {
-        t.replace(".", "").lstrip("0") for t in re.findall(r"\d+(?:\.\d+)?(?:e[-+]?\d+)?", text)
-    }
-    return sorted(d for d in digits if any(n.startswith(d) for n in numbers))
+leaked = leak_probe.leaked
 
 
 @pytest.fixture(scope="module")

@@ -285,3 +285,15 @@ def _secret(tmp: Path) -> Path:
     f = tmp / "secret.txt"
     f.write_text(SECRET + "\n")
     return f
+
+
+def test_corpus_feedback_pages_show_no_generated_input(corpus_run):
+    """Issue 17: does any feedback page show a number of one of its student's generated inputs
+    (in a quoted message, a value, an error shape's factor or size), which a regrade with the
+    same secret would let the learner replay? leaks_generated_inputs tries on purpose."""
+    import leak_probe
+
+    a = EXPECTED["assignment"]
+    for name in EXPECTED["submissions"]:
+        page = (corpus_run["out"] / "feedback" / name / f"{a}.html").read_text()
+        assert leak_probe.leaked(page, leak_probe.generated_digits(a, SECRET, name)) == [], name
