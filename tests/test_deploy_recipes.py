@@ -10,6 +10,7 @@ for the fields an Indexed Job needs. Scheduling, volumes and images stay untried
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -253,26 +254,105 @@ def test_indexed_job_manifest_is_an_indexed_job_with_one_index_per_shard():
     assert {e["name"]: e["value"] for e in merge["env"]}["SHARDS"] == env["SHARDS"]
 
 
+def _dockerfile() -> list[tuple[str, str]]:
+    """deploy/Dockerfile as (instruction, arguments), continuation lines joined."""
+    text = re.sub(r"\\\n\s*", " ", (ROOT / "deploy" / "Dockerfile").read_text())
+    lines = [
+        ln.strip() for ln in text.splitlines() if ln.strip() and not ln.lstrip().startswith("#")
+    ]
+    return [(ln.split(None, 1)[0].upper(), ln.split(None, 1)[1]) for ln in lines]
+
+
+def _image_tree(where: Path) -> Path:
+    """The image's WORKDIR as deploy/Dockerfile fills it (its COPY lines, from the repository),
+    with the project's .venv standing in for the one the image builds there."""
+    steps = _dockerfile()
+    (workdir,) = [a for i, a in steps if i == "WORKDIR"]
+    tree = where / workdir.lstrip("/")
+    tree.mkdir(parents=True)
+    for i, args in steps:
+        if i == "COPY":
+            *sources, dest = args.split()
+            for src in sources:
+                target = tree / dest / Path(src).name if dest.endswith("/") else tree / dest
+                (shutil.copytree if (ROOT / src).is_dir() else shutil.copy)(ROOT / src, target)
+    (tree / ".venv").symlink_to(VENV_BIN.parent)
+    return tree
+
+
+def test_container_image_is_the_one_the_manifests_run():
+    """The manifests assume an image (workingDir, .venv/bin/drills, bash, bubblewrap, a user):
+    does deploy/Dockerfile build that one, from paths that exist, without the secret?"""
+    steps = _dockerfile()
+    (workdir,) = [a for i, a in steps if i == "WORKDIR"]
+    runs = " && ".join(a for i, a in steps if i == "RUN")
+    assert "bubblewrap" in runs and "make .venv/.installed" in runs
+    (user,) = [a for i, a in steps if i == "USER"]
+    assert f"--uid {user}" in runs
+    copied = [src for i, a in steps if i == "COPY" for src in a.split()[:-1]]
+    for src in copied:
+        assert (ROOT / src).exists(), (
+            f"deploy/Dockerfile copies {src}, which is not in the repository"
+        )
+        assert "secret" not in src and src not in (".", "./")
+    for name in ("grade-indexed-job.yaml", "merge-job.yaml"):
+        pod = _manifest(name)["spec"]["template"]["spec"]
+        (container,) = pod["containers"]
+        assert (
+            container["image"]
+            == _manifest("grade-indexed-job.yaml")["spec"]["template"]["spec"]["containers"][0][
+                "image"
+            ]
+        )
+        assert container["workingDir"] == workdir, name
+        assert container["command"][0] == "bash"
+        assert ".venv/bin/drills " in container["args"][0], name
+        assert pod["securityContext"]["runAsUser"] == int(user), name
+
+
+def test_image_tree_holds_what_grading_needs(tmp_path):
+    """Copied as the Dockerfile copies it, can the course be found there (its source
+    notebooks give the expected outcomes), and does `pip install -e .` find its readme?"""
+    tree = _image_tree(tmp_path)
+    assert (tree / "solutions" / A / f"{A}.ipynb").is_file()
+    assert (tree / "exercises" / A / f"{A}.ipynb").is_file()
+    readme = re.search(r'^readme = "(.+)"', (ROOT / "pyproject.toml").read_text(), re.M)
+    assert readme and (tree / readme[1]).is_file()
+    p = subprocess.run(
+        [
+            ".venv/bin/python",
+            "-c",
+            "from autograder import notebook; print(notebook.course_root())",
+        ],
+        cwd=tree,
+        env=_env(DRILLS_COURSE_ROOT=str(tree)),
+        capture_output=True,
+        text=True,
+    )
+    assert p.returncode == 0 and p.stdout.strip() == str(tree), p.stderr
+
+
 @pytest.mark.slow
 def test_indexed_job_pods_and_merge_grade_every_submission_once(course):
-    """The container scripts run as pods 0..1 would (volume paths mapped to a temp folder),
-    then the merge Job's script: the same gradebook as the Slurm recipe's?"""
+    """The container scripts run as pods 0..1 would, in the image's working folder as
+    deploy/Dockerfile fills it (volume paths mapped to a temp folder), then the merge Job's
+    script: the same gradebook as the Slurm recipe's?"""
     work = course / "k8s"
     (work / "course").mkdir(parents=True)
     shutil.copytree(course / "submitted", work / "course" / "submitted")
     (work / "secret").mkdir()
     shutil.copy(course / "course.secret", work / "secret" / "course.secret")
+    tree = _image_tree(work / "image")
 
     def script(name: str) -> str:
         (container,) = _manifest(name)["spec"]["template"]["spec"]["containers"]
         text = container["args"][0].replace("/course/", f"{work}/course/")
-        return text.replace("/secret/", f"{work}/secret/").replace(".venv/bin/", f"{VENV_BIN}/")
+        return text.replace("/secret/", f"{work}/secret/")
 
+    pod = dict(SHARDS=str(N), DRILLS_COURSE_ROOT=str(tree))
     for index in range(N):
-        _bash(
-            script("grade-indexed-job.yaml"), _env(JOB_COMPLETION_INDEX=str(index), SHARDS=str(N))
-        )
-    _bash(script("merge-job.yaml"), _env(SHARDS=str(N)))
+        _bash(script("grade-indexed-job.yaml"), _env(JOB_COMPLETION_INDEX=str(index), **pod), tree)
+    _bash(script("merge-job.yaml"), _env(**pod), tree)
     merged = work / "course" / "graded" / "merged"
     assert sorted(p.name for p in (work / "course" / "graded").iterdir()) == [
         "merged",
