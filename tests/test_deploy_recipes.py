@@ -76,6 +76,43 @@ def test_slurm_array_tasks_and_merge_grade_every_submission_once(course):
     assert [r.split(",")[3] for r in rows[1:]] == ["ann", "ben", "cid"]
 
 
+@pytest.mark.slow
+def test_shard_graded_without_sandbox_is_refused_at_merge_and_regrading_it_recovers(course):
+    """A task on a node where bubblewrap cannot start grades with reduced isolation: does the
+    merge refuse it beside sandboxed shards, does the README's grep name it, and does grading
+    that task again with a sandbox (the README's recovery) let the merge through?"""
+    probe = subprocess.run(["bwrap", "--unshare-all", "--ro-bind", "/", "/", "true"])
+    if shutil.which("bwrap") is None or probe.returncode != 0:
+        pytest.skip("bubblewrap cannot start a sandbox here: every shard would be reduced")
+    out = course / "reduced"
+    common = dict(
+        COURSE_DIR=str(ROOT),
+        SHARDS=str(N),
+        SUBMITTED=str(course / "submitted"),
+        OUT_ROOT=str(out),
+        SECRET_FILE=str(course / "course.secret"),
+    )
+    _bash(
+        SLURM / "grade-shard.sbatch",
+        _env(SLURM_ARRAY_TASK_ID="1", DRILLS_SANDBOX="reduced", **common),
+    )
+    _bash(SLURM / "grade-shard.sbatch", _env(SLURM_ARRAY_TASK_ID="2", **common))
+    p = subprocess.run(
+        ["bash", str(SLURM / "merge.sbatch")], env=_env(**common), capture_output=True, text=True
+    )
+    assert p.returncode != 0 and "isolation" in p.stderr, p.stderr
+    named = subprocess.run(
+        f'grep -l \'"isolation": "reduced"\' {out}/shard-*/run.json',
+        shell=True,
+        capture_output=True,
+        text=True,
+    )
+    assert named.stdout.split() == [f"{out}/shard-1-of-{N}/run.json"]
+    _bash(SLURM / "grade-shard.sbatch", _env(SLURM_ARRAY_TASK_ID="1", **common))
+    _bash(SLURM / "merge.sbatch", _env(**common))
+    assert [r.split(",")[3] for r in _rows(out / "merged")[1:]] == ["ann", "ben", "cid"]
+
+
 def test_slurm_task_outside_an_array_is_refused():
     """Run without SLURM_ARRAY_TASK_ID: does the script stop with a message, grading nothing?"""
     p = subprocess.run(
