@@ -288,7 +288,8 @@ def run(job, out_fd):
                     signal.setitimer(signal.ITIMER_REAL, case_timeout)
                     try:
                         reseed()
-                        out = outcome_of(fn, inp["args"], inp["kwargs"], ns)
+                        with codec_ns["reference_callees"](ns, inp.get("callees")):
+                            out = outcome_of(fn, inp["args"], inp["kwargs"], ns)
                     finally:
                         signal.setitimer(signal.ITIMER_REAL, 0)
             except _CaseTimeout:

@@ -229,6 +229,39 @@ def _input_function(name: str, source: str):
     return fn
 
 
+class reference_callees:  # noqa: N801 (used as a context manager, like contextlib's)
+    """One slip, one charge: while a graded function runs, the other graded functions it calls
+    are the reference's, so that a slip in a callee costs points only where it was made.
+
+    ``callees`` is what ``evaluate.materialize`` puts in a case's inputs: ``{"names": [...],
+    "source": "<the reference defs>"}`` (trusted source from the source notebook), or None.
+    The defs are compiled over a copy of ``namespace`` (the setup's imports and types), and
+    each named function of ``namespace`` is swapped for the reference's until exit.
+    """
+
+    _MISSING = object()
+
+    def __init__(self, namespace: dict, callees: Any) -> None:
+        self.namespace, self.callees, self.saved = namespace, callees, {}
+
+    def __enter__(self) -> None:
+        if not isinstance(self.callees, dict) or not self.callees.get("names"):
+            return
+        scope = dict(self.namespace)
+        exec(compile(self.callees["source"], "<reference callees>", "exec"), scope)  # noqa: S102 (trusted)
+        for name in self.callees["names"]:
+            self.saved[name] = self.namespace.get(name, self._MISSING)
+            self.namespace[name] = scope[name]
+
+    def __exit__(self, *exc: Any) -> None:
+        for name, old in self.saved.items():
+            if old is self._MISSING:
+                self.namespace.pop(name, None)
+            else:
+                self.namespace[name] = old
+        self.saved = {}
+
+
 def outcome_of(fn, args_json: Any, kwargs_json: Any, namespace: dict) -> dict:
     """Call ``fn`` on freshly decoded inputs and encode what happened."""
     return clean_outcome(_outcome(fn, args_json, kwargs_json, namespace))

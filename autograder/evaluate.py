@@ -26,6 +26,7 @@ from typing import Any
 
 from autograder import assignments, reference, seeds, shapes
 from autograder.codec import encode, outcome_of
+from autograder.codec import reference_callees as reference_callees_in
 from autograder.compare import render_outcome, render_pair, same_outcome
 from autograder.spec import KIND_LABELS, KINDS, Case, FunctionSpec, Mistake
 
@@ -105,6 +106,7 @@ class FunctionResult:
     error: str | None = None  # the whole function could not be graded (missing, crashed run)
     diagnoses: list[Diagnosis] = field(default_factory=list)  # at most 3, the first shown first
     kinds: list[KindScore] = field(default_factory=list)  # points per kind of case
+    note: str = ""  # how it was graded, when that needs saying (reference callees)
 
     @property
     def passed(self) -> int:
@@ -141,7 +143,55 @@ def materialize(assignment: str, fspec: FunctionSpec, secret: str, student: str 
         else:
             args = case.args
         out.append({"id": case.id, "args": encode(list(args)), "kwargs": encode(dict(case.kwargs))})
+    callees = reference_callees(assignment, fspec.name)
+    if callees is not None:
+        for inp in out:
+            inp["callees"] = callees
     return out
+
+
+def callee_note(inputs: list[dict]) -> str:
+    """What the feedback says when a function was graded with reference callees."""
+    callees = inputs[0].get("callees") if inputs else None
+    if not isinstance(callees, dict) or not callees.get("names"):
+        return ""
+    names = " and ".join(f"`{n}`" for n in callees["names"])
+    return (
+        f"Graded with the reference {names} in place of yours: a slip there costs points "
+        "only there, once."
+    )
+
+
+def reference_callees(assignment: str, function: str, root: Path | None = None) -> dict | None:
+    """The graded functions that the reference ``function`` calls (directly or through each
+    other) and their reference source: ``{"names": [...], "source": "..."}``, or None. Both
+    engines run ``function``'s cases with these in place of the learner's
+    (codec.reference_callees): one slip, one charge."""
+    import ast
+
+    from autograder import mutation, notebook
+
+    try:
+        graded = set(assignments.get(assignment).names)
+        defs = notebook.solution_defs(assignment, root)
+    except (KeyError, OSError, ValueError):
+        return None
+    names: list[str] = []
+    todo = [function]
+    while todo:
+        for node in mutation.targets(assignment, todo.pop(0), root):
+            for n in ast.walk(node):
+                if isinstance(n, ast.Name) and n.id in graded and n.id != function:
+                    if n.id not in names and n.id in defs:
+                        names.append(n.id)
+                        todo.append(n.id)
+    if not names:
+        return None
+    seen: dict[str, str] = {}
+    for name in names:
+        for d in mutation.targets(assignment, name, root):
+            seen.setdefault(d.name, ast.unparse(d))
+    return {"names": names, "source": "\n\n\n".join(seen.values()) + "\n"}
 
 
 # -- running functions -------------------------------------------------------------------------
@@ -164,7 +214,8 @@ def run_cases(fn, inputs: list[dict], namespace: dict) -> tuple[list[dict], list
     with silenced():
         for inp in inputs:
             t0 = time.perf_counter()
-            outcomes.append(outcome_of(fn, inp["args"], inp["kwargs"], namespace))
+            with reference_callees_in(namespace, inp.get("callees")):
+                outcomes.append(outcome_of(fn, inp["args"], inp["kwargs"], namespace))
             times.append(time.perf_counter() - t0)
     return outcomes, times
 
@@ -576,6 +627,7 @@ def score(
         attempted=attempted,
         cases=cases,
         kinds=kind_scores(fspec, points, passed),
+        note=callee_note(inputs),
     )
     if attempted and fraction < 1.0:
         result.diagnoses = diagnose_all(
@@ -653,6 +705,8 @@ def feedback_text(r: FunctionResult, show_hidden: bool = False, max_cases: int =
     lines[0] += f" ({r.passed} of {len(r.cases)} checks passed)"
     if r.kinds:
         lines.append("  " + kinds_text(r.kinds))
+    if r.note:
+        lines.append("  " + r.note)
     lines += ["  " + diagnosis_line(d, show_hidden) for d in r.diagnoses]
     failed = [c for c in r.cases if not c.passed]
     for c in failed[:max_cases]:

@@ -376,6 +376,8 @@ def feedback_html(r: SubmissionResult, show_hidden: bool = False) -> str:
         out.append(f"<p>{f.passed} of {len(f.cases)} checks passed.</p>")
         if f.kinds:
             out.append(f"<p>{_e(kinds_text(f.kinds))}</p>")
+        if getattr(f, "note", ""):
+            out.append(f"<p>{_e(f.note)}</p>")
         for d in f.diagnoses:
             out.append(f'<p class="diag">{_e(diagnosis_line(d, show_hidden))}</p>')
         failed = [c for c in f.cases if not c.passed]

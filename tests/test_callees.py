@@ -1,0 +1,123 @@
+"""Issue 15: one slip, one charge.
+
+A graded function that calls another graded function (shaped_reward → mean_sampled_log_ratio,
+task_reward → extract_code, turn_rewards → task_reward → extract_code) is graded with the
+reference callee in place of the learner's, in both engines: a slip in the callee costs points
+only at the callee, and the caller's feedback says so.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import nbformat
+import pytest
+from class_fixture import exercise_with
+from conftest import ROOT
+
+from autograder import evaluate, notebook, reference
+
+# caller, callee, a slip in the callee (source appended to the cell that defines it)
+SLIPS = {
+    "mean_sampled_log_ratio": (
+        "_drills_exact_mean = mean_sampled_log_ratio\n\n\n"
+        "def mean_sampled_log_ratio(policy_logps, reference_logps):\n"
+        "    return _drills_exact_mean(policy_logps, reference_logps) * 1.01 + 1e-3\n"
+    ),
+    "extract_code": (
+        "def extract_code(response):\n"
+        "    import re as _re\n\n"
+        "    if not isinstance(response, str):\n"
+        "        raise ValueError('response must be a str')\n"
+        '    m = _re.search(r"```python\\n(.*?)```", response, _re.S)\n'
+        "    return m.group(1) if m else None  # no parse check, trailing newline kept\n"
+    ),
+}
+CALLERS = [
+    ("03_sum_vs_mean", "shaped_reward", "mean_sampled_log_ratio"),
+    ("04_rlef_turn_rewards", "task_reward", "extract_code"),
+    ("04_rlef_turn_rewards", "turn_rewards", "extract_code"),
+]
+
+
+def _namespace_with_slip(assignment, callee):
+    """The reference namespace (a copy) with the callee replaced by its slip, and every graded
+    function re-defined in it, so that callers look the callee up there as a learner's do."""
+    ns = dict(reference.namespace(assignment, ROOT))
+    src = notebook.read(notebook.source_path(assignment, ROOT))
+    for _, _, source in notebook.code_cells(src, {"solution"}):
+        exec(compile(source, "<solution>", "exec"), ns)  # noqa: S102 (our own source notebook)
+    exec(compile(SLIPS[callee], "<slip>", "exec"), ns)  # noqa: S102
+    return ns
+
+
+@pytest.mark.parametrize("assignment,caller,callee", CALLERS)
+def test_callee_slip_is_charged_once_in_kernel(assignment, caller, callee):
+    """In-kernel engine: the callee with a slip loses points; the caller, which calls it,
+    keeps full marks and says it was graded with the reference callee."""
+    ns = _namespace_with_slip(assignment, callee)
+    slipped = evaluate.grade_function(assignment, callee, ns[callee], namespace=ns, root=ROOT)
+    assert slipped.score < slipped.points, "the slip must cost points at the callee"
+    r = evaluate.grade_function(assignment, caller, ns[caller], namespace=ns, root=ROOT)
+    assert r.score == r.points, [c.id for c in r.cases if not c.passed]
+    assert "Graded with the reference" in r.note and f"`{callee}`" in r.note
+    assert r.note in evaluate.feedback_text(r)
+    assert ns[callee].__code__.co_filename == "<slip>", "the learner's callee was not restored"
+
+
+def test_caller_without_reference_callee_would_be_charged_twice():
+    """The test above can fail: with the swap disabled (no callees in the inputs) the slip in
+    mean_sampled_log_ratio costs points at shaped_reward too."""
+    a, caller, callee = CALLERS[0]
+    ns = _namespace_with_slip(a, callee)
+    from autograder import assignments, seeds
+
+    fspec = assignments.get(a).function(caller)
+    inputs = evaluate.materialize(a, fspec, seeds.course_secret(None))
+    assert all("callees" in inp for inp in inputs)
+    bare = [{k: v for k, v in inp.items() if k != "callees"} for inp in inputs]
+    expected = evaluate.reference_outcomes(a, fspec, inputs, ROOT)
+    got, _ = evaluate.run_cases(ns[caller], bare, ns)
+    mutants = evaluate.mistake_outcomes(a, fspec, inputs, ROOT)
+    r = evaluate.score(a, fspec, 1.0, bare, expected, got, None, mutants)
+    assert r.score < r.points
+
+
+def test_functions_that_call_no_graded_function_have_no_reference_callees():
+    assert evaluate.reference_callees("03_sum_vs_mean", "masked_mean") is None
+    assert evaluate.reference_callees("04_rlef_turn_rewards", "extract_code") is None
+    got = evaluate.reference_callees("04_rlef_turn_rewards", "turn_rewards")
+    assert got is not None and set(got["names"]) == {"task_reward", "extract_code"}
+
+
+def test_callee_slip_is_charged_once_in_the_sandbox(tmp_path):
+    """`drills check` (the sandboxed engine of `drills grade`): the same, from a notebook."""
+    by_function = {}
+    for a in ("03_sum_vs_mean", "04_rlef_turn_rewards"):
+        src = notebook.read(notebook.source_path(a, ROOT))
+        sources = [s for _, _, s in notebook.code_cells(src, {"solution"})]
+        callee = "mean_sampled_log_ratio" if a.startswith("03") else "extract_code"
+
+        def cell(functions, sources=sources, callee=callee):
+            body = next(s for s in sources if all(f"def {f}(" in s for f in functions))
+            return body + ("\n\n\n" + SLIPS[callee] if callee in functions else "")
+
+        nb = exercise_with(a, cell)
+        path = tmp_path / f"{a}.ipynb"
+        nbformat.write(nb, str(path))
+        proc = subprocess.run(
+            [sys.executable, "-m", "autograder.cli", "check", "--json", str(path)],
+            capture_output=True,
+            text=True,
+            cwd=ROOT,
+            timeout=600,
+        )
+        data = json.loads(proc.stdout)
+        for f in data["functions"]:
+            by_function[f["function"]] = f
+    for _, caller, callee in CALLERS:
+        assert by_function[callee]["score"] < by_function[callee]["points"]
+        assert by_function[caller]["score"] == by_function[caller]["points"], caller
+        assert f"`{callee}`" in by_function[caller]["note"]
