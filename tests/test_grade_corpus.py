@@ -297,3 +297,26 @@ def test_corpus_feedback_pages_show_no_generated_input(corpus_run):
     for name in EXPECTED["submissions"]:
         page = (corpus_run["out"] / "feedback" / name / f"{a}.html").read_text()
         assert leak_probe.leaked(page, leak_probe.generated_digits(a, SECRET, name)) == [], name
+
+
+@pytest.mark.parametrize("name", ["sleeps_in_every_call", "recurses_in_every_call"])
+def test_drills_check_stops_a_slow_submission_at_its_time_budget(name):
+    """`drills check` on a submission that sleeps or recurses in every call (each call inside
+    the step timeout): does it end normally with every function at 0 and tell the learner
+    the time budget ran out, as `drills grade` does?"""
+    p = run_drills(
+        "check",
+        str(CORPUS / f"{name}.ipynb"),
+        "--assignment",
+        EXPECTED["assignment"],
+        "--timeout",
+        "5",
+        "--budget",
+        "4",
+        "--json",
+        timeout=300,
+    )
+    assert p.returncode == 0, p.stderr[-2000:]
+    body = json.loads(p.stdout)
+    assert [f["score"] for f in body["functions"]] == [0.0, 0.0, 0.0]
+    assert any(sandbox.BUDGET_EXHAUSTED in w for w in body["warnings"]), body["warnings"]
