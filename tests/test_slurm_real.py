@@ -453,7 +453,7 @@ def test_cancelled_task_on_real_slurm_cancels_the_merge_and_resubmitting_recover
             _wait(
                 f"Slurm to cancel merge job {merge} (its afterok can no longer be satisfied)",
                 lambda: _tasks(env, merge).get(merge) == "CANCELLED",
-                120,
+                60,
                 lambda: f"merge: {_tasks(env, merge)}; array: {_tasks(env, grade)}",
             )
             _wait(
