@@ -20,7 +20,10 @@ space, processes, file size, core dumps), and when the grader runs as root the
 child runs as a separate unprivileged uid per worker (so that the process limit
 holds and the child cannot signal or write as the grader). A wall-clock watchdog
 kills the whole process group when one step (loading a cell or one call) takes
-longer than the limit. Outcomes come back as JSON lines on file descriptor 3,
+longer than the limit, or when the submission's time budget (all its steps and
+restarts together) runs out. :func:`make_box` and :func:`start_in_box` are the
+one place a sandbox is set up, for a cold child and a warm worker (worker.py)
+alike; the rlimits are set by ``child_harness.limit_self`` in both. Outcomes come back as JSON lines on file descriptor 3,
 are validated strictly (:func:`validate_record`), and anything else is a failed
 case with a reason, never a crash of the grader.
 

@@ -3,9 +3,11 @@
 A cold child (sandbox.run_child) starts Python and imports numpy, and torch for
 05 and 06 (about 1.4 s), for every submission. A :class:`WorkerPool` instead
 keeps, per grading slot, one *zygote* (zygote.py) in a bubblewrap sandbox built
-like a cold child's; it has imported what the assignment's setup cells import
-and forks one fresh, isolated child per job (zygote.py says how: namespaces,
-a private /tmp, dropped capabilities, rlimits, keyrings refused). The pool has
+by the same code as a cold child's (sandbox.make_box, sandbox.start_in_box); it
+has imported what the assignment's setup cells import and forks one fresh,
+isolated child per job (zygote.py says how: namespaces, its own /proc, a private
+/tmp, dropped capabilities, a cold child's rlimits, keyrings and user namespaces
+refused). The pool has
 the interface of :func:`sandbox.run_child`, so ``sandbox.execute(...,
 runner=pool)`` uses it, the records are read and checked by the same code
 (:func:`sandbox._collect`, the strict record protocol), and the watchdog is

@@ -2,10 +2,12 @@
 
 A standalone script, like child_harness.py: it imports nothing from
 ``autograder``. worker.py starts it as ``python zygote.py CONTROL_FD`` inside a
-bubblewrap sandbox built like a cold child's (no network, read-only system,
-no view of the course, the secret or the grader) that keeps CAP_SYS_ADMIN and
-CAP_SETPCAP, valid only inside the sandbox's own user namespace, for this
-process. The zygote never runs learner code and never reads a job: it passes
+bubblewrap sandbox built by the same code as a cold child's (sandbox.start_in_box:
+no network, read-only system, no view of the course, the secret or the grader,
+the same seccomp filter) that keeps CAP_SYS_ADMIN and CAP_SETPCAP, valid only
+inside the sandbox's own user namespace, for this process. (Unlike a cold child,
+without bwrap's --disable-userns, whose nested user namespace would forbid a
+job's /proc mount: the seccomp filter refuses user namespaces to every process.) The zygote never runs learner code and never reads a job: it passes
 the job's file descriptors on. Per job, over the control socket (JSON messages,
 file descriptors attached):
 
@@ -16,15 +18,17 @@ file descriptors attached):
 Each job runs in three processes:
 
     C  (fork of the zygote) new mount, pid, ipc, network and uts namespaces; waits for G
-    G  pid 1 of the new pid namespace: a fresh tmpfs on /tmp and on /dev/shm, /dev
-       read-only, every capability dropped (bounding set included); then forks H and,
-       as init, reaps; when H ends G ends, and the kernel kills whatever H left behind
-    H  the job: its own session, rlimits (address space, CPU, file size, processes,
-       files, no core); reads the job from its descriptor and runs child_harness.run,
-       which writes the records
+    G  pid 1 of the new pid namespace: its own /proc (read-only: this namespace's
+       processes only, so /proc/1 is G and nothing of the worker's is reachable through
+       it), a fresh tmpfs on /tmp and on /dev/shm, /dev read-only, every capability
+       dropped (bounding set included); then forks H and, as init, reaps; when H ends G
+       ends, and the kernel kills whatever H left behind
+    H  the job: its own session, the rlimits a cold child sets (child_harness.limit_self:
+       address space, CPU, file size, processes, files, no core); reads the job from its
+       descriptor and runs child_harness.run, which writes the records
 
 So one job cannot see or touch another's files (/tmp, /dev/shm are per job and
-vanish with it; the rest is read-only), processes (a pid namespace per job, all
+vanish with it; the rest is read-only; the worker's own are not reachable), processes (a pid namespace per job, all
 killed when it ends; the zygote waits until every process of the job is gone
 before it reports the exit), memory (a fork: a patched module stays in its own
 copy), System V IPC or abstract sockets (namespaces per job), or keyrings
