@@ -57,14 +57,17 @@ CLIENTS = ("sbatch", "squeue", "scancel", "sinfo")
 ENDED = {"COMPLETED", "CANCELLED", "FAILED", "TIMEOUT", "NODE_FAIL", "PREEMPTED", "OUT_OF_MEMORY"}
 
 
+def _which(name: str) -> str | None:
+    """``name`` on PATH or in the sbin folders (where the daemons are; not always on PATH)."""
+    return shutil.which(name, path=f"{os.environ.get('PATH', '')}:/usr/sbin:/sbin")
+
+
 def _why_not() -> str | None:
     if sys.platform != "linux":
         return "a real Slurm is started only on Linux"
     if os.geteuid() != 0:
         return "starting munged, slurmctld and slurmd needs root (run as root, e.g. by .ci/run)"
-    missing = [
-        p for p in (*DAEMONS, *CLIENTS, "useradd", "runuser", "getent") if shutil.which(p) is None
-    ]
+    missing = [p for p in (*DAEMONS, *CLIENTS, "useradd", "runuser", "getent") if _which(p) is None]
     if missing:
         return f"not installed: {', '.join(missing)} (Debian: apt-get install slurm-wlm munge)"
     return None
@@ -93,7 +96,10 @@ def _wait(what: str, probe: Callable[[], object], deadline_s: float, detail=lamb
 
 
 def _user_can_read(path: Path) -> bool:
-    return subprocess.run(["runuser", "-u", USER, "--", "test", "-r", str(path)]).returncode == 0
+    return (
+        subprocess.run([_which("runuser"), "-u", USER, "--", "test", "-r", str(path)]).returncode
+        == 0
+    )
 
 
 def _link_copy(src: Path, dst: Path, skip: tuple[str, ...] = ()) -> None:
@@ -186,7 +192,7 @@ def _ensure_user() -> None:
     if subprocess.run(["getent", "passwd", USER], capture_output=True).returncode != 0:
         p = subprocess.run(
             [
-                "useradd",
+                _which("useradd"),
                 "--system",
                 "--user-group",
                 "--no-create-home",
@@ -296,14 +302,14 @@ def _slurm(top: Path) -> Iterator[dict[str, str]]:
 
     try:
         start(
-            ["munged", "--foreground", f"--socket={munge}/munge.socket",
+            [_which("munged"), "--foreground", f"--socket={munge}/munge.socket",
              f"--key-file={key}", f"--pid-file={munge}/munged.pid",
              f"--seed-file={munge}/munged.seed", f"--log-file={top}/log/munged.log"],
             "munged",
         )  # fmt: skip
         _wait("munged's socket", lambda: (munge / "munge.socket").exists(), 30, logs)
-        start(["slurmctld", "-D", "-c", "-f", str(conf)], "slurmctld")
-        start(["slurmd", "-D", "-f", str(conf)], "slurmd")
+        start([_which("slurmctld"), "-D", "-c", "-f", str(conf)], "slurmctld")
+        start([_which("slurmd"), "-D", "-f", str(conf)], "slurmd")
 
         def idle() -> bool:
             for p in procs:
@@ -332,7 +338,16 @@ def _slurm(top: Path) -> Iterator[dict[str, str]]:
 
 def _as_user(args: list[str], env: dict[str, str], cwd: Path, timeout: float = 120):
     """``args`` run by the unprivileged user with exactly ``env`` (runuser keeps no more)."""
-    cmd = ["runuser", "-u", USER, "--", "env", "-i", *(f"{k}={v}" for k, v in env.items()), *args]
+    cmd = [
+        _which("runuser"),
+        "-u",
+        USER,
+        "--",
+        "env",
+        "-i",
+        *(f"{k}={v}" for k, v in env.items()),
+        *args,
+    ]
     return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=cwd)
 
 
@@ -436,7 +451,7 @@ def test_cancelled_task_on_real_slurm_cancels_the_merge_and_resubmitting_recover
         assert r.returncode == 0, f"unsharded drills grade as {USER} failed:\n{r.stdout}{r.stderr}"
         bwrap_works = (
             subprocess.run(
-                ["runuser", "-u", USER, "--", "bwrap", "--unshare-all", "--ro-bind", "/", "/",
+                [_which("runuser"), "-u", USER, "--", "bwrap", "--unshare-all", "--ro-bind", "/", "/",
                  "true"],
                 capture_output=True,
             ).returncode
