@@ -57,6 +57,7 @@ def _cases(args: argparse.Namespace) -> int:
             origin = "generated" if c.hidden else "fixed"
             print(
                 f"  case {c.id:<28} {c.kind:<7} {origin:<9} w={c.weight:g} rtol={c.rtol:g} atol={c.atol:g}  {c.note}"
+                + (f"  [rule: {c.rule}]" if c.rule else "")
             )
         for m in f.mistakes:
             kind = "validation" if m.validation else "concept"

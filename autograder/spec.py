@@ -82,6 +82,9 @@ class Case:
     rtol: float | None = None  # None: the function's stated tolerance (FunctionSpec.rtol)
     atol: float | None = None
     note: str = ""  # what the case checks, shown to learners
+    # edge and invalid cases: words of the stated rule the case checks, as the function's
+    # description in the notebook says them (filled from assignments/rules.py by FunctionSpec)
+    rule: str = ""
     kind: str = ""  # "value" | "edge" | "invalid"; "" derives it: invalid when raises, else value
 
     def __post_init__(self) -> None:
@@ -243,6 +246,9 @@ class FunctionSpec:
     atol: float = DEFAULT_ATOL
 
     def __post_init__(self) -> None:
+        from autograder.assignments.rules import RULES
+
+        rules = RULES.get(self.name, {})
         object.__setattr__(
             self,
             "cases",
@@ -251,6 +257,7 @@ class FunctionSpec:
                     c,
                     rtol=self.rtol if c.rtol is None else c.rtol,
                     atol=self.atol if c.atol is None else c.atol,
+                    rule=c.rule or ("" if c.kind == "value" else rules.get(c.id, "")),
                 )
                 for c in self.cases
             ),

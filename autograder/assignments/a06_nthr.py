@@ -606,12 +606,6 @@ ETA_SCHEDULE = FunctionSpec(
             raises=ValueError,
             note="a tensor holding NaN raises ValueError",
         ),
-        Case(
-            "none",
-            (None,),
-            raises=ValueError,
-            note="a missing success rate (None) raises ValueError",
-        ),
     ),
     mistakes=(
         Mistake(
