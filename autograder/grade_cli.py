@@ -320,10 +320,18 @@ class Grader:
                 err = prog.missing[name]
             elif ex is None:
                 err = "not graded"
-            elif ex.setup_error:
-                err = "the setup cells failed in the sandbox: " + ex.setup_error
+            elif ex.setup_error is not None:
+                err = "the setup cells failed in the sandbox: " + (ex.setup_error or "no message")
+            elif name not in ex.functions:
+                err = "not graded: the sandbox did not run it"
             elif ex.functions[name].missing:
                 err = self._missing_reason(name, prog, ex)
+            elif ex.functions[name].error is not None:
+                err = ex.functions[name].error
+            elif len(ex.functions[name].outcomes) != len(w.cases.inputs[name]) or any(
+                o is None for o in ex.functions[name].outcomes
+            ):
+                err = "not graded: the sandbox returned an incomplete set of results"
             if err is not None:
                 res.functions.append(FunctionResult(a, name, pts, 0.0, 0.0, False, error=err))
                 continue
@@ -609,7 +617,10 @@ def grade_course(
         assignments_seen: dict[str, float] = {}
         todo: list[tuple[int, submission.Submission, str | None]] = []
         for order, sub in enumerate(subs):
-            key = cache.key(sub)
+            try:
+                key = cache.key(sub)
+            except Exception:  # noqa: BLE001 (e.g. a file name that is not UTF-8): graded, not cached
+                key = None
             entry = None if force or key is None else cache.load(key)
             if entry is None:
                 todo.append((order, sub, key))

@@ -140,16 +140,23 @@ def validate(data: Any) -> None:
     if not isinstance(data, dict):
         raise NotebookInvalid("a notebook is a JSON object")
     if data.get("nbformat") != 4 or type(data.get("nbformat")) is not int:
-        raise NotebookInvalid(f"nbformat {data.get('nbformat')!r}; version 4 is needed")
+        raise NotebookInvalid(f"nbformat {_short(data.get('nbformat'))}; version 4 is needed")
     minor = data.get("nbformat_minor", 0)
     if type(minor) is not int or minor < 0:
-        raise NotebookInvalid(f"nbformat_minor {minor!r} is not a version number")
+        raise NotebookInvalid(f"nbformat_minor {_short(minor)} is not a version number")
     if minor >= 5 and isinstance(data.get("cells"), list):
         _repair_cell_ids(data)
     try:
         _validator(minor)(data)
     except fastjsonschema.JsonSchemaException as e:
         raise NotebookInvalid(cell_problem(data, relaxed=minor > CURRENT_MINOR) or _message(e)) from None
+
+
+def _short(x: Any) -> str:
+    """A number as itself, anything else as what it is ("a list"): never a huge repr."""
+    if type(x) is int and abs(x) < 10**6:
+        return str(x)
+    return json_type(x)
 
 
 def json_type(x: Any) -> str:
@@ -187,7 +194,7 @@ def cell_problem(data: Any, relaxed: bool = False) -> str | None:
         if not isinstance(cell, dict):
             return f"cell {n} is {json_type(cell)}; each cell must be an object ({_FIX})"
         kind = cell.get("cell_type")
-        if kind not in _CELL_FIELDS:
+        if not isinstance(kind, str) or kind not in _CELL_FIELDS:
             if relaxed and isinstance(kind, str):
                 continue
             shown = repr(kind[:40]) if isinstance(kind, str) else json_type(kind)

@@ -51,4 +51,5 @@ def inputs_digest(subs: list[Submission]) -> str:
     """A digest of the list every shard chooses from (student, assignment, file name):
     shards of one run must agree on it."""
     names = sorted(f"{_name(s)}\x1f{s.path.name}" for s in subs)
-    return hashlib.sha256("\x1e".join(names).encode("utf-8")).hexdigest()
+    # surrogateescape: a file name that is not UTF-8 is digested as its own bytes
+    return hashlib.sha256("\x1e".join(names).encode("utf-8", "surrogateescape")).hexdigest()

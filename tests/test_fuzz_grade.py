@@ -1,0 +1,168 @@
+"""Fuzzing `drills grade` and `drills check` with generated malformed and hostile submissions.
+
+The strategies are in tests/fuzz_submissions.py. Invariants of every generated class run:
+the run ends normally, grades.csv has one row per submission, every output parses (CSV,
+JSON, JSON lines, HTML as UTF-8), and a rerun — from a full results cache, and from one
+with half its entries gone (a run killed half way) — writes a byte-identical grades.csv.
+
+Two slices run here, fixed-seed (derandomised) and bounded so that they take seconds:
+
+- parent side: damaged notebooks whose "child" is :func:`fuzz_submissions.fake_execute`
+  (records as a hostile child would write them, through the sandbox's own checks), so that
+  reading, validating, building, decoding, scoring, rendering and caching see far more
+  cases per second than real children allow;
+- child side: hostile learner code run in real sandboxed children by `drills grade`.
+
+benchmarks/fuzz_grade.py runs the same properties on thousands of submissions.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import fuzz_submissions as fz
+from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import strategies as st
+
+from autograder import cli, grade_cli, results_cache
+
+FUZZ_SETTINGS = dict(
+    # no shrinking: a failing class is reported as generated, in seconds rather than minutes
+    phases=[Phase.explicit, Phase.reuse, Phase.generate],
+    derandomize=True,
+    database=None,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+_GRADER: list[grade_cli.Grader] = []
+
+
+def parent_grader() -> grade_cli.Grader:
+    """One in-process grader (no warm workers: the sandbox is faked) for every example."""
+    if not _GRADER:
+        # per_student=False: every student gets the same cases (as `drills check` does), so
+        # each example spends its time on the damage, not on drawing a student's inputs
+        _GRADER.append(grade_cli.Grader(warm=False, per_student=False))
+    return _GRADER[0]
+
+
+def grade_class_in_process(
+    files: list[bytes], grader: grade_cli.Grader, tally=None, rerun: bool = True
+) -> None:
+    """Grade ``files`` with the fake sandbox, rerun from a full and a half-emptied results
+    cache, and assert the invariants of every run (the property of the parent side).
+    ``tally`` (benchmarks/fuzz_grade.py) counts the rows and the error rows; without
+    ``rerun`` the class is graded once."""
+    with tempfile.TemporaryDirectory(prefix="drills-fuzz-") as tmp:
+        names = fz.write_class(Path(tmp) / "class", files)
+        out = Path(tmp) / "out"
+        with fz.fake_sandbox():
+            stats = grade_cli.grade_course(
+                [Path(tmp) / "class"], out, grader, assignment=fz.ASSIGNMENT
+            )
+            assert stats.submissions == len(files)
+            rows = fz.check_outputs(out, names)
+            if tally is not None:
+                tally.rows += len(rows)
+                tally.errors_of(out)
+            if not rerun:
+                return
+            first = (out / "grades.csv").read_bytes()
+            again = grade_cli.grade_course(
+                [Path(tmp) / "class"], out, grader, assignment=fz.ASSIGNMENT
+            )
+            # (only notebooks that cannot be read are graded again: they have no cache entry)
+            assert again.from_cache == first_run_cached(out)
+            assert (out / "grades.csv").read_bytes() == first
+            entries = sorted((out / results_cache.CACHE_DIR).glob("??/*.json"))
+            for p in entries[::2]:
+                p.unlink()
+            grade_cli.grade_course([Path(tmp) / "class"], out, grader, assignment=fz.ASSIGNMENT)
+            assert (out / "grades.csv").read_bytes() == first, "a resumed run changed grades.csv"
+            fz.check_outputs(out, names)
+
+
+def first_run_cached(out: Path) -> int:
+    return results_cache.entry_count(out)
+
+
+def check_in_process(path: Path, as_json: bool) -> tuple[int, str, str]:
+    """`drills check` (its command function, fake sandbox): exit status, stdout, stderr."""
+    argv = ["check", str(path), "--assignment", fz.ASSIGNMENT, "--timeout", "5"]
+    args = cli.build_parser().parse_args(argv + (["--json"] if as_json else []))
+    out, err = io.StringIO(), io.StringIO()
+    with fz.fake_sandbox(), contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        rc = grade_cli._check_cmd(args)
+    return rc, out.getvalue(), err.getvalue()
+
+
+@settings(max_examples=6, **FUZZ_SETTINGS)
+@given(st.lists(fz.submission_bytes("parent"), min_size=4, max_size=20))
+def test_damaged_notebooks_and_hostile_child_records_never_stop_a_class_run(files):
+    """Notebooks with damaged JSON, odd metadata, hostile text and bytes, whose child sends
+    surrogates, huge integers, deep nests and unknown forms: does every run end with one
+    row per submission, parseable outputs and a byte-identical grades.csv when resumed?"""
+    grade_class_in_process(files, parent_grader())
+
+
+@settings(max_examples=12, **FUZZ_SETTINGS)
+@given(fz.submission_bytes("parent"), st.booleans())
+def test_drills_check_answers_every_damaged_notebook_with_a_sentence(raw, as_json):
+    """`drills check` on a damaged or hostile notebook: exit 0 with feedback (JSON that
+    parses, with --json), or exit 2 with a message; never an exception?"""
+    with tempfile.TemporaryDirectory(prefix="drills-fuzz-") as tmp:
+        path = Path(tmp) / "work.ipynb"
+        path.write_bytes(raw)
+        rc, out, err = check_in_process(path, as_json)
+    assert rc in (0, 2), (rc, err)
+    if rc == 2:
+        assert err.strip().startswith(("drills check:", "note:")), err
+    elif as_json:
+        body = json.loads(out)
+        assert 0.0 <= body["score"] <= body["max_score"]
+    else:
+        assert "Total:" in out
+
+
+@settings(max_examples=1, **FUZZ_SETTINGS)
+@given(st.lists(fz.submission_bytes("child"), min_size=10, max_size=10))
+def test_hostile_learner_code_in_real_children_never_stops_a_class_run(files):
+    """Learner functions that return generators, object arrays, lying subclasses, objects
+    whose __repr__ raises, huge or deep values, text with surrogates, or raise odd
+    exceptions, run by `drills grade --jobs 2`: exit 0, no traceback, one row each,
+    parseable outputs, and a byte-identical grades.csv on the rerun?"""
+    with tempfile.TemporaryDirectory(prefix="drills-fuzz-") as tmp:
+        names = fz.write_class(Path(tmp) / "class", files)
+        out = Path(tmp) / "out"
+        cmd = [
+            sys.executable,
+            "-m",
+            "autograder.cli",
+            "grade",
+            str(Path(tmp) / "class"),
+            "--out",
+            str(out),
+            "--assignment",
+            fz.ASSIGNMENT,
+            "--jobs",
+            "2",
+            "--timeout",
+            "5",
+        ]
+        env = dict(os.environ)
+        env.pop("DRILLS_SECRET", None)
+        first = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=600)
+        assert first.returncode == 0, first.stderr[-3000:]
+        assert "Traceback" not in first.stderr
+        fz.check_outputs(out, names)
+        csv_bytes = (out / "grades.csv").read_bytes()
+        again = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=600)
+        assert again.returncode == 0, again.stderr[-3000:]
+        assert (out / "grades.csv").read_bytes() == csv_bytes
