@@ -149,7 +149,9 @@ def validate(data: Any) -> None:
     try:
         _validator(minor)(data)
     except fastjsonschema.JsonSchemaException as e:
-        raise NotebookInvalid(cell_problem(data, relaxed=minor > CURRENT_MINOR) or _message(e)) from None
+        relaxed = minor > CURRENT_MINOR
+        problem = cell_problem(data, relaxed) or _cell_schema_problem(data, minor, e)
+        raise NotebookInvalid(problem or _message(e)) from None
 
 
 def _short(x: Any) -> str:
@@ -232,6 +234,76 @@ def cell_problem(data: Any, relaxed: bool = False) -> str | None:
                     f"number or null ({_FIX})"
                 )
     return None
+
+
+def _cell_validator(minor: int, kind: str):
+    """A validator of one cell of type ``kind`` (its definition in the notebook's schema)."""
+    import fastjsonschema
+
+    path, relaxed = _schema_file(minor)
+    key = (f"{minor}:{kind}", relaxed)
+    if key not in _VALIDATORS:
+        schema = json.loads(path.read_text(encoding="utf-8"))
+        if relaxed:
+            schema = _relax(schema)
+        one = {"$ref": f"#/definitions/{kind}_cell", "definitions": schema["definitions"]}
+        _VALIDATORS[key] = fastjsonschema.compile(one, use_default=False)
+    return _VALIDATORS[key]
+
+
+def _cell_schema_problem(data: Any, minor: int, e: Exception) -> str | None:
+    """For a schema failure inside one cell: what is wrong with that cell, in words (the
+    schema only says the cell matches none of the three kinds of cell)."""
+    import fastjsonschema
+
+    m = re.match(r"data\.cells\[(\d+)\]", str(getattr(e, "message", e)))
+    if m is None:
+        return None
+    i = int(m.group(1))
+    try:
+        cell = data["cells"][i]
+        kind = cell["cell_type"]
+        _cell_validator(minor, kind)(cell)
+    except fastjsonschema.JsonSchemaException as inner:
+        return f"cell {i + 1} (a {kind} cell): {_cell_words(str(inner.message))}"
+    except Exception:  # noqa: BLE001 (no better words than the schema's own)
+        return None
+    return None
+
+
+_TYPE_WORDS = {
+    "array": "a list",
+    "object": "an object",
+    "boolean": "true or false",
+    "string": "text",
+    "integer": "a whole number",
+    "number": "a number",
+    "null": "null",
+}
+
+
+def _cell_words(text: str) -> str:
+    """A schema message about one cell ("data.metadata.tags must be array"), in words."""
+    text = text.splitlines()[0][:200] if text else ""
+    if text.startswith("data.outputs"):
+        return (
+            "its outputs are damaged; clear them (Edit, Clear Outputs of All Cells) and save "
+            "the notebook again"
+        )
+    extra = re.match(r"data must not contain (\{.*\}) properties", text)
+    if extra:
+        return f"it has fields a notebook cell cannot have ({extra.group(1)[:80]}) ({_FIX})"
+    if text.startswith("data.id"):
+        return (
+            'its "id" must be 1 to 64 letters, digits, "-" or "_" (re-download the notebook, '
+            "or copy your code into a fresh copy of it)"
+        )
+    for schema_word, word in _TYPE_WORDS.items():
+        text = text.replace(f"must be {schema_word}", f"must be {word}")
+    field = re.match(r"data\.([\w.\[\]-]+) (.*)", text)
+    if field:
+        return f'its "{field.group(1)}" {field.group(2)} ({_FIX})'
+    return text.replace("data ", "the cell ", 1) + f" ({_FIX})"
 
 
 def _message(e: Exception) -> str:

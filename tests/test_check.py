@@ -62,3 +62,36 @@ def test_check_exits_2_on_unreadable_notebooks_and_usage_errors(args):
     p = _check(str(CORPUS / args[0]), *args[1:])
     assert p.returncode == 2
     assert p.stderr.strip()
+
+
+# The five kinds of submission that used to stop a whole class run (issue 23), each a corpus
+# fixture: `drills check` answers each with feedback or a sentence, never a traceback.
+STOPPED_THE_RUN = {
+    "nbgrader_metadata_number": (0, "cell 11's nbgrader metadata is a number"),
+    "nbgrader_metadata_string": (0, "cell 11's nbgrader metadata is text"),
+    "raises_lone_surrogate": (0, "Total: 4.45 / 7 points"),
+    "returns_lone_surrogate": (0, "Total: 4.51 / 7 points"),
+    "huge_int_literal": (0, "Exceeds the limit (4300 digits)"),
+    "huge_int_in_json": (2, "a whole number of 5000 digits"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(STOPPED_THE_RUN))
+def test_check_answers_the_notebooks_that_used_to_crash_it(name):
+    """Bad nbgrader metadata, lone surrogates in an exception or a return value, a 5000-digit
+    integer in the code or in the JSON: exit 0 with feedback, or exit 2 with a sentence that
+    says what is wrong; no traceback?"""
+    rc, words = STOPPED_THE_RUN[name]
+    p = _check(str(CORPUS / f"{name}.ipynb"), "--assignment", "01_exact_kl")
+    assert p.returncode == rc, p.stderr[-2000:]
+    assert "Traceback" not in p.stderr
+    assert words in p.stdout + p.stderr, p.stdout + p.stderr
+
+
+def test_check_json_of_a_surrogate_returning_notebook_parses():
+    """--json (what the "check my work" button reads) of a function that returns a lone
+    surrogate: one object that a strict UTF-8 JSON reader takes?"""
+    p = _check(str(CORPUS / "returns_lone_surrogate.ipynb"), "--json")
+    assert p.returncode == 0, p.stderr
+    body = json.loads(p.stdout.encode("utf-8").decode("utf-8"))
+    assert body["score"] == 4.51

@@ -227,6 +227,23 @@ def test_corpus_outputs_never_contain_the_secret(corpus_run):
             assert SECRET not in p.read_text(errors="replace"), p
 
 
+def test_corpus_lone_surrogates_reach_every_output_as_replacement_characters(corpus_run):
+    """A learner's value and exception message holding a lone surrogate (which used to stop
+    the run with UnicodeEncodeError): are they in results.json as U+FFFD, and does every
+    output of the run read as strict UTF-8?"""
+    returned = _submission(corpus_run, "returns_lone_surrogate")
+    fk = next(f for f in returned["functions"] if f["function"] == "forward_kl")
+    story = next(c for c in fk["cases"] if c["id"] == "story")
+    assert story["got"] == {"value": "kl \ufffd"}
+    raised = _submission(corpus_run, "raises_lone_surrogate")
+    fk = next(f for f in raised["functions"] if f["function"] == "forward_kl")
+    story = next(c for c in fk["cases"] if c["id"] == "story")
+    assert story["got"] == {"raised": "RuntimeError", "message": "bad \ufffd value"}
+    for p in corpus_run["out"].rglob("*"):
+        if p.is_file() and results_cache.CACHE_DIR not in p.parts:
+            p.read_bytes().decode("utf-8")
+
+
 def test_corpus_floods_are_truncated(corpus_run):
     """Are megabytes of learner output cut to a bounded excerpt in results.json?"""
     for name in ("output_flood_print", "output_flood_fd"):

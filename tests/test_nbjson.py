@@ -203,6 +203,36 @@ def test_a_malformed_cell_is_named_with_its_field_and_what_it_must_be(tmp_path, 
     assert "exactly by one definition" not in msg and "cells[" not in msg
 
 
+@pytest.mark.parametrize(
+    "what, edit, words",
+    [
+        (
+            "unknown field",
+            lambda nb: _code(nb).update(extra=1),
+            ["cell ", "'extra'", "cannot have"],
+        ),
+        ("bad id", lambda nb: _code(nb).update(id="a b"), ['"id"', "letters, digits"]),
+        (
+            "bad output",
+            lambda nb: _code(nb).update(outputs=[5]),
+            ["outputs are damaged", "Clear Outputs"],
+        ),
+        (
+            "tags a number",
+            lambda nb: _code(nb)["metadata"].update(tags=5),
+            ['"metadata.tags"', "a list"],
+        ),
+    ],
+)
+def test_a_cell_the_schema_refuses_is_explained_by_its_field(tmp_path, what, edit, words):
+    """Defects inside a cell that only the schema sees ("must be valid exactly by one
+    definition"): is the cell's own problem named, in words?"""
+    msg = _load_message(tmp_path, json.dumps(_edit(edit)))
+    for w in words:
+        assert w in msg, (what, msg)
+    assert "exactly by one definition" not in msg
+
+
 def test_an_nbformat_3_notebook_is_told_how_to_convert(tmp_path):
     """A valid nbformat 3 notebook (worksheets, no cells) used to be "JSON but not a notebook"."""
     old = {"nbformat": 3, "nbformat_minor": 0, "metadata": {}, "worksheets": [{"cells": []}]}
