@@ -64,7 +64,8 @@ class CaseResult:
     kind: str = "value"  # "value" | "edge" | "invalid" (see spec)
     # The learner's code had been called on a generated input before this case, in the same
     # process: what it returned or raised here may carry that input (kept in a global), so
-    # even for a fixed case feedback does not show it (see shows_got).
+    # even for a fixed case feedback does not show it (see render_got), unless public data
+    # explains the value (a known mistake's, NaN, inf, None: see _show_explained).
     after_generated: bool = False
 
 
@@ -616,6 +617,8 @@ def score(
         )
         seen = seen or case.hidden
     attempted = not all(g.get("raised") == "NotImplementedError" for g in got)
+    if attempted and any(c.after_generated and not (c.passed or c.hidden) for c in cases):
+        _show_explained(fspec, cases, got, mutants)
     passed = [c.passed for c in cases] if attempted else [False] * len(cases)
     fraction = weighted_fraction(fspec, passed) if fspec.cases else 0.0
     result = FunctionResult(
@@ -643,6 +646,27 @@ def score(
         if result.diagnoses:
             result.mistake, result.diagnosis = result.diagnoses[0].id, result.diagnoses[0].text
     return result
+
+
+def _show_explained(
+    fspec: FunctionSpec, cases: list[CaseResult], got: list[dict], mutants: Mapping
+) -> None:
+    """Clear ``after_generated`` on a failed fixed case whose value public data explains, so
+    feedback shows it after all: NaN, ±inf, None or a bool, or the value a catalogued mistake
+    returns on that case. Such a value carries nothing of a generated input (beyond which of
+    a few public values it is); any other value, and any error message, stays hidden."""
+    for i, (case, c) in enumerate(zip(fspec.cases, cases)):
+        if not c.after_generated or c.passed or c.hidden or "value" not in got[i]:
+            continue
+        g = got[i]["value"]
+        plain_scalar = g is None or isinstance(g, bool) or (isinstance(g, dict) and "$float" in g)
+        if plain_scalar or any(
+            "value" in mutants[m.id][i]
+            and same_outcome(mutants[m.id][i], got[i], case.rtol, case.atol)
+            and same_outcome(got[i], mutants[m.id][i], case.rtol, case.atol)
+            for m in fspec.mistakes
+        ):
+            c.after_generated = False
 
 
 def _arg_names(assignment: str, function: str) -> list[str]:

@@ -124,3 +124,27 @@ def test_gradescope_results_show_no_generated_input(graded):
     item = json.loads((outs[False] / "results.jsonl").read_text().splitlines()[0])
     body = json.dumps(gradescope.results_for(item, "visible", 1.0, ""), ensure_ascii=False)
     assert leaked(body, generated_digits()) == []
+
+
+def test_known_mistakes_values_are_still_shown_after_generated_cases():
+    """Hiding every value after a generated case would hide what helps most: a fixed case's
+    value that a catalogued mistake (or NaN, inf, None) explains carries nothing of a
+    generated input: is it still shown (while an error message, and the attack's value in
+    test_feedback_page_shows_no_generated_input, are not)?"""
+    from conftest import ROOT
+
+    from autograder import assignments, evaluate, reference
+
+    ns = reference.namespace(A, ROOT)
+    mistake = next(
+        m for m in assignments.get(A).function("forward_kl").mistakes if not m.validation
+    )
+    r = evaluate.grade_function(
+        A, "forward_kl", mistake.build(ns), namespace=ns, root=ROOT, after_generated=True
+    )
+    values = [c for c in r.cases if not c.passed and not c.hidden and "value" in c.got]
+    assert len(values) >= 3 and not any(c.after_generated for c in values)
+    raised = [c for c in r.cases if not c.passed and not c.hidden and "raised" in c.got]
+    assert all(c.after_generated for c in raised)  # an error message is the learner's text
+    text = evaluate.feedback_text(r, max_cases=len(r.cases))
+    assert "got:      -0.510826" in text  # the story's value, as the mistake computes it
