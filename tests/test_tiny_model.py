@@ -22,7 +22,7 @@ from tiny_model.task import SumTask
 
 @pytest.fixture(autouse=True)
 def one_thread():
-    """Fixed thread count: bit-for-bit results do not depend on the machine's cores."""
+    """Fixed thread count: results on this machine do not depend on its number of cores."""
     old = torch.get_num_threads()
     torch.set_num_threads(1)
     yield
@@ -236,19 +236,51 @@ def test_clipping_stops_the_gradient_of_tokens_outside_the_trust_region():
 # ----------------------------------------------------------------------------- warm-up
 
 
-@pytest.mark.slow
-def test_warmup_from_scratch_reaches_mid_competence_and_matches_the_shipped_checkpoint():
-    """Is the warm model about half right when sampled, and is the shipped file what warmup builds?"""
+def test_warmup_repeats_bit_for_bit_on_this_machine():
+    """Does the same recipe, run twice on this machine, give the same weights bit for bit?
+
+    (Its first 30 steps: the full 310 repeat the same way, at ten times the cost.)
+    """
+    short = experiment.WarmupConfig(steps=30)
     with experiment.deterministic(threads=1):
-        model, history = experiment.warmup(experiment.WarmupConfig())
+        a, history_a = experiment.warmup(short)
+        b, history_b = experiment.warmup(short)
+    assert history_a == history_b
+    for (k, x), y in zip(a.state_dict().items(), b.state_dict().values()):
+        assert torch.equal(x, y), k
+
+
+def test_shipped_warm_model_is_the_one_load_warm_uses_and_about_half_right():
+    """Is warm.pt the default recipe's (so load_warm loads it on every machine instead of
+    rebuilding), small, and about half right when sampled, as recorded when it was built?"""
+    blob = torch.load(experiment.CHECKPOINT, map_location="cpu", weights_only=True)
+    assert blob["recipe"] == experiment.WarmupConfig().to_dict()
+    assert experiment.CHECKPOINT.stat().st_size < 1_000_000
+    with experiment.deterministic(threads=1):
+        acc = experiment.sampled_accuracy(experiment.load_warm())
+    assert 0.3 < acc < 0.7, acc
+    # the same weights on every CPU: only a draw or two of 1000 may land differently
+    assert abs(acc - blob["info"]["sampled_accuracy"]) <= 0.005, (acc, blob["info"])
+
+
+@pytest.mark.slow
+def test_warmup_from_scratch_reaches_mid_competence_on_any_cpu():
+    """Does the recipe reach about half right when sampled, around step 300, whatever the kernels?
+
+    Its exact weights are not portable: at a constant lr of 3e-3 the path depends on the last
+    float32 bit of every step, and at step 310 the sampled accuracy was 0.21 to 0.46 across the
+    CPU kernels measured (benchmarks/cross_kernel_spread.py), while the first check at or above
+    0.45 came at step 290 to 350 under each. So the shipped warm.pt is loaded, never rebuilt,
+    and this checks what holds on any CPU: the stopping rule reaches mid competence.
+    """
+    config = experiment.WarmupConfig(steps=600, target_accuracy=0.45, check_every=10)
+    with experiment.deterministic(threads=1):
+        model, history = experiment.warmup(config)
         acc = experiment.sampled_accuracy(model)
+    assert history["check_accuracy"][-1] >= 0.45, history["check_accuracy"]
+    assert 200 <= history["check_step"][-1] < 600, history["check_step"]
     assert 0.3 < acc < 0.7, acc
     assert history["loss"][-1] < history["loss"][0]
-    shipped = experiment.load_checkpoint(experiment.CHECKPOINT)
-    assert experiment.CHECKPOINT.stat().st_size < 1_000_000
-    for (k, a), b in zip(model.state_dict().items(), shipped.state_dict().values()):
-        # bitwise on the machine that built it; a tolerance for other CPUs' kernels
-        torch.testing.assert_close(a, b, rtol=1e-3, atol=1e-4, msg=k)
 
 
 def test_shipped_warm_model_is_not_wrecked_by_a_fresh_adam_step():

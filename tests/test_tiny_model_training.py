@@ -20,7 +20,16 @@ import torch
 
 from tiny_model import experiment, grpo, task, training
 from tiny_model.seam import Functions
-from tiny_model.study import SHIPPED, load_shipped, run_study, run_summary
+from tiny_model.study import (
+    CROSS_CPU_FLIPS,
+    CROSS_CPU_RTOL,
+    LIVE_TOLERANCE,
+    SHIPPED,
+    compare_with_shipped,
+    load_shipped,
+    run_study,
+    run_summary,
+)
 from tiny_model.training import TrainConfig
 
 
@@ -155,29 +164,174 @@ def test_learning_rate_ramps_up_then_decays_to_zero():
 # ---------------------------------------------------------------- the shipped study
 
 
-def test_training_slice_reproduces_the_shipped_study(fns, shipped):
-    """Do the first 50 steps of GRPO at seed 0, rerun now, equal the shipped file's first window?"""
+# Discrete metrics count samples: heldout_accuracy 200 problems x 4 samples, reward_mean and
+# zero_adv_frac 16 prompts x 8 samples per step, averaged over a window of steps.
+_SAMPLES = {"heldout_accuracy": 800, "reward_mean": 128, "zero_adv_frac": 16, "selected_frac": 128}
+
+
+def _slice(fns, shipped, stop_after: int) -> dict[str, list[float]]:
+    """GRPO at seed 0 with the shipped study's settings, stopped after ``stop_after`` steps."""
     config = shipped.config
-    k = config.eval_every
+    settings = ("lr", "lr_warmup", "lr_schedule", "prompts_per_step")
     with experiment.deterministic(threads=1):
         result = experiment.train(
             fns,
             "grpo",
             steps=config.steps,
             seed=0,
-            stop_after=k,
-            **{
-                f: getattr(config, f)
-                for f in ("lr", "lr_warmup", "lr_schedule", "prompts_per_step", "eval_every")
-            },
+            stop_after=stop_after,
+            eval_every=stop_after,
+            **{f: getattr(config, f) for f in settings},
         )
-    got = run_summary(result)
+    return run_summary(result)
+
+
+def _beyond_cross_cpu_tolerance(got, want, window: int) -> list[str]:
+    """The metrics of two run summaries that differ by more than another CPU's kernels explain."""
+    bad = []
+    for key in want:
+        for a, b in zip(got[key], want[key]):
+            if np.isnan(a) and np.isnan(b):
+                continue
+            per = _SAMPLES.get(key)
+            if per is None:  # continuous: a relative tolerance
+                ok = abs(a - b) <= CROSS_CPU_RTOL * abs(b)
+            else:  # a count of samples: a few draws may land in another bin
+                unit = 1 / per / (1 if key == "heldout_accuracy" else window)
+                ok = abs(a - b) <= CROSS_CPU_FLIPS * unit + 1e-12
+            if not ok:
+                bad.append(f"{key}: {a!r} against {b!r}")
+    return bad
+
+
+def test_training_slice_agrees_with_the_shipped_study_within_what_another_cpu_moves(fns, shipped):
+    """Do the first 50 steps of GRPO at seed 0, rerun now, land on the shipped file's first window?
+
+    The shipped file was built on another machine: CPU kernels round differently, so the
+    continuous metrics may differ by CROSS_CPU_RTOL and the sample counts by CROSS_CPU_FLIPS
+    draws (measured by benchmarks/cross_kernel_spread.py). A change to the training code moves
+    them by far more.
+    """
+    k = shipped.config.eval_every
+    got = _slice(fns, shipped, k)
     want = {key: values[:2] for key, values in shipped.runs["grpo"][0].items()}
-    # bit for bit on one CPU thread; another CPU's kernels may differ in the last digits
     assert got.keys() == want.keys()
-    for key in got:
-        np.testing.assert_allclose(got[key], want[key], rtol=1e-6, atol=1e-9, err_msg=key)
+    assert not _beyond_cross_cpu_tolerance(got, want, window=k)
     assert got["heldout_accuracy"][1] > got["heldout_accuracy"][0]  # learning from step one
+
+
+_SLICE_IN_A_SUBPROCESS = """
+import json, torch
+from tiny_model.seam import Functions
+from tiny_model.study import load_shipped
+import tests.test_tiny_model_training as t
+summary = t._slice(Functions.from_solutions(), load_shipped(), {steps})
+print(json.dumps({{"capability": torch.backends.cpu.get_cpu_capability(), "summary": summary}}))
+"""
+_SHORT = 5  # steps of the slice run under each capability
+
+
+@pytest.fixture(scope="module")
+def capability_slices(fns, shipped):
+    """The short slice in this process, and in fresh processes under this CPU's own capability
+    and under ``default`` (run side by side): capability -> (reported capability, summary)."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    own = torch.backends.cpu.get_cpu_capability().lower()
+    procs = {}
+    for cap in dict.fromkeys((own, "default")):
+        env = {**os.environ, "ATEN_CPU_CAPABILITY": cap}
+        code = _SLICE_IN_A_SUBPROCESS.format(steps=_SHORT)
+        procs[cap] = subprocess.Popen(
+            [sys.executable, "-c", code], cwd=root, env=env, text=True,
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        )  # fmt: skip
+    here = _slice(fns, shipped, _SHORT)
+    out = {}
+    for cap, proc in procs.items():
+        stdout, stderr = proc.communicate(timeout=900)
+        assert proc.returncode == 0, (
+            f"the slice under ATEN_CPU_CAPABILITY={cap} failed:\n{stderr[-3000:]}"
+        )
+        d = json.loads(stdout.strip().splitlines()[-1])
+        out[cap] = (d["capability"].lower(), d["summary"])
+    return own, here, out
+
+
+def test_training_repeats_bit_for_bit_in_a_fresh_process_on_this_machine(capability_slices):
+    """Same command, same CPU kernels, another process: are the metrics the same bits?"""
+    own, here, out = capability_slices
+    reported, summary = out[own]
+    assert reported == own
+    assert json.dumps(summary, sort_keys=True) == json.dumps(here, sort_keys=True)
+
+
+def test_another_cpu_capability_moves_the_slice_less_than_the_shipped_tolerance(capability_slices):
+    """Keeps CROSS_CPU_RTOL honest: rerun under ATEN_CPU_CAPABILITY=default (the kernels another
+    CPU may use), do the metrics stay within the tolerance the shipped comparison grants?"""
+    own, here, out = capability_slices
+    if own == "default":
+        pytest.skip("this CPU runs torch's default kernels only: no second capability to compare")
+    reported, summary = out["default"]
+    assert reported == "default", f"ATEN_CPU_CAPABILITY=default was not honoured: {reported}"
+    assert not _beyond_cross_cpu_tolerance(summary, here, window=_SHORT)
+
+
+def _live_like(run, **nudges) -> dict[str, list[float]]:
+    """A copy of a shipped run as notebook 06's live run would hold it, some values nudged."""
+    live = {k: list(v) for k, v in run.items()}
+    for key, (index, by) in nudges.items():
+        live[key][index] += by
+    return live
+
+
+def test_live_run_off_in_the_last_float32_bit_is_told_it_matches_the_shipped_run(shipped):
+    """Issue 16, item 7: the reference functions on another CPU differ from the shipped run in
+    the last float32 bit (and a draw may land in another bin by step 100). Does notebook 06's
+    comparison say they agree, with the differences in numbers, instead of "no"?"""
+    nthr = shipped.runs["nthr"][0]
+    i50, i100 = nthr["eval_step"].index(50), nthr["eval_step"].index(100)
+    ulp = float(np.spacing(np.float32(nthr["heldout_answer_logp"][i50])))
+    live = _live_like(
+        nthr,
+        heldout_answer_logp=(i50, ulp),
+        heldout_accuracy=(i100, 1 / 800),  # one of the 800 held-out draws
+    )
+    agrees, text = compare_with_shipped(live, nthr, baseline=shipped.runs["grpo"][0])
+    assert agrees, text
+    assert "Agrees" in text and "step  50" in text and "step 100" in text
+    assert "+1.2e-03" in text  # the accuracy difference at step 100, in numbers
+
+
+def test_live_run_of_other_functions_is_told_it_differs_and_by_how_much(shipped):
+    """Plain GRPO in place of NTHR (what NTHR weights that change nothing would give): does the
+    comparison say it differs, by how many times the CPU band, and show the scale?"""
+    nthr, grpo_run = shipped.runs["nthr"][0], shipped.runs["grpo"][0]
+    agrees, text = compare_with_shipped(grpo_run, nthr, baseline=grpo_run)
+    assert not agrees
+    assert "Differs" in text and "-5.3e-02" in text  # accuracy at step 50, GRPO against NTHR
+    # the step-50 band alone tells them apart: rounding moves far less than a real difference
+    d50 = abs(grpo_run["heldout_accuracy"][1] - nthr["heldout_accuracy"][1])
+    assert LIVE_TOLERANCE[50]["heldout_accuracy"] * 5 < d50
+    with pytest.raises(ValueError, match="share no evaluation"):
+        compare_with_shipped({"eval_step": [0.0, 25.0]}, nthr)
+
+
+def test_notebook_06_states_the_live_runs_tolerance_bands():
+    """Does notebook 06's text give the bands compare_with_shipped uses (no stale numbers)?"""
+    from conftest import ROOT
+
+    nb = json.loads((ROOT / "solutions" / "06_nthr" / "06_nthr.ipynb").read_text())
+    text = " ".join("".join(c["source"]) for c in nb["cells"] if c.get("id") == "md-live-run")
+    text = " ".join(text.split())
+    for step, bands in LIVE_TOLERANCE.items():
+        assert f"step {step}" in text, step
+        for value in bands.values():
+            assert f"±{value:g}" in text, (step, value)
 
 
 def test_shipped_study_compares_four_methods_over_five_seeds(shipped):

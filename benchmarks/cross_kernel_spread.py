@@ -1,0 +1,312 @@
+"""How far tiny_model's results move when only the CPU kernels change, against the shipped files.
+
+    python benchmarks/cross_kernel_spread.py [--parts step0,slice,live,probe,warmup] [--quick]
+
+torch picks its CPU kernels at run time: ATen by ``ATEN_CPU_CAPABILITY``
+(``default``, ``avx2``, ``avx512``: as high as the CPU allows), matrix products by
+MKL and oneDNN. Another CPU therefore rounds differently in the last float32 bit,
+and the shipped files (``tiny_model/checkpoints/warm.pt``,
+``tiny_model/results/train_seeds.json``) were built on one machine. This script
+reruns each part in a fresh subprocess per kernel setting and prints how far
+each lands from the shipped value and from the other settings. The tolerances
+of the tests that compare with the shipped files (tests/test_tiny_model*.py,
+notebook 06's live run) are set from these figures with a margin; rerun it on a
+new CPU or torch version before changing them.
+
+Settings: every capability this CPU supports (``lscpu`` flags avx2 / avx512f), and
+on top of the CPU's own one: oneDNN off (``torch.backends.mkldnn.enabled =
+False``), ``MKL_CBWR=COMPATIBLE`` (MKL's reproducible code path), and 2 threads
+instead of 1 (training and the probe pin one thread themselves: expect no change).
+
+Parts (each compared with the shipped file):
+  step0   the warm model's logits on all 1000 problems (max |diff|, in float32 ulps at 1)
+  slice   GRPO, seed 0, the first 50 of the shipped study's 800 steps: the values
+          tests/test_tiny_model_training.py compares (max relative diff per metric)
+  live    NTHR, seed 0, 100 steps with evaluations every 25: notebook 06's live run
+  probe   the pooled Adam probe (5 seeds x 60 groups): the three paired CIs, LLD rates
+  warmup  the 310-step warm-up from scratch: max |diff| of the weights against warm.pt,
+          sampled accuracy at step 310, and the mean over the checks at 250..400
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+PARTS = ("step0", "slice", "live", "probe", "warmup")
+
+
+def cpu_capabilities() -> list[str]:
+    """The ATEN_CPU_CAPABILITY values this CPU can run, lowest first."""
+    flags = set()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("flags"):
+                flags = set(line.split(":", 1)[1].split())
+                break
+    except OSError:
+        pass
+    caps = ["default"]
+    if "avx2" in flags:
+        caps.append("avx2")
+    if {"avx512f", "avx512bw", "avx512vl", "avx512dq"} <= flags:
+        caps.append("avx512")
+    return caps
+
+
+def settings(quick: bool) -> list[tuple[str, dict[str, str]]]:
+    caps = cpu_capabilities()
+    out = [(f"capability {c}", {"ATEN_CPU_CAPABILITY": c}) for c in caps]
+    if not quick:
+        own = {"ATEN_CPU_CAPABILITY": caps[-1]}
+        out += [
+            (f"{caps[-1]} + oneDNN off", {**own, "H18_MKLDNN": "0"}),
+            (f"{caps[-1]} + MKL_CBWR=COMPATIBLE", {**own, "MKL_CBWR": "COMPATIBLE"}),
+            (f"{caps[-1]} + 2 threads", {**own, "H18_THREADS": "2"}),
+        ]
+    return out
+
+
+# ----------------------------------------------------------------------------- the worker
+
+
+def work(parts: list[str], out: Path) -> None:
+    """Run ``parts`` under this process's kernel settings; write results.json (+ tensors)."""
+    sys.path.insert(0, str(ROOT))
+    import numpy as np
+    import torch
+
+    if os.environ.get("H18_MKLDNN") == "0":
+        torch.backends.mkldnn.enabled = False
+    threads = int(os.environ.get("H18_THREADS", "1"))
+
+    from tiny_model import experiment, grpo, task
+    from tiny_model.pooled import run_probe_seeds
+    from tiny_model.seam import Functions
+    from tiny_model.study import load_shipped, run_summary
+
+    fns = Functions.from_solutions()
+    res: dict[str, object] = {"capability": torch.backends.cpu.get_cpu_capability()}
+    shipped = load_shipped()
+    study_keys = ("lr", "lr_warmup", "lr_schedule", "prompts_per_step")
+    settings_ = {f: getattr(shipped.config, f) for f in study_keys}
+    t0 = time.perf_counter()
+    with experiment.deterministic(threads=threads):
+        if "step0" in parts:
+            problems = task.all_problems()
+            target = task.correct_responses(problems).unsqueeze(1)
+            with torch.no_grad():
+                logits, _ = grpo.response_forward(experiment.load_warm(), problems, target)
+            torch.save(logits, out / "step0.pt")
+        if "slice" in parts:
+            k = shipped.config.eval_every
+            r = experiment.train(
+                fns, "grpo", steps=shipped.config.steps, seed=0, stop_after=k, eval_every=k,
+                **settings_,
+            )  # fmt: skip
+            res["slice"] = run_summary(r)
+        if "live" in parts:
+            r = experiment.train(
+                fns, "nthr", steps=shipped.config.steps, seed=0, stop_after=100, eval_every=25,
+                **settings_,
+            )  # fmt: skip
+            h = r.history
+            res["live"] = {
+                k: h[k] for k in ("eval_step", "heldout_accuracy", "heldout_answer_logp")
+            }
+        if "probe" in parts:
+            p = run_probe_seeds(experiment.load_warm(), fns, range(5), optimizer="adam")
+            res["probe"] = {"paired": p.paired, "summary": p.summary()}
+            s = run_probe_seeds(
+                experiment.load_warm(), fns, range(5), optimizer="sgd", methods=("grpo", "pos_only")
+            )
+            # notebook 05's "the negative gradient hurt on every group" (Δ GRPO − Δ positive-only)
+            res["gaps"] = {
+                rule: (r.changes["grpo"] - r.changes["pos_only"]).tolist()
+                for rule, r in (("adam", p), ("sgd", s))
+            }
+            res["sgd_paired"] = s.paired
+        if "warmup" in parts:
+            cfg = experiment.WarmupConfig(steps=400, target_accuracy=2.0, check_every=10)
+            # checks every 10 steps sample with their own generator: the path is the recipe's
+            model, hist = experiment.warmup(cfg)
+            steps = [int(s) for s in hist["check_step"]]
+            acc = dict(zip(steps, hist["check_accuracy"]))
+            res["warmup_curve"] = acc
+            res["warmup_window_mean"] = float(np.mean([a for s, a in acc.items() if s >= 250]))
+            m310, _ = experiment.warmup(experiment.WarmupConfig())
+            torch.save(m310.state_dict(), out / "warm310.pt")
+            res["warmup_sampled_accuracy"] = experiment.sampled_accuracy(m310)
+            res["warmup_greedy_accuracy"] = experiment.greedy_accuracy(m310)
+            res["warmup_first_step_damage"] = experiment.first_step_damage(m310, lr=3e-4)
+            old = experiment.WarmupConfig(steps=225, lr=5e-3, schedule="cosine")
+            m_old, _ = experiment.warmup(old)  # the first recipe, which the damage check catches
+            res["cosine_first_step_damage"] = experiment.first_step_damage(m_old, lr=3e-4)
+    res["seconds"] = time.perf_counter() - t0
+    (out / "results.json").write_text(json.dumps(res))
+
+
+# ----------------------------------------------------------------------------- the parent
+
+
+def rel(a: float, b: float) -> float:
+    return abs(a - b) / max(abs(b), 1e-30)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--parts", default=",".join(PARTS))
+    ap.add_argument("--quick", action="store_true", help="capabilities only, no other knobs")
+    ap.add_argument("--worker", type=Path, help=argparse.SUPPRESS)
+    ap.add_argument("--json", type=Path, help="also write every figure to this file")
+    args = ap.parse_args(argv)
+    parts = [p for p in args.parts.split(",") if p]
+    if bad := set(parts) - set(PARTS):
+        ap.error(f"unknown parts {sorted(bad)}: {', '.join(PARTS)}")
+    if args.worker:
+        work(parts, args.worker)
+        return 0
+
+    sys.path.insert(0, str(ROOT))
+    import numpy as np
+    import torch
+
+    from tiny_model.study import load_shipped
+    from tiny_model.warm import CHECKPOINT
+
+    shipped = load_shipped()
+    runs: dict[str, tuple[dict, Path]] = {}
+    tmp = Path(tempfile.mkdtemp(prefix="spread-"))
+    for name, env in settings(args.quick):
+        d = tmp / name.replace(" ", "_").replace("=", "-")
+        d.mkdir()
+        t0 = time.perf_counter()
+        cmd = [sys.executable, __file__, "--worker", str(d), "--parts", ",".join(parts)]
+        proc = subprocess.run(cmd, env={**os.environ, **env}, capture_output=True, text=True)
+        if proc.returncode:
+            print(f"{name}: failed\n{proc.stderr[-2000:]}", file=sys.stderr)
+            return 1
+        runs[name] = (json.loads((d / "results.json").read_text()), d)
+        print(
+            f"ran {name} (torch reports {runs[name][0]['capability']}) in {time.perf_counter() - t0:.0f} s"
+        )
+    names = list(runs)
+    figures: dict[str, dict[str, float]] = {n: {} for n in names}
+
+    print(f"\ntorch {torch.__version__}; each row: this setting against the shipped file")
+    if "step0" in parts:
+        base = torch.load(runs[names[0]][1] / "step0.pt")
+        for n in names:
+            x = torch.load(runs[n][1] / "step0.pt")
+            diff = float((x - base).abs().max())
+            ulp = float(torch.finfo(torch.float32).eps)
+            figures[n]["step0_max_abs_vs_first"] = diff
+            print(
+                f"  step0   {n:<34} logits max |diff| vs {names[0]}: {diff:.2e} ({diff / ulp:.1f} ulp at 1)"
+            )
+    if "slice" in parts:
+        want = {k: v[:2] for k, v in shipped.runs["grpo"][0].items()}
+        for n in names:
+            got = runs[n][0]["slice"]
+            worst = {
+                k: max(
+                    (
+                        rel(a, b)
+                        for a, b in zip(got[k], want[k])
+                        if not (np.isnan(a) and np.isnan(b))
+                    ),
+                    default=0.0,
+                )
+                for k in want
+            }
+            figures[n].update({f"slice_rel_{k}": v for k, v in worst.items()})
+            top = sorted(worst.items(), key=lambda kv: -kv[1])[:3]
+            same = all(got[k][1] == want[k][1] or np.isnan(want[k][1]) for k in want)
+            print(
+                f"  slice   {n:<34} identical: {same}; worst relative: "
+                + ", ".join(f"{k} {v:.1e}" for k, v in top)
+            )
+    if "live" in parts:
+        want = shipped.runs["nthr"][0]
+        for n in names:
+            got = runs[n][0]["live"]
+            cells = []
+            for s in (50, 100):
+                i, j = got["eval_step"].index(s), want["eval_step"].index(s)
+                da = got["heldout_accuracy"][i] - want["heldout_accuracy"][j]
+                dl = got["heldout_answer_logp"][i] - want["heldout_answer_logp"][j]
+                figures[n][f"live_acc_diff_{s}"] = da
+                figures[n][f"live_logp_diff_{s}"] = dl
+                cells.append(f"step {s}: accuracy {da:+.4f}, ln π {dl:+.2e}")
+            print(f"  live    {n:<34} " + "; ".join(cells))
+    if "probe" in parts:
+        ref = runs[names[0]][0]["probe"]  # no probe file is shipped: against the first setting
+        for n in names:
+            got = runs[n][0]["probe"]
+            worst = max(
+                rel(got["paired"][p][f], ref["paired"][p][f])
+                for p in got["paired"]
+                for f in ("mean", "ci_low", "ci_high")
+            )
+            figures[n]["probe_rel_vs_first"] = worst
+            ci = "; ".join(
+                f"{p} {got['paired'][p]['mean']:+.3e} [{got['paired'][p]['ci_low']:+.2e}, {got['paired'][p]['ci_high']:+.2e}]"
+                for p in got["paired"]
+            )
+            print(
+                f"  probe   {n:<34} worst relative vs {names[0]}: {worst:.1e}; {ci}; GRPO LLD {got['summary']['grpo']['lld_rate']:.3f}"
+            )
+        if "gaps" in ref:
+            for rule in ("adam", "sgd"):
+                g0 = np.asarray(ref["gaps"][rule])
+                for n in names:
+                    g = np.asarray(runs[n][0]["gaps"][rule])
+                    dev = float(np.abs(g - g0).max())
+                    figures[n][f"gap_{rule}_max_abs_vs_first"] = dev
+                    figures[n][f"gap_{rule}_hurt"] = int((g < 0).sum())
+                    print(
+                        f"  gap     {n:<34} {rule}: negative gradient hurt on {int((g < 0).sum())}/{g.size} "
+                        f"groups; smallest |gap| {np.abs(g).min():.2e}; max |diff| vs {names[0]} {dev:.1e}"
+                    )
+    if "warmup" in parts:
+        blob = torch.load(CHECKPOINT, weights_only=True)
+        for n in names:
+            r, d = runs[n]
+            state = torch.load(d / "warm310.pt")
+            diff = max(float((state[k] - blob["state"][k]).abs().max()) for k in state)
+            figures[n]["warmup_max_abs_weight_diff"] = diff
+            figures[n]["warmup_sampled_accuracy"] = r["warmup_sampled_accuracy"]
+            figures[n]["warmup_window_mean"] = r["warmup_window_mean"]
+            print(
+                f"  warmup  {n:<34} weights max |diff| {diff:.2e}; sampled accuracy at 310 "
+                f"{r['warmup_sampled_accuracy']:.3f} (shipped {blob['info']['sampled_accuracy']:.3f}); "
+                f"mean of checks 250..400 {r['warmup_window_mean']:.3f}"
+            )
+            if "cosine_first_step_damage" in r:
+                print(
+                    f"          {'':<34} greedy accuracy {r['warmup_greedy_accuracy']:.3f}; first-step damage "
+                    f"{r['warmup_first_step_damage']:+.3f} (the cosine recipe's {r['cosine_first_step_damage']:+.3f})"
+                )
+    if args.json:
+        args.json.write_text(
+            json.dumps(
+                {
+                    "torch": torch.__version__,
+                    "figures": figures,
+                    "runs": {n: r for n, (r, _) in runs.items()},
+                },
+                indent=1,
+            )
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
