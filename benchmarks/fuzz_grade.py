@@ -43,9 +43,34 @@ import fuzz_submissions as fz  # noqa: E402
 from hypothesis import HealthCheck, Phase, given, seed, settings  # noqa: E402
 from test_fuzz_grade import check_in_process, grade_class_in_process, parent_grader  # noqa: E402
 
+TALLIES: list = []
+REPORT: dict = {"path": None, "t0": time.monotonic(), "seed": 0}
+
+
+def figures(final: bool) -> str:
+    """The figures so far (every part's tally and the totals)."""
+    state = "" if final else " (still running)"
+    lines = [
+        f"fuzz_grade: seed {REPORT['seed']}, {time.monotonic() - REPORT['t0']:.0f} s in all{state}"
+    ]
+    for t in TALLIES:
+        lines += t.lines()
+    subs = sum(t.submissions for t in TALLIES)
+    crashes = sum(t.crashes for t in TALLIES)
+    rows = sum(t.rows for t in TALLIES)
+    lines.append(f"total: {subs} submissions, {crashes} grader crashes, {rows} rows present")
+    return "\n".join(lines)
+
+
+def progress() -> None:
+    """After each class: the figures so far into --report (a run stopped early keeps them)."""
+    if REPORT["path"]:
+        Path(REPORT["path"]).write_text(figures(False) + "\n", encoding="utf-8")
+
 
 class Tally:
     def __init__(self, name: str) -> None:
+        TALLIES.append(self)
         self.name = name
         self.submissions = self.classes = self.rows = self.crashes = self.graded_ok = 0
         self.checks = self.check_crashes = 0
@@ -147,13 +172,12 @@ def parent_part(total: int, size: int, rng_seed: int) -> Tally:
                     tally.check_crashes += 1
                     tally.crash("drills check: " + traceback.format_exc())
         tally.seconds += time.monotonic() - t0
-        if tally.classes % 10 == 0:
-            print(
-                f"  … {tally.submissions} submissions, {tally.crashes} crashes "
-                f"({tally.seconds:.0f} s)",
-                file=sys.stderr,
-                flush=True,
-            )
+        progress()
+        print(
+            f"  … {tally.submissions} submissions, {tally.crashes} crashes ({tally.seconds:.0f} s)",
+            file=sys.stderr,
+            flush=True,
+        )
 
     _batches(fz.submission_bytes("parent"), total, size, rng_seed, grade_batch)
     return tally
@@ -198,6 +222,7 @@ def child_part(total: int, size: int, jobs: int, rng_seed: int) -> Tally:
             except BaseException:  # noqa: BLE001 (counted, and the run goes on)
                 tally.crash(traceback.format_exc())
         tally.seconds += time.monotonic() - t0
+        progress()
         print(
             f"  … {tally.submissions} child-side submissions, {tally.crashes} crashes "
             f"({tally.seconds:.0f} s)",
@@ -220,23 +245,16 @@ def main() -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--report", help="also write the figures to this file")
     args = ap.parse_args()
-    t0 = time.monotonic()
-    parts = []
+    REPORT.update(path=args.report, seed=args.seed, t0=time.monotonic())
     if args.parent:
-        parts.append(parent_part(args.parent, args.class_size, args.seed))
+        parent_part(args.parent, args.class_size, args.seed)
     if args.child:
-        parts.append(child_part(args.child, args.child_class_size, args.jobs, args.seed))
-    lines = [f"fuzz_grade: seed {args.seed}, {time.monotonic() - t0:.0f} s in all"]
-    for t in parts:
-        lines += t.lines()
-    subs = sum(t.submissions for t in parts)
-    crashes = sum(t.crashes for t in parts)
-    rows = sum(t.rows for t in parts)
-    lines.append(f"total: {subs} submissions, {crashes} grader crashes, {rows} rows present")
-    text = "\n".join(lines)
+        child_part(args.child, args.child_class_size, args.jobs, args.seed)
+    text = figures(True)
     print(text)
     if args.report:
         Path(args.report).write_text(text + "\n", encoding="utf-8")
+    crashes = sum(t.crashes for t in TALLIES)
     return 1 if crashes else 0
 
 

@@ -295,6 +295,26 @@ def hostile_code(draw) -> str:
     return head + "    " + body + "\n"
 
 
+def hostile_class(rnd, n: int) -> list[bytes]:
+    """``n`` submissions with distinct hostile forward_kl cells chosen by ``rnd`` (a
+    random.Random): a class that covers many kinds of code in one run. Hypothesis's first
+    example of a list is its simplest (every element the same), so the suite's one-example
+    slice of real children draws its class from ``random.Random(seed)`` instead, the seed
+    drawn by Hypothesis (0 first)."""
+    out = []
+    for body in rnd.sample(_RETURNS, n):
+        text = "".join(rnd.choice(SPECIALS) for _ in range(rnd.randint(0, 4)))
+        code = body.format(
+            text=text, big=rnd.choice([300, 309, 4299, 5000]), depth=rnd.choice([31, 33, 2000])
+        )
+        head = "def forward_kl(policy, reference):\n"
+        if rnd.random() < 0.5:
+            head += "    _check_distributions(policy, reference, allow_zeros=True)\n"
+        nb = _with_cell(BASE, "forward_kl", head + "    " + code + "\n")
+        out.append(json.dumps(nb, ensure_ascii=rnd.random() < 0.5).encode("utf-8", "surrogatepass"))
+    return out
+
+
 # -- what the child sends back (parent-side runs) ----------------------------------------------
 
 encoded_leaf = st.one_of(
