@@ -112,3 +112,54 @@ def test_raising_the_right_error_is_the_outcome():
     assert same_outcome({"raised": "ValueError"}, got, 0, 0)
     got = outcome_of(lambda x: 1 / 0, [1], {"$dict": {}}, {})
     assert not same_outcome({"raised": "ValueError"}, got, 0, 0)
+
+
+# -- outcomes every writer can take (issue 23) ----------------------------------------------------
+
+
+def test_a_lone_surrogate_in_a_returned_string_becomes_a_replacement_character():
+    """A learner's str with '\\ud800' used to stop the class run when a writer encoded it as
+    UTF-8: is the outcome's text U+FFFD instead, in values, dict keys and object names?"""
+    from autograder.codec import clean_outcome
+
+    got = outcome_of(lambda: ["a\ud800b", {"k\udfff": "\ud83d"}], [], {"$dict": {}}, {})
+    assert got == {"value": ["a\ufffdb", {"$dict": {"k\ufffd": "\ufffd"}}]}
+    sent = {"value": {"$obj": "T\ud800", "fields": {"x\ud800": "\ud800"}}}
+    assert clean_outcome(sent) == {"value": {"$obj": "T\ufffd", "fields": {"x\ufffd": "\ufffd"}}}
+    for o in (got, clean_outcome(sent)):
+        str(o).encode("utf-8")
+
+
+def test_a_lone_surrogate_in_an_exception_becomes_a_replacement_character():
+    """The message of a learner's exception: UTF-8-safe text?"""
+
+    def raises():
+        raise RuntimeError("no \ud800 way")
+
+    got = outcome_of(raises, [], {"$dict": {}}, {})
+    assert got == {"raised": "RuntimeError", "message": "no \ufffd way"}
+
+
+def test_an_integer_no_float_can_hold_is_an_unsupported_return_not_a_crash():
+    """10**400 (and a list holding it) cannot be compared with a tolerance, and its text may
+    pass Python's 4,300-digit limit: an UnsupportedReturn outcome, in either engine?"""
+    from autograder.codec import clean_outcome
+
+    for value in (10**400, [0.5, -(10**400)]):
+        got = outcome_of(lambda v=value: v, [], {"$dict": {}}, {})
+        assert got["raised"] == "UnsupportedReturn" and "too large" in got["message"]
+    assert clean_outcome({"value": 10**300}) == {"value": 10**300}  # a float can hold it
+    assert clean_outcome({"value": True}) == {"value": True}
+
+
+def test_clean_outcomes_are_left_as_they_are():
+    """Ordinary outcomes pass unchanged (the same verdicts as before the cleaning)."""
+    from autograder.codec import clean_outcome
+
+    for o in (
+        {"value": 0.25},
+        {"value": {"$float": "nan"}},
+        {"value": {"$array": [1.0, 2.0], "shape": [2], "dtype": "float64"}},
+        {"raised": "ValueError", "message": "policy must sum to 1 (é, 😀)"},
+    ):
+        assert clean_outcome(o) == o

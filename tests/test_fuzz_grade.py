@@ -168,3 +168,25 @@ def test_hostile_learner_code_in_real_children_never_stops_a_class_run(rnd):
         again = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=600)
         assert again.returncode == 0, again.stderr[-3000:]
         assert (out / "grades.csv").read_bytes() == csv_bytes
+
+
+def test_a_file_name_that_is_not_utf8_is_graded_and_the_run_goes_on(tmp_path):
+    """A notebook whose file name holds the byte 0xFF (a surrogate escape in Python's str)
+    used to stop the run in the inputs digest and the cache key: is it graded, beside the
+    others, with a row, and does the rerun give a byte-identical grades.csv?"""
+    folder = tmp_path / "class"
+    folder.mkdir()
+    good = json.dumps(fz.BASE).encode("utf-8")
+    (folder / "plain.ipynb").write_bytes(good)
+    with open(os.fsencode(folder) + b"/st\xffu.ipynb", "wb") as f:
+        f.write(good)
+    out = tmp_path / "out"
+    with fz.fake_sandbox():
+        grade_cli.grade_course([folder], out, parent_grader(), assignment=fz.ASSIGNMENT)
+        fz.check_outputs(out, ["plain", "st_u"])
+        first = (out / "grades.csv").read_bytes()
+        grade_cli.grade_course([folder], out, parent_grader(), assignment=fz.ASSIGNMENT)
+    assert (out / "grades.csv").read_bytes() == first
+    results = json.loads((out / "results.json").read_text(encoding="utf-8"))
+    [odd] = [s for s in results["submissions"] if s["student"] == "st_u"]
+    assert "\ufffd" in odd["path"] and odd["error"] is None
