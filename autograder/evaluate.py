@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import copy
 import io
+import math
 import time
 import warnings
 from collections import OrderedDict
@@ -458,6 +459,70 @@ def _agrees(case: Case, expected: dict, mo: dict, got: dict) -> bool:
     return _equal_for_matching(case, mo, got)
 
 
+# The mistake and one other small difference: the learner's values within 2 % of the mistake's.
+NEAR_RTOL = 2e-2
+NEAR_ATOL = 1e-4
+SOMETHING_ELSE = (
+    " Your outputs match this mistake only approximately or only on some checks: something "
+    "else differs as well."
+)
+
+
+def _agrees_loosely(m: Mistake, expected: dict, mo: dict, got: dict) -> bool:
+    if "raised" in expected or "raised" in mo or "raised" in got:
+        return mo.get("raised") == got.get("raised")
+    if same_outcome(mo, got, NEAR_RTOL, NEAR_ATOL) and same_outcome(got, mo, NEAR_RTOL, NEAR_ATOL):
+        return True
+    return _clamp_consistent(m, expected, got)
+
+
+def _clamp_consistent(m: Mistake, expected: dict, got: dict) -> bool:
+    """Are the learner's values the expected ones clamped at one bound, as mistake ``m``
+    clamps (at whatever constant)?"""
+    if m.bound is None or not m.bound_of or "value" not in got or "value" not in expected:
+        return False
+    from autograder.compare import numeric
+    from autograder.spec import BOUND_INVERSES, BOUND_SATURATIONS
+
+    ne, ng = numeric(expected.get("value")), numeric(got.get("value"))
+    if ne is None or ng is None or ne[0] != ng[0]:
+        return False
+    differ = [abs(g) for e, g in zip(ne[1], ng[1]) if abs(g - e) > 1e-9 * max(1.0, abs(e))]
+    if not differ or not all(math.isfinite(v) for v in differ):
+        return False
+    if any(abs(g) > abs(e) * (1 + 1e-9) for e, g in zip(ne[1], ng[1])):
+        return False  # a clamp only shrinks
+    c = BOUND_INVERSES[m.bound_of](max(differ))
+    sat = BOUND_SATURATIONS[m.bound_of](c)
+    return all(any(abs(v - s) <= 1e-6 * max(1.0, s) for s in sat) for v in differ)
+
+
+def _bound_text(m: Mistake, fspec: FunctionSpec, idx, expected, got) -> str:
+    """The mistake's diagnosis with the bound the learner clamped at (read from their own
+    values on fixed cases where they differ from the expected ones), when it can be read."""
+    if m.bound is None or not m.bound_of:
+        return m.diagnosis
+    from autograder.compare import numeric
+    from autograder.spec import BOUND_INVERSES
+
+    vals = []
+    for i in idx:
+        if fspec.cases[i].hidden:
+            continue  # a value of the learner on a generated input is never shown
+        ne, ng = numeric(expected[i].get("value")), numeric(got[i].get("value"))
+        if ne is None or ng is None or ne[0] != ng[0]:
+            continue
+        c = fspec.cases[i]
+        vals += [abs(g) for e, g in zip(ne[1], ng[1]) if abs(g - e) > c.atol + c.rtol * abs(e)]
+    if not vals or not all(v == v and v != float("inf") for v in vals):
+        return m.diagnosis
+    learner = BOUND_INVERSES[m.bound_of](max(vals))
+    if abs(learner - m.bound) <= 1e-3 * abs(m.bound):
+        return m.diagnosis
+    shown = f"{learner:.4g}"
+    return m.diagnosis.replace(f"{m.bound:g}", shown)
+
+
 def _match(
     fspec: FunctionSpec,
     among: list[int],
@@ -468,8 +533,14 @@ def _match(
     candidates: list[tuple[int, Mistake]],
     most: int,
     full_match_suffices: bool = False,
+    loose: bool = False,
 ) -> list[tuple[Mistake, set[int]]]:
     """Catalogued mistakes that explain the learner's failures among the cases ``among``.
+
+    ``loose``: the second pass when nothing matched: "the same way" means within
+    NEAR_RTOL / NEAR_ATOL (the mistake and one other small difference), and for a mistake
+    with a ``bound`` (a clamp), failing the same cases with values no larger than expected
+    (the same clamp at another bound).
 
     A mistake matches when, on the cases of ``among`` where it fails, the learner
     fails the same way (same value within tolerance, or, on a case that should
@@ -493,10 +564,18 @@ def _match(
             ]
             if not m_failed:
                 continue
-            agree = {i for i in m_failed if _agrees(fspec.cases[i], expected[i], mo[i], got[i])}
+            if loose:
+                agree = {
+                    i for i in m_failed if _agrees_loosely(m, expected[i], mo[i], got[i])
+                } & set(failed)
+            else:
+                agree = {i for i in m_failed if _agrees(fspec.cases[i], expected[i], mo[i], got[i])}
             own = len(agree) / len(m_failed)
             explained = len(agree & remaining) / len(remaining)
-            if own < 0.5 or (explained < 0.5 and not (full_match_suffices and own == 1.0)):
+            if loose:  # the mistake's own failures, nearly all reproduced; the rest is "else"
+                if not (own == 1.0 and explained > 0 or own >= 0.75 and explained >= 0.2):
+                    continue
+            elif own < 0.5 or (explained < 0.5 and not (full_match_suffices and own == 1.0)):
                 continue
             rank = (own, len(m_failed) if own == 1.0 else len(agree), -order)
             if best is None or rank > best[0]:
@@ -544,11 +623,24 @@ def diagnose_all(
     def cost(idx) -> float:
         return round(sum(worth[i] for i in idx), 2)
 
-    first: list[Diagnosis] = [
-        Diagnosis(m.id, m.diagnosis, "concept", cost(idx))
-        for m, idx in _match(fspec, concept_cases, failed, expected, got, mutants, concept, 2)
-    ]
+    matched = _match(fspec, concept_cases, failed, expected, got, mutants, concept, 2)
     concept_failed = failed & set(concept_cases)
+    near = not matched and bool(concept_failed)
+    if near:
+        matched = _match(
+            fspec, concept_cases, failed, expected, got, mutants, concept, 1, loose=True
+        )
+    unexplained = concept_failed - set().union(*(idx for _, idx in matched)) if matched else set()
+    first: list[Diagnosis] = []
+    for k, (m, idx) in enumerate(matched):
+        text = _bound_text(m, fspec, idx, expected, got)
+        if text != m.diagnosis:  # the learner's own bound explains the checks it clamps
+            unexplained = {i for i in unexplained if not _clamp_consistent(m, expected[i], got[i])}
+        # near: the learner's values are the mistake's only approximately, unless the
+        # difference is the bound the text now names
+        if k == 0 and (unexplained or (near and text == m.diagnosis)):
+            text += SOMETHING_ELSE
+        first.append(Diagnosis(m.id, text, "concept", cost(idx)))
     if concept_failed and not first:
         value_failed = sorted(failed & set(fspec.of_kind("value")))
         found = shapes.find_shape(
@@ -588,12 +680,15 @@ def score(
     times: list[float] | None,
     mutants: Mapping[str, list[dict]],
     after_generated: bool = False,
+    fixed_apart: bool = False,
 ) -> FunctionResult:
     """Verdicts, the score (points x Σ_kind share x weighted fraction passed, 2 decimals), diagnoses.
 
     ``mutants`` is read only when some case fails (it may be computed lazily).
     ``after_generated``: the learner's code met a generated input before this function's
     first case in the same process (an earlier function's cases): see CaseResult.
+    ``fixed_apart``: the fixed cases ran in processes that held no generated input (`drills
+    grade` under a course secret), so none of them is marked ``after_generated``.
     """
     times = times or [0.0] * len(inputs)
     cases = []
@@ -615,7 +710,7 @@ def score(
                 after_generated=seen,
             )
         )
-        seen = seen or case.hidden
+        seen = seen or (case.hidden and not fixed_apart)
     attempted = not all(g.get("raised") == "NotImplementedError" for g in got)
     if attempted and any(c.after_generated and not (c.passed or c.hidden) for c in cases):
         _show_explained(fspec, cases, got, mutants)

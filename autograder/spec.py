@@ -150,6 +150,40 @@ def tolerance_text(rtol: float, atol: float) -> str:
 DEFAULT_SPLIT = Split()
 
 
+def _k3_log_ratio_bound(v: float) -> float:
+    """The c > 0 with exp(c) − 1 − c = v: the log-ratio clamp behind a saturated k3 value."""
+    import math
+
+    lo, hi = 0.0, 1.0
+    while math.expm1(hi) - hi < v and hi < 700:
+        hi *= 2
+    for _ in range(200):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if math.expm1(mid) - mid < v else (lo, mid)
+    return (lo + hi) / 2
+
+
+def _k3_saturations(c: float) -> tuple[float, ...]:
+    import math
+
+    return (math.expm1(c) - c, math.expm1(-c) + c)
+
+
+# The largest |value| a clamped learner returns -> the constant they clamped at; and the
+# |values| a clamp at c can return where it acts (a learner whose differing values are all
+# among them clamped at c).
+BOUND_INVERSES: dict[str, Callable[[float], float]] = {
+    "value": lambda v: v,
+    "half-square": lambda v: (2 * v) ** 0.5,
+    "k3-log-ratio": _k3_log_ratio_bound,
+}
+BOUND_SATURATIONS: dict[str, Callable[[float], tuple[float, ...]]] = {
+    "value": lambda c: (c,),
+    "half-square": lambda c: (0.5 * c * c,),
+    "k3-log-ratio": _k3_saturations,
+}
+
+
 @dataclass(frozen=True)
 class Mistake:
     """A known wrong implementation and the diagnosis shown when a learner matches it.
@@ -182,6 +216,12 @@ class Mistake:
     validation: bool = False
     source: str = ""
     function: str = ""  # the graded function, filled in by FunctionSpec
+    # A clamp (or another constant the learner picks): ``bound`` is the constant of the
+    # catalogued mutant, written in ``diagnosis`` as f"{bound:g}"; ``bound_of`` maps the
+    # largest |value| a learner returned where the clamp acts to the learner's own constant, so
+    # the feedback names the bound the learner used and the mistake is recognised at any bound.
+    bound: float | None = None
+    bound_of: str = ""  # a key of BOUND_INVERSES
 
     def __post_init__(self) -> None:
         given = [x for x in (self.build, self.formula, self.unchecked or None) if x is not None]

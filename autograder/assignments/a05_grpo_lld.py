@@ -194,6 +194,21 @@ GROUP_ADVANTAGES = FunctionSpec(
             source="NVIDIA-NeMo/RL#4161: fp32 rounding left a tiny std for identical non-dyadic rewards (0.35) and multiplied an advantage about 4000 times",
         ),
         Mistake(
+            "eps-ignored",
+            "you ignored the eps argument (a fixed stabiliser, or none): divide by std + eps with "
+            "the eps you are given (see the large-eps and random-eps cases)",
+            formula=lambda rewards, eps: _adv(_bessel)(rewards, 1e-6),
+            source=NO_SOURCE,
+        ),
+        Mistake(
+            "eps-1e-4",
+            "you added a fixed 1e-4 to the std where the eps argument (default 1e-6) belongs: a "
+            "different eps moves every advantage of a group whose std is small (std about 1e-3: by "
+            "about 10 %); pass eps through",
+            formula=lambda rewards, eps: _adv(_bessel)(rewards, 1e-4),
+            source=NO_SOURCE,
+        ),
+        Mistake(
             "batch-normalized",
             "you standardized with the mean and std of the whole batch; GRPO standardizes within each group (row)",
             formula=_adv(_bessel, per_group=False),
