@@ -17,7 +17,8 @@ file descriptors attached):
 
 Each job runs in three processes:
 
-    C  (fork of the zygote) new mount, pid, ipc, network and uts namespaces; waits for G
+    C  (fork of the zygote) new mount, pid, ipc, network, uts and cgroup namespaces;
+       waits for G
     G  pid 1 of the new pid namespace: its own /proc (read-only: this namespace's
        processes only, so /proc/1 is G and nothing of the worker's is reachable through
        it), a fresh tmpfs on /tmp and on /dev/shm, /dev read-only, every capability
@@ -47,7 +48,9 @@ import sys
 import types
 
 CLONE_NEWNS, CLONE_NEWUTS, CLONE_NEWIPC = 0x00020000, 0x04000000, 0x08000000
-CLONE_NEWPID, CLONE_NEWNET = 0x20000000, 0x40000000
+CLONE_NEWPID, CLONE_NEWNET, CLONE_NEWCGROUP = 0x20000000, 0x40000000, 0x02000000
+JOB_NAMESPACES = CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWNET | CLONE_NEWUTS
+JOB_NAMESPACES |= CLONE_NEWCGROUP  # as a cold child's bwrap (--unshare-all) makes them
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_REMOUNT, MS_MOVE, MS_BIND, MS_REC = (
     1,
     2,
@@ -163,10 +166,7 @@ def _place(fds):
 def _child_c(msg, fds, harness):
     try:
         _place(fds)
-        _check(
-            libc.unshare(CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWNET | CLONE_NEWUTS),
-            "unshare",
-        )
+        _check(libc.unshare(JOB_NAMESPACES), "unshare")
         g = os.fork()
         if g == 0:
             _child_g(msg, harness)
@@ -319,6 +319,8 @@ def _probe(fd, limits):
         problems.append(f"not in a pid namespace of its own (pid {os.getpid()})")
     if libc.unshare(CLONE_NEWUSER) == 0:
         problems.append("a user namespace could be made")
+    if any(not line.rstrip().endswith(":/") for line in open("/proc/self/cgroup")):
+        problems.append("not in a cgroup namespace of its own")
     # Its own /proc: this job's processes only, read-only, and pid 1 (G) shows nothing of the
     # worker: its root's /tmp and /dev/shm are the job's own, its descriptors are gone or pipes.
     pids = sorted(int(d) for d in os.listdir("/proc") if d.isdigit())
