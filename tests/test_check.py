@@ -95,3 +95,19 @@ def test_check_json_of_a_surrogate_returning_notebook_parses():
     assert p.returncode == 0, p.stderr
     body = json.loads(p.stdout.encode("utf-8").decode("utf-8"))
     assert body["score"] == 4.51
+
+
+def test_check_on_a_terminal_that_cannot_encode_the_feedback_still_prints_it():
+    """A terminal whose encoding is ASCII (LANG=C on an old system): feedback holds "·" and
+    "✗", and used to end in UnicodeEncodeError; are they written as escapes instead?"""
+    env = dict(os.environ, PYTHONIOENCODING="ascii")
+    env.pop("DRILLS_SECRET", None)
+    p = subprocess.run(
+        [sys.executable, "-m", "autograder.cli", "check", str(CORPUS / "duplicated_cell.ipynb")],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
+    assert p.returncode == 0, p.stderr[-2000:]
+    assert "Total: 7 / 7 points" in p.stdout and "\\xb7" in p.stdout
