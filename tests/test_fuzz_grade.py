@@ -29,6 +29,7 @@ import tempfile
 from pathlib import Path
 
 import fuzz_submissions as fz
+import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
@@ -132,6 +133,7 @@ def test_drills_check_answers_every_damaged_notebook_with_a_sentence(raw, as_jso
         assert "Total:" in out
 
 
+@pytest.mark.slow
 @settings(max_examples=1, **FUZZ_SETTINGS)
 @given(st.integers(0, 2**32).map(random.Random))
 def test_hostile_learner_code_in_real_children_never_stops_a_class_run(rnd):
