@@ -334,9 +334,9 @@ _SLEEPY = "import time\ndef slow():\n    time.sleep(1.5)\n    return 1\n"
 
 @pytest.mark.parametrize("warm", [False, True])
 def test_a_submission_that_sleeps_in_every_call_stops_at_its_time_budget(warm):
-    """Each call sleeps 1.5 s, inside a 2 s step timeout, 20 calls: does the submission's
-    budget (6 s) end it, the running case failed and the rest not run, both saying why?"""
-    limits = sandbox.Limits(timeout=2, budget=6)
+    """Each call sleeps 1.5 s, inside the 5 s step timeout, 20 calls: does the submission's
+    budget (10 s) end it, the running case failed and the rest not run, both saying why?"""
+    limits = sandbox.Limits(timeout=5, budget=10)
     cases = {"slow": [{"args": [], "kwargs": {"$dict": {}}}] * 20}
     with worker.WorkerPool(ISO, limits) as pool:
         ex = sandbox.execute(
