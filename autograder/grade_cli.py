@@ -36,6 +36,7 @@ engines give each student the same inputs and the same points.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import queue
 import resource
@@ -107,6 +108,7 @@ class _Work:
     cases: StudentCases | None = None
     execution: sandbox.Execution | None = None
     crash: str | None = None  # the grader itself failed on this submission (never expected)
+    fixed_apart: bool = False  # the fixed cases ran in children that held no generated input
 
 
 @dataclass
@@ -257,17 +259,27 @@ class Grader:
         assert w.cases is not None
         try:
             cases = {n: w.cases.inputs[n] for n in prog.functions if n not in prog.missing}
-            w.execution = _clean_execution(
-                sandbox.execute(
-                    prog.cells,
-                    prog.setup,
-                    cases,
-                    self.isolation,
-                    self.limits,
-                    slot,
-                    runner=self.runner,
-                )
+            specs = self.prepare(w.sub.assignment).specs if w.sub.assignment else {}
+            hidden = {n: [c.hidden for c in specs[n].cases] for n in cases if n in specs}
+            # Under a course secret the generated inputs are what feedback must not carry;
+            # a child holds every input it was sent from its first line on (learner code can
+            # find them with gc), so the fixed cases run in children sent no generated input.
+            w.fixed_apart = self.secret != seeds.PUBLIC_DEFAULT_SECRET and any(
+                any(h) for h in hidden.values()
             )
+            run = functools.partial(
+                sandbox.execute,
+                prog.cells,
+                prog.setup,
+                iso=self.isolation,
+                slot=slot,
+                runner=self.runner,
+            )
+            if w.fixed_apart:
+                ex = _execute_apart(run, cases, hidden, self.limits)
+            else:
+                ex = run(cases=cases, limits=self.limits)
+            w.execution = _clean_execution(ex)
         except Exception as e:  # noqa: BLE001 (a grader failure still gives the submission its row)
             w.crash = _describe(e)
         return w
@@ -306,9 +318,10 @@ class Grader:
             res.error = f"the grader failed on this submission: {w.crash}"
         # The child calls the functions in this order, each on its cases in order: from the
         # first generated case on, what the learner's code returns may carry its input.
+        # (Unless the fixed cases ran apart: then none of them met a generated input.)
         after_generated, seen = {}, False
         for name in ex.functions if ex is not None else ():
-            after_generated[name] = seen
+            after_generated[name] = seen and not w.fixed_apart
             seen = seen or any(c.hidden for c in prep.specs[name].cases)
         for name in prep.names:
             pts = prep.points[name]
@@ -349,6 +362,7 @@ class Grader:
                     fr.seconds,
                     cases.mutants[name],
                     after_generated.get(name, True),
+                    w.fixed_apart,
                 )
             )
         if self.isolation.reduced:
@@ -475,6 +489,55 @@ class Grader:
             },
             "show_hidden": show_hidden,
         }
+
+
+def _execute_apart(run, cases: dict, hidden: dict, limits: sandbox.Limits) -> sandbox.Execution:
+    """``run`` (sandbox.execute) on the fixed cases, then on the generated ones, merged into
+    one Execution as if one run: what learner code returns on a fixed case, shown in
+    feedback, then cannot carry a generated input (the first children never held one).
+
+    Each run has the submission's time budget (a submission's program may so take twice
+    ``--budget`` in all, still bounded): sharing one would leave the generated cases of every
+    function to the time a misbehaving fixed case left over. A function is missing if either
+    run misses it; cell errors (shown in feedback) come from the first run only.
+    """
+    parts = []
+    for want_hidden in (False, True):
+        idx = {
+            n: [i for i, h in enumerate(hidden.get(n, [False] * len(v))) if h == want_hidden]
+            for n, v in cases.items()
+        }
+        idx = {n: ix for n, ix in idx.items() if ix}
+        sub = {n: [cases[n][i] for i in ix] for n, ix in idx.items()}
+        parts.append((idx, run(cases=sub, limits=limits) if sub else None))
+    (idx1, ex1), (idx2, ex2) = parts
+    out = sandbox.Execution({})
+    for n, v in cases.items():
+        fr = sandbox.FunctionRun(n, [None] * len(v), [0.0] * len(v))
+        for ix, ex in ((idx1.get(n), ex1), (idx2.get(n), ex2)):
+            if not ix or ex is None:
+                continue
+            part = ex.functions[n]
+            if part.missing:  # not defined after the cells ran (its lists are empty)
+                fr.missing = True
+                continue
+            for k, i in enumerate(ix):
+                fr.outcomes[i], fr.seconds[i] = part.outcomes[k], part.seconds[k]
+            fr.error = fr.error or part.error
+        if fr.missing:
+            fr.outcomes, fr.seconds = [], []
+        out.functions[n] = fr
+    done = [ex for _, ex in parts if ex is not None]
+    first = done[0]
+    out.cell_errors = dict(first.cell_errors) if first is ex1 else {}
+    out.setup_error = next((ex.setup_error for ex in done if ex.setup_error), None)
+    out.runs = sum(ex.runs for ex in done)
+    out.seconds = sum(ex.seconds for ex in done)
+    out.stdout = "".join(ex.stdout for ex in done)[: limits.output_chars]
+    out.stderr = "".join(ex.stderr for ex in done)[: limits.output_chars]
+    out.notes = [note for ex in done for note in ex.notes]
+    out.budget_exhausted = next((ex.budget_exhausted for ex in done if ex.budget_exhausted), None)
+    return out
 
 
 def _clean_execution(ex: sandbox.Execution) -> sandbox.Execution:

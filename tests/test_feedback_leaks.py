@@ -76,8 +76,9 @@ def test_feedback_page_shows_no_generated_input(graded):
     _, outs = graded
     page = (outs[False] / "feedback" / STUDENT / f"{A}.html").read_text()
     assert "raised ValueError on valid inputs" in page and "the same number" in page
-    # a fixed case run after a generated one: inputs and expected value, not the learner's
-    assert "not shown: your code had already been called on a generated input" in page
+    # the fixed cases ran in children sent no generated input: reverse_kl's value on the
+    # fixed case within-tolerance is the one it could find there (0.25), and is shown
+    assert "not shown" not in page
     assert leaked(page, generated_digits()) == []
 
 
@@ -116,6 +117,9 @@ def test_nbgrader_hidden_test_output_shows_no_generated_input(monkeypatch, tmp_p
             kernel.grade_cell(A, name, ns[name])
     text = printed.getvalue()
     assert "raised ValueError" in text and leaked(text, generated_digits()) == []
+    # in one kernel the fixed case within-tolerance runs after the generated cases: its
+    # value (the first generated input's first entry) is not printed
+    assert "not shown: your code had already been called on a generated input" in text
 
 
 def test_gradescope_results_show_no_generated_input(graded):
@@ -148,3 +152,27 @@ def test_known_mistakes_values_are_still_shown_after_generated_cases():
     assert all(c.after_generated for c in raised)  # an error message is the learner's text
     text = evaluate.feedback_text(r, max_cases=len(r.cases))
     assert "got:      -0.510826" in text  # the story's value, as the mistake computes it
+
+
+def test_fixed_cases_run_where_no_generated_input_can_be_found(tmp_path, monkeypatch, capsys):
+    """A child holds every case it was sent: corpus fixture reads_generated_inputs_via_gc
+    finds them with gc and raises with them on the very first (fixed) case, whose message
+    feedback quotes. Under a course secret the fixed cases run in children sent no
+    generated input: does nothing of them reach the page or `drills check`, while the
+    instructor's results.jsonl shows the attack found them in the generated cases' run?"""
+    attack = ATTACK.with_name("reads_generated_inputs_via_gc.ipynb")
+    folder = tmp_path / "submitted" / STUDENT / A
+    folder.mkdir(parents=True)
+    shutil.copyfile(attack, folder / f"{A}.ipynb")
+    out = tmp_path / "out"
+    grade_course([tmp_path / "submitted"], out, Grader(secret=SECRET))
+    digits = generated_digits()
+    assert leaked((out / "results.jsonl").read_text(), digits), "the attack found nothing"
+    page = (out / "feedback" / STUDENT / f"{A}.html").read_text()
+    assert leaked(page, digits) == []
+    item = json.loads((out / "results.jsonl").read_text())
+    (lr,) = [f for f in item["functions"] if f["function"] == "log_ratios"]
+    assert all(c["passed"] for c in lr["cases"] if not c["hidden"])  # found nothing there
+    monkeypatch.setenv("DRILLS_SECRET", SECRET)
+    drills(["check", str(attack), "--student", STUDENT, "--assignment", A, "--json"])
+    assert leaked(capsys.readouterr().out, digits) == []
