@@ -206,7 +206,7 @@ GROUP_ADVANTAGES = FunctionSpec(
             "different eps moves every advantage of a group whose std is small (std about 1e-3: by "
             "about 10 %); pass eps through",
             formula=lambda rewards, eps: _adv(_bessel)(rewards, 1e-4),
-            source=NO_SOURCE,
+            source="huggingface/trl trl/trainer/grpo_trainer.py@d2b69d7: GRPOTrainer scales advantages by (std_grouped_rewards + 1e-4), a fixed constant",
         ),
         Mistake(
             "batch-normalized",
