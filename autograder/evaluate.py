@@ -688,7 +688,8 @@ def score(
     ``after_generated``: the learner's code met a generated input before this function's
     first case in the same process (an earlier function's cases): see CaseResult.
     ``fixed_apart``: the fixed cases ran in processes that held no generated input (`drills
-    grade` under a course secret), so none of them is marked ``after_generated``.
+    grade` under a course secret), or the secret is the public default (its generated inputs
+    are anyone's to draw), so none of them is marked ``after_generated``.
     """
     times = times or [0.0] * len(inputs)
     cases = []

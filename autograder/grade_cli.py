@@ -318,10 +318,12 @@ class Grader:
             res.error = f"the grader failed on this submission: {w.crash}"
         # The child calls the functions in this order, each on its cases in order: from the
         # first generated case on, what the learner's code returns may carry its input.
-        # (Unless the fixed cases ran apart: then none of them met a generated input.)
+        # Unless the fixed cases ran apart (none of them met a generated input), or the secret
+        # is the public default (anyone can draw those inputs: there is nothing to keep).
+        clean = w.fixed_apart or self.secret == seeds.PUBLIC_DEFAULT_SECRET
         after_generated, seen = {}, False
         for name in ex.functions if ex is not None else ():
-            after_generated[name] = seen and not w.fixed_apart
+            after_generated[name] = seen and not clean
             seen = seen or any(c.hidden for c in prep.specs[name].cases)
         for name in prep.names:
             pts = prep.points[name]
@@ -362,7 +364,7 @@ class Grader:
                     fr.seconds,
                     cases.mutants[name],
                     after_generated.get(name, True),
-                    w.fixed_apart,
+                    clean,
                 )
             )
         if self.isolation.reduced:

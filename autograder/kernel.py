@@ -26,7 +26,7 @@ import contextlib
 import io
 
 from autograder.evaluate import feedback_text, grade_function
-from autograder.seeds import autograde_student
+from autograder.seeds import PUBLIC_DEFAULT_SECRET, autograde_student, course_secret
 
 # Has a hidden-test cell of this kernel called the learner's code on generated inputs? The
 # kernel keeps the learner's globals from one cell to the next, so what a later cell's fixed
@@ -40,7 +40,8 @@ def grade_cell(assignment: str, function: str, fn, points: float | None = None) 
     with contextlib.redirect_stderr(err):
         try:
             student = autograde_student(assignment)
-            seen = _GENERATED_SEEN[0]
+            # with the public default secret anyone can draw the generated inputs: no taint
+            seen = _GENERATED_SEEN[0] and course_secret() != PUBLIC_DEFAULT_SECRET
             result = grade_function(
                 assignment, function, fn, points=points, student=student, after_generated=seen
             )

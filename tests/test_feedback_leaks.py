@@ -176,3 +176,12 @@ def test_fixed_cases_run_where_no_generated_input_can_be_found(tmp_path, monkeyp
     monkeypatch.setenv("DRILLS_SECRET", SECRET)
     drills(["check", str(attack), "--student", STUDENT, "--assignment", A, "--json"])
     assert leaked(capsys.readouterr().out, digits) == []
+
+
+def test_public_default_secret_hides_no_fixed_value(monkeypatch, capsys):
+    """With the public default secret anyone can draw the generated inputs, so a learner's
+    own `drills check` keeps showing their value on a fixed case run after generated ones."""
+    monkeypatch.delenv("DRILLS_SECRET", raising=False)
+    assert drills(["check", str(ATTACK), "--assignment", A]) == 0
+    text = capsys.readouterr().out
+    assert "within-tolerance" in text and "not shown" not in text
