@@ -386,6 +386,33 @@ def outcome_record(draw) -> str:
     )
 
 
+def _leaf_paths(x: Any, path: tuple = ()) -> list[tuple]:
+    out = [path]
+    if isinstance(x, dict):
+        for k, v in x.items():
+            out += _leaf_paths(v, (*path, k))
+    elif isinstance(x, list):
+        for i, v in enumerate(x):
+            out += _leaf_paths(v, (*path, i))
+    return out
+
+
+@st.composite
+def records_near(draw, expected: list[dict]) -> list[str]:
+    """Records that are the reference's outcomes with one part replaced by a hostile value
+    (near misses reach the diagnosis of error shapes and known mistakes)."""
+    out = []
+    for _ in range(draw(st.integers(1, 3))):
+        o = copy.deepcopy(expected[draw(st.integers(0, len(expected) - 1))])
+        path = draw(st.sampled_from(_leaf_paths(o)))
+        if path:
+            _get(o, path[:-1])[path[-1]] = draw(encoded_value)
+        else:
+            o = {"value": draw(encoded_value)}
+        out.append(json.dumps(o))
+    return out
+
+
 @st.composite
 def child_blob(draw) -> dict:
     """What a (hostile) child reports: outcomes cycled over every case, cell errors, output."""

@@ -192,3 +192,64 @@ def test_a_file_name_that_is_not_utf8_is_graded_and_the_run_goes_on(tmp_path):
     results = json.loads((out / "results.json").read_text(encoding="utf-8"))
     [odd] = [s for s in results["submissions"] if s["student"] == "st_u"]
     assert "\ufffd" in odd["path"] and odd["error"] is None
+
+
+_ASSIGNMENTS = ["01_exact_kl", "02_clipped_estimators", "03_sum_vs_mean", "04_rlef_turn_rewards"]
+
+
+def score_and_render(assignment: str, name: str, records: list[str]) -> None:
+    """What the parent does with one function's records from a child, for any assignment:
+    check them (the sandbox's own checks), clean them (the boundary), score against the
+    reference, and render every output of the result."""
+    from autograder import evaluate, report, sandbox
+
+    grader = parent_grader()
+    prep = grader.prepare(assignment)
+    inputs = prep.shared.inputs[name]
+    got = []
+    for i in range(len(inputs)):
+        try:
+            rec = sandbox.parse_line(
+                ('{"o": ' + records[i % len(records)] + "}").encode("utf-8", "surrogatepass")
+            )
+            got.append(sandbox.validate_outcome(rec["o"]))
+        except sandbox.ProtocolError as e:
+            got.append({"raised": sandbox.INVALID, "message": str(e)})
+    ex = sandbox.Execution(functions={name: sandbox.FunctionRun(name, got, [0.0] * len(got))})
+    got = grade_cli._clean_execution(ex).functions[name].outcomes
+    fr = evaluate.score(
+        assignment,
+        prep.specs[name],
+        prep.points[name],
+        inputs,
+        prep.shared.expected[name],
+        got,
+        None,
+        prep.shared.mutants[name],
+    )
+    assert 0.0 <= fr.score <= prep.points[name]
+    res = report.SubmissionResult("s", assignment, "s.ipynb", prep.max_score, functions=[fr])
+    json.dumps(res.to_json(show_hidden=True), ensure_ascii=False, allow_nan=False).encode()
+    json.dumps(fr.to_json(for_learner=True), allow_nan=False)
+    report.feedback_html(res, show_hidden=True).encode("utf-8")
+    report.feedback_html(res).encode("utf-8")
+    evaluate.feedback_text(fr, show_hidden=True).encode("utf-8")
+
+
+@settings(max_examples=40, **FUZZ_SETTINGS)
+@given(
+    st.sampled_from(_ASSIGNMENTS).flatmap(
+        lambda a: st.tuples(st.just(a), st.sampled_from(parent_grader().prepare(a).names))
+    ),
+    st.data(),
+)
+def test_any_record_a_child_can_send_is_scored_and_rendered_for_every_assignment(which, data):
+    """Outcomes a hostile child can send (valid or not: surrogates, huge integers, deep
+    nests, objects and arrays of odd shapes), against the reference of every function of
+    01-04 (or near misses of the reference's own outcomes): scored within the function's
+    points, and written by every writer?"""
+    expected = parent_grader().prepare(which[0]).shared.expected[which[1]]
+    records = data.draw(
+        st.one_of(st.lists(fz.outcome_record(), min_size=1, max_size=4), fz.records_near(expected))
+    )
+    score_and_render(*which, records)
