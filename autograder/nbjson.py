@@ -143,7 +143,9 @@ def validate(data: Any) -> None:
         raise NotebookInvalid(f"nbformat {_short(data.get('nbformat'))}; version 4 is needed")
     minor = data.get("nbformat_minor", 0)
     if type(minor) is not int or minor < 0:
-        raise NotebookInvalid(f"nbformat_minor {_short(minor)} is not a version number")
+        raise NotebookInvalid(
+            f'"nbformat_minor" is {_short(minor)}; it must be a whole number of 0 or more ({_FIX})'
+        )
     if minor >= 5 and isinstance(data.get("cells"), list):
         _repair_cell_ids(data)
     try:
