@@ -28,7 +28,8 @@ def deterministic(threads: int | None = None) -> Iterator[None]:
     """Deterministic torch algorithms (and optionally a fixed CPU thread count) inside the block.
 
     Every op tiny_model uses has a deterministic CPU kernel, so CPU runs repeat
-    bit for bit. On CUDA an op without one warns instead of raising
+    bit for bit on one machine (another CPU's kernels round differently: see
+    study.CROSS_CPU_RTOL). On CUDA an op without one warns instead of raising
     (``warn_only``): CUDA runs are seeded, not promised bit-identical.
     """
     os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")

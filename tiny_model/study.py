@@ -205,15 +205,17 @@ def run_study(
 CROSS_CPU_RTOL = 1e-3
 """Relative tolerance for the continuous metrics of a short slice of training (kl_ref,
 correct_logp_change, heldout_answer_logp over the first 50 steps). Measured against the shipped
-file: 1.7e-5 at most under ATEN_CPU_CAPABILITY=default and 4.9e-7 under avx2 (an x86-64 AMD
-CPU), 1.2e-6 on an AVX-512 Xeon (issue 18); 1.5e-4 at most with every weight of the warm model
-perturbed by a relative 1e-6, a stand-in for kernels not at hand. Margin: 6x the largest."""
+file on an x86-64 AMD CPU: at most 1.7e-5 under ATEN_CPU_CAPABILITY=default, 4.9e-7 under avx2,
+8.6e-6 with oneDNN off, 8.3e-7 with MKL_CBWR=COMPATIBLE; 1.2e-6 on an AVX-512 Xeon (issue 18,
+its first metric); 1.5e-4 with every weight of the warm model perturbed by a relative 1e-6, a
+stand-in for kernels not at hand (1e-5 perturbations make the run diverge within 50 steps:
+no tolerance of this kind covers that). Margin: 6x the largest."""
 
 CROSS_CPU_FLIPS = 4
 """Samples that may be drawn differently in such a slice: a probability nudged by the last bit
-can move a draw across the edge of its bin. Measured: none under the kernels above, one of the
-800 held-out draws at step 50 under the 1e-6 perturbation; a count metric (held-out accuracy,
-reward_mean, zero_adv_frac) may move by this many samples' worth."""
+can move a draw across the edge of its bin. Measured: none under the four kernel settings
+above, one of the 800 held-out draws at step 50 under a 1e-6 perturbation; a count metric
+(held-out accuracy, reward_mean, zero_adv_frac) may move by this many samples' worth."""
 
 LIVE_TOLERANCE = {
     50: {"heldout_accuracy": 0.005, "heldout_answer_logp": 1e-3},
@@ -221,11 +223,11 @@ LIVE_TOLERANCE = {
 }
 """How far notebook 06's live run (NTHR, seed 0, 100 steps) may land from the shipped run when
 only the CPU kernels differ: step -> metric -> absolute tolerance (accuracy; nats). Measured
-against the shipped file at step 50: no accuracy difference and at most 1.8e-6 nats (kernels),
-1.7e-5 nats (1e-6 weight perturbations); at step 100, after draws near a bin's edge have
-compounded for 50 more steps: 0.00125 and 3.0e-4 nats (kernels), 0.020 and 0.061 nats
-(perturbations). Step 50 tells a learner's mistake from rounding; step 100 is shown with its
-wider band."""
+against the shipped file at step 50: no accuracy difference and at most 1.8e-6 nats (the four
+kernel settings), 1.7e-5 nats (1e-6 weight perturbations, 2 seeds); at step 100, after draws near
+a bin's edge have compounded for 50 more steps: at most 0.0025 and 4.2e-4 nats (kernels), 0.020
+and 0.061 nats (perturbations). Step 50 tells a learner's mistake from rounding; step 100 is
+shown with its wider band."""
 
 
 def compare_with_shipped(

@@ -238,8 +238,10 @@ def load_warm(device: str | torch.device = "cpu", config: WarmupConfig | None = 
 
     The shipped checkpoint when its recipe matches ``config``; otherwise a
     cached rebuild (``~/.cache/reward-drills``), otherwise a rebuild: seconds
-    on one CPU thread for the course's model (the same bits on any machine);
-    on ``device`` for a larger recipe (``LARGE_WARMUP``: minutes on a GPU).
+    on one CPU thread for the course's model (the same bits every time on one
+    machine; another CPU's kernels lead the warm-up to other weights, which is
+    why the default recipe's checkpoint ships); on ``device`` for a larger
+    recipe (``LARGE_WARMUP``: minutes on a GPU).
     """
     config = config or WarmupConfig()
     device = resolve_device(str(device)) if str(device) == "auto" else torch.device(device)
@@ -255,7 +257,7 @@ def load_warm(device: str | torch.device = "cpu", config: WarmupConfig | None = 
         if model is None:
             if config == WarmupConfig() or device.type == "cpu":
                 with deterministic(threads=1):
-                    model, _ = warmup(config, "cpu")  # one thread: the same bits on any machine
+                    model, _ = warmup(config, "cpu")  # one thread: the same bits on this machine
             else:
                 with deterministic():
                     model, _ = warmup(config, device)
