@@ -523,6 +523,9 @@ def _execute_apart(run, cases: dict, hidden: dict, limits: sandbox.Limits) -> sa
             if part.missing:  # not defined after the cells ran (its lists are empty)
                 fr.missing = True
                 continue
+            if part.error is not None:  # not run at all (the setup failed): its lists are empty
+                fr.error = fr.error or part.error
+                continue
             for k, i in enumerate(ix):
                 fr.outcomes[i], fr.seconds[i] = part.outcomes[k], part.seconds[k]
             fr.error = fr.error or part.error

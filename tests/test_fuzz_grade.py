@@ -19,6 +19,7 @@ benchmarks/fuzz_grade.py runs the same properties on thousands of submissions.
 from __future__ import annotations
 
 import contextlib
+import copy
 import io
 import json
 import os
@@ -253,3 +254,22 @@ def test_any_record_a_child_can_send_is_scored_and_rendered_for_every_assignment
         st.one_of(st.lists(fz.outcome_record(), min_size=1, max_size=4), fz.records_near(expected))
     )
     score_and_render(*which, records)
+
+
+def test_a_setup_failure_under_a_course_secret_is_reported_not_an_index_error(tmp_path):
+    """With a course secret the fixed and the generated cases run apart; when the setup
+    cells fail, each part has no outcomes. Is the row's feedback the setup failure, not
+    "the grader failed on this submission: IndexError" (what the fuzzer found)?"""
+    nb = copy.deepcopy(fz.BASE)
+    cell = nb["cells"][fz.SOLUTION_CELLS["forward_kl"]]
+    blob = {"outcomes": ['{"value": 0.5}'], "setup_error": "MemoryError: importing numpy"}
+    cell["source"] = "".join(cell["source"]) + "\n" + fz.blob_line(blob)
+    (tmp_path / "s.ipynb").write_text(json.dumps(nb), encoding="utf-8")
+    grader = grade_cli.Grader(secret="a-course-secret", warm=False)
+    with fz.fake_sandbox():
+        [res] = grader.grade(
+            [grade_cli.submission.Submission(tmp_path / "s.ipynb", "s", fz.ASSIGNMENT)]
+        )
+    assert res.error is None
+    for f in res.functions:
+        assert f.error.startswith("the setup cells failed in the sandbox: MemoryError"), f.error
