@@ -166,6 +166,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--quick", action="store_true", help="capabilities only, no other knobs")
     ap.add_argument("--worker", type=Path, help=argparse.SUPPRESS)
     ap.add_argument("--json", type=Path, help="also write every figure to this file")
+    ap.add_argument(
+        "--report",
+        type=Path,
+        metavar="DIR",
+        help="print the figures of an earlier run's folder (spread-*/ under the temp dir; its "
+        "first setting is the reference) instead of running again",
+    )
     args = ap.parse_args(argv)
     parts = [p for p in args.parts.split(",") if p]
     if bad := set(parts) - set(PARTS):
@@ -183,8 +190,17 @@ def main(argv: list[str] | None = None) -> int:
 
     shipped = load_shipped()
     runs: dict[str, tuple[dict, Path]] = {}
+    if args.report:
+        for d in sorted(p for p in args.report.iterdir() if (p / "results.json").is_file()):
+            r = json.loads((d / "results.json").read_text())
+            done = {"step0": (d / "step0.pt").is_file(), "warmup": "warmup_curve" in r}
+            if not all(done.get(k, k in r) for k in parts):
+                continue
+            runs[d.name.replace("_", " ").replace("-", "=")] = (r, d)
+        if not runs:
+            ap.error(f"no finished setting in {args.report} has all of {parts}")
     tmp = Path(tempfile.mkdtemp(prefix="spread-"))
-    for name, env in settings(args.quick):
+    for name, env in [] if args.report else settings(args.quick):
         d = tmp / name.replace(" ", "_").replace("=", "-")
         d.mkdir()
         t0 = time.perf_counter()
@@ -197,6 +213,7 @@ def main(argv: list[str] | None = None) -> int:
         print(
             f"ran {name} (torch reports {runs[name][0]['capability']}) in {time.perf_counter() - t0:.0f} s"
         )
+    print(f"settings' folders: {tmp if not args.report else args.report}")
     names = list(runs)
     figures: dict[str, dict[str, float]] = {n: {} for n in names}
 
@@ -263,17 +280,19 @@ def main(argv: list[str] | None = None) -> int:
             print(
                 f"  probe   {n:<34} worst relative vs {names[0]}: {worst:.1e}; {ci}; GRPO LLD {got['summary']['grpo']['lld_rate']:.3f}"
             )
-        if "gaps" in ref:
+        with_gaps = [n for n in names if "gaps" in runs[n][0]]
+        if with_gaps:
+            first = runs[with_gaps[0]][0]["gaps"]
             for rule in ("adam", "sgd"):
-                g0 = np.asarray(ref["gaps"][rule])
-                for n in names:
+                g0 = np.asarray(first[rule])
+                for n in with_gaps:
                     g = np.asarray(runs[n][0]["gaps"][rule])
                     dev = float(np.abs(g - g0).max())
                     figures[n][f"gap_{rule}_max_abs_vs_first"] = dev
                     figures[n][f"gap_{rule}_hurt"] = int((g < 0).sum())
                     print(
                         f"  gap     {n:<34} {rule}: negative gradient hurt on {int((g < 0).sum())}/{g.size} "
-                        f"groups; smallest |gap| {np.abs(g).min():.2e}; max |diff| vs {names[0]} {dev:.1e}"
+                        f"groups; smallest |gap| {np.abs(g).min():.2e}; max |diff| vs {with_gaps[0]} {dev:.1e}"
                     )
     if "warmup" in parts:
         blob = torch.load(CHECKPOINT, weights_only=True)
@@ -284,10 +303,15 @@ def main(argv: list[str] | None = None) -> int:
             figures[n]["warmup_max_abs_weight_diff"] = diff
             figures[n]["warmup_sampled_accuracy"] = r["warmup_sampled_accuracy"]
             figures[n]["warmup_window_mean"] = r["warmup_window_mean"]
+            # the stopping rule of tests/test_tiny_model.py: the first check >= 0.45, every 20 steps
+            curve = {int(k): v for k, v in r["warmup_curve"].items()}
+            stop = next((k for k in sorted(curve) if k % 20 == 0 and curve[k] >= 0.45), None)
+            figures[n]["warmup_stop_at_045_every_20"] = stop
             print(
                 f"  warmup  {n:<34} weights max |diff| {diff:.2e}; sampled accuracy at 310 "
                 f"{r['warmup_sampled_accuracy']:.3f} (shipped {blob['info']['sampled_accuracy']:.3f}); "
-                f"mean of checks 250..400 {r['warmup_window_mean']:.3f}"
+                f"mean of checks 250..400 {r['warmup_window_mean']:.3f}; first check every 20 "
+                f"steps at >= 0.45: step {stop}"
             )
             if "cosine_first_step_damage" in r:
                 print(

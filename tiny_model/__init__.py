@@ -56,7 +56,7 @@ How this departs from the papers' setting (every simplification)
    right on about 68 % (the shipped warm.pt: 0.46 and 0.68). (A cosine decay to
    0 left a model that one fresh Adam step at 3e-4 wrecks, and RL could not
    learn from it: see warm.py.) The recipe's path is not portable: on another
-   CPU it reaches other weights (sampled accuracy 0.21 to 0.46 at step 310
+   CPU it reaches other weights (sampled accuracy 0.21 to 0.49 at step 310
    across the kernels measured), so warm.pt ships and every machine loads it.
 3. The probe's update is one step from θ: ``adam``, Adam's first step
    -lr·g/(|g|+ε) (fresh moments; what training takes), the default and the
