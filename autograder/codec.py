@@ -21,7 +21,8 @@ An outcome is ``{"value": <encoded>}`` or ``{"raised": "ValueError", "message": 
 Every outcome, in either engine, passes :func:`clean_outcome` once: a lone surrogate in
 a string (``"\\ud800"``: not text any UTF-8 writer can take) becomes U+FFFD, and a value
 holding an integer too large for a float (which no tolerance can compare, and whose
-decimal text may exceed Python's 4,300-digit limit) becomes an ``UnsupportedReturn``. In
+decimal text may exceed Python's 4,300-digit limit), or more than ``MAX_OUTCOME_ITEMS``
+items (far more than any graded function returns), becomes an ``UnsupportedReturn``. In
 `drills grade` the parent applies it again to what the child sent (it cannot trust the
 child's copy of this module), so the CSV, JSON, HTML and cache writers only ever see
 clean values.
@@ -57,7 +58,24 @@ class _TooBig(ValueError):
     pass
 
 
-def _clean(j: Any) -> Any:
+# No graded function returns more than 48 numbers and no input holds more than ~5,200: a
+# value of more items cannot pass, and scoring, diagnosing and writing it (at every case)
+# would cost the parent minutes and the report megabytes. It is not compared.
+MAX_OUTCOME_ITEMS = 10_000
+
+
+def _too_many() -> _TooBig:
+    return _TooBig(
+        f"a value of more than {MAX_OUTCOME_ITEMS:,} numbers or items (no graded function "
+        "returns that many) is not compared"
+    )
+
+
+def _clean(j: Any, budget: list[int]) -> Any:
+    """``j`` cleaned; ``budget[0]``: how many more items it may hold."""
+    budget[0] -= 1
+    if budget[0] < 0:
+        raise _too_many()
     t = type(j)
     if t is str:
         return clean_text(j)
@@ -70,9 +88,11 @@ def _clean(j: Any) -> Any:
             ) from None
         return j
     if t is list:
-        return [_clean(v) for v in j]
+        if len(j) > budget[0]:
+            raise _too_many()
+        return [_clean(v, budget) for v in j]
     if t is dict:
-        return {clean_text(k) if type(k) is str else k: _clean(v) for k, v in j.items()}
+        return {clean_text(k) if type(k) is str else k: _clean(v, budget) for k, v in j.items()}
     return j
 
 
@@ -80,7 +100,7 @@ def clean_outcome(o: dict) -> dict:
     """An outcome every writer can take (see the module's docstring); ``o`` is not changed."""
     if "value" in o:
         try:
-            return {"value": _clean(o["value"])}
+            return {"value": _clean(o["value"], [MAX_OUTCOME_ITEMS])}
         except _TooBig as e:
             return {"raised": "UnsupportedReturn", "message": str(e)}
     return {k: clean_text(v) if type(v) is str else v for k, v in o.items()}

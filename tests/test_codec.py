@@ -163,3 +163,23 @@ def test_clean_outcomes_are_left_as_they_are():
         {"raised": "ValueError", "message": "policy must sum to 1 (é, 😀)"},
     ):
         assert clean_outcome(o) == o
+
+
+def test_a_value_of_more_items_than_any_function_returns_is_not_compared():
+    """[0.5] * 100000 returned on every case used to cost the parent minutes of scoring and
+    rendering per submission (found by the fuzzer): is it an UnsupportedReturn at once, in
+    lists, nested lists and arrays alike, while a value the size of an input still passes?"""
+    from autograder.codec import MAX_OUTCOME_ITEMS, clean_outcome
+
+    big = MAX_OUTCOME_ITEMS + 1
+    for value in (
+        [0.5] * big,
+        [[0.5] * 100] * (big // 100 + 1),
+        {"$array": [0.5] * big, "shape": [big], "dtype": "float64"},
+    ):
+        got = clean_outcome({"value": value})
+        assert got["raised"] == "UnsupportedReturn" and "not compared" in got["message"]
+    inputs_size = {"$array": [0.5] * 5201, "shape": [5201], "dtype": "float64"}
+    assert clean_outcome({"value": inputs_size}) == {"value": inputs_size}
+    got = outcome_of(lambda: [0.5] * big, [], {"$dict": {}}, {})
+    assert got["raised"] == "UnsupportedReturn"
