@@ -24,9 +24,11 @@ part, and the most frequent error rows (what the damage was turned into).
 from __future__ import annotations
 
 import argparse
+import atexit
 import collections
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -36,7 +38,9 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "tests"))
-os.environ.setdefault("DRILLS_CACHE_DIR", tempfile.mkdtemp(prefix="drills-fuzz-cache-"))
+if "DRILLS_CACHE_DIR" not in os.environ:  # an outcome cache of its own, removed at the end
+    os.environ["DRILLS_CACHE_DIR"] = tempfile.mkdtemp(prefix="drills-fuzz-cache-")
+    atexit.register(shutil.rmtree, os.environ["DRILLS_CACHE_DIR"], True)
 os.environ.pop("DRILLS_SECRET", None)
 
 import fuzz_submissions as fz  # noqa: E402
