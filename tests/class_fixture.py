@@ -8,8 +8,10 @@
 Kinds: "solution", "stub" and "mistakes-K" as in tests/nbgrader_course.py (a mistakes-K
 notebook replays the K-th catalogued mistake of every function on the generated inputs of
 the student it is written for), and "unrecognised": every graded function checks its
-inputs right but returns its result moved by 0.123 (text: a suffix), which no catalogued mistake explains
-(once error shapes are diagnosed, an "offset").
+inputs right but returns its result moved by 0.123 (text: a suffix; a record: each of its
+fields), which no catalogued mistake explains (once error shapes are diagnosed, an
+"offset"). The move is in each function's own result: its graded callees are the reference's
+while it is graded (one slip, one charge), so a result the move left alone would score full.
 """
 
 from __future__ import annotations
@@ -55,6 +57,9 @@ def exercise_with(assignment: str, cell_source: Callable[[list[str]], str]):
 SHIFT_SRC = """
 
 def _drills_shift(x):
+    import dataclasses as _dc
+    if _dc.is_dataclass(x) and not isinstance(x, type):  # a record (04's TurnReward): each field
+        return _dc.replace(x, **{f.name: _drills_shift(getattr(x, f.name)) for f in _dc.fields(x)})
     if isinstance(x, (list, tuple)):
         return type(x)(_drills_shift(v) for v in x)
     if isinstance(x, str):

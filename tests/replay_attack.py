@@ -4,10 +4,14 @@
    feedback page lists every case, in case order.
 2. Read the page: for each function, the value the page shows as *expected* for each
    case (parsed back from its text: numbers, short arrays, "raised ValueError").
-3. Resubmit a notebook whose functions compute nothing: call k returns the k-th value
-   read (or raises the error read). Graded again with the same secret and student id,
-   the generated cases get the same inputs in the same order, so a value shown is a
-   value that passes.
+3. Resubmit a notebook whose functions compute nothing: a call whose inputs are a
+   fixed case's (public: they are in the notebook) returns that case's value; any other
+   call is a generated case, and the k-th such call returns the k-th generated value read
+   (or raises the error read). Graded again with the same secret and student id, the
+   generated cases get the same inputs in the same order, so a value shown is a value that
+   passes. Looking fixed cases up by their inputs keeps the replay in step whether the
+   grader runs fixed and generated cases in one child or in separate ones (it separates
+   them under a course secret).
 
 :func:`values_from_results` reads the same table from results.json instead (exact
 values): what a learner would replay if feedback showed them exactly.
@@ -22,9 +26,9 @@ from pathlib import Path
 
 import nbformat
 from class_fixture import exercise_with
-from nbgrader_course import PLAY_SRC
+from nbgrader_course import KEY_SRC, PLAY_SRC, _ns_of
 
-from autograder import assignments
+from autograder import assignments, codec, evaluate, reference, seeds
 
 Table = dict[str, list[dict | None]]  # function -> outcome shown per case (None: nothing shown)
 
@@ -108,11 +112,14 @@ def values_from_results(item: dict) -> Table:
 
 REPLAY_SRC = r"""
 def {name}(*args, **kwargs):
-    # Call k returns what feedback showed for case k: no computation at all.
-    k = _DRILLS_CALLS_{name}[0]
-    _DRILLS_CALLS_{name}[0] = k + 1
-    shown = _DRILLS_SHOWN_{name}
-    o = shown[k] if k < len(shown) else None
+    # No computation at all: a fixed case's value looked up by its (public) inputs; the k-th
+    # other call returns what feedback showed for the k-th generated case.
+    o = _DRILLS_FIXED_{name}.get(_drills_key([list(args), dict(kwargs)]), "miss")
+    if o == "miss":
+        k = _DRILLS_CALLS_{name}[0]
+        _DRILLS_CALLS_{name}[0] = k + 1
+        shown = _DRILLS_GENERATED_{name}
+        o = shown[k] if k < len(shown) else None
     if o is None:
         return float("nan")
     if "raised" in o:
@@ -120,6 +127,22 @@ def {name}(*args, **kwargs):
         raise getattr(_b, o["raised"], ValueError)("replayed")
     return _drills_value(o["value"])
 """
+
+
+def _split(assignment: str, function: str, shown: list) -> tuple[dict, list]:
+    """``shown`` (one outcome per case, in case order) as {fixed inputs' key: outcome} and
+    the generated cases' outcomes in order."""
+    fspec = assignments.get(assignment).function(function)
+    ns = reference.namespace(assignment)
+    key = _ns_of(KEY_SRC)["_drills_key"]
+    inputs = evaluate.materialize(assignment, fspec, seeds.course_secret(None), None)
+    fixed, generated = {}, []
+    for case, inp, o in zip(fspec.cases, inputs, shown):
+        if case.hidden:
+            generated.append(o)
+        else:
+            fixed[key([codec.decode(inp["args"], ns), codec.decode(inp["kwargs"], ns)])] = o
+    return fixed, generated
 
 
 def notebook_returning(assignment: str, table: Table | None) -> nbformat.NotebookNode:
@@ -131,10 +154,12 @@ def notebook_returning(assignment: str, table: Table | None) -> nbformat.Noteboo
             return "\n\n".join(
                 f"def {n}(*args, **kwargs):\n    return float('nan')\n" for n in names
             )
-        source = "import json as _drills_json\n" + PLAY_SRC
+        source = "import json as _drills_json\n" + KEY_SRC + PLAY_SRC
         for n in names:
+            fixed, generated = _split(assignment, n, table[n])
             source += (
-                f"\n_DRILLS_SHOWN_{n} = _drills_json.loads({json.dumps(json.dumps(table[n]))})\n"
+                f"\n_DRILLS_FIXED_{n} = _drills_json.loads({json.dumps(json.dumps(fixed))})\n"
+                f"_DRILLS_GENERATED_{n} = _drills_json.loads({json.dumps(json.dumps(generated))})\n"
                 f"_DRILLS_CALLS_{n} = [0]\n" + REPLAY_SRC.replace("{name}", n)
             )
         return source
