@@ -466,14 +466,8 @@ def _float32(x):
     return x
 
 
-class _RoundEveryResult(ast.NodeTransformer):
-    """Wrap every arithmetic result and call result in a float32 rounding, except inside input
-    checks (``if`` tests and ``raise``): float32 arithmetic, float64 validation."""
-
-    SKIP = {"isinstance", "len", "range", "zip", "enumerate", "ValueError", "TypeError", _F32}
-
-    def _wrap(self, node):
-        return ast.copy_location(ast.Call(ast.Name(_F32, ast.Load()), [node], []), node)
+class _OutsideInputChecks(ast.NodeTransformer):
+    """A rewrite that leaves input checks alone: an ``if``'s test and every ``raise``."""
 
     def visit_If(self, node):
         node.body = [self.visit(s) for s in node.body]
@@ -482,6 +476,16 @@ class _RoundEveryResult(ast.NodeTransformer):
 
     def visit_Raise(self, node):
         return node
+
+
+class _RoundEveryResult(_OutsideInputChecks):
+    """Wrap every arithmetic result and call result in a float32 rounding, except inside input
+    checks (``if`` tests and ``raise``): float32 arithmetic, float64 validation."""
+
+    SKIP = {"isinstance", "len", "range", "zip", "enumerate", "ValueError", "TypeError", _F32}
+
+    def _wrap(self, node):
+        return ast.copy_location(ast.Call(ast.Name(_F32, ast.Load()), [node], []), node)
 
     def visit_JoinedStr(self, node):
         return node
@@ -494,19 +498,11 @@ class _RoundEveryResult(ast.NodeTransformer):
         return node if _name_of(node.func) in self.SKIP else self._wrap(node)
 
 
-class _StabiliseDenominators(ast.NodeTransformer):
+class _StabiliseDenominators(_OutsideInputChecks):
     """``a / b`` → ``a / (b + eps)`` everywhere but in input checks."""
 
     def __init__(self, eps: float):
         self.eps = eps
-
-    def visit_If(self, node):
-        node.body = [self.visit(s) for s in node.body]
-        node.orelse = [self.visit(s) for s in node.orelse]
-        return node
-
-    def visit_Raise(self, node):
-        return node
 
     def visit_BinOp(self, node):
         node = self.generic_visit(node)

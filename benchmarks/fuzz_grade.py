@@ -198,21 +198,7 @@ def child_part(total: int, size: int, jobs: int, rng_seed: int) -> Tally:
         with tempfile.TemporaryDirectory(prefix="drills-fuzz-") as tmp:
             names = fz.write_class(Path(tmp) / "class", files)
             out = Path(tmp) / "out"
-            cmd = [
-                sys.executable,
-                "-m",
-                "autograder.cli",
-                "grade",
-                str(Path(tmp) / "class"),
-                "--out",
-                str(out),
-                "--assignment",
-                fz.ASSIGNMENT,
-                "--jobs",
-                str(jobs),
-                "--timeout",
-                "5",
-            ]
+            cmd = fz.grade_command(Path(tmp) / "class", out, jobs=jobs)
             try:
                 p = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=3600)
                 assert p.returncode == 0 and "Traceback" not in p.stderr, p.stderr[-2000:]

@@ -46,6 +46,19 @@ def available_assignments() -> list[str]:
     return notebook.available_assignments(ROOT)
 
 
+def catalogued_mistakes(conceptual_only: bool = False) -> list[tuple[str, str, str]]:
+    """(assignment, function, mistake id) of every catalogued mistake, for parametrising."""
+    from autograder import assignments
+
+    return [
+        (a, f.name, m.id)
+        for a in available_assignments()
+        for f in assignments.get(a).functions
+        for m in f.mistakes
+        if not (conceptual_only and m.validation)
+    ]
+
+
 def run_drills(*args: str, timeout: float = 1200, cwd=None, **env_extra: str):
     """`drills ARGS` in a fresh process (as a user runs it), with no secret from our environment."""
     env = dict(os.environ, **env_extra)

@@ -30,6 +30,7 @@ import copy
 import csv
 import io
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -521,6 +522,14 @@ def submission_bytes(draw, mode: str) -> bytes:
         for _ in range(draw(st.integers(1, 3))):
             draw(json_mutation(nb))
     return draw(serialise(nb, plain=6 if mode == "parent" else 54))
+
+
+def grade_command(folder: Path, out: Path, jobs: int = 2) -> list[str]:
+    """`drills grade` on a fuzzed class (run twice: the rerun must give the same grades.csv)."""
+    return [
+        sys.executable, "-m", "autograder.cli", "grade", str(folder), "--out", str(out),
+        "--assignment", ASSIGNMENT, "--jobs", str(jobs), "--timeout", "5",
+    ]  # fmt: skip
 
 
 def write_class(folder: Path, files: list[bytes]) -> list[str]:

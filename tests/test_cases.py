@@ -19,7 +19,7 @@ import re
 import types
 
 import pytest
-from conftest import ROOT, available_assignments
+from conftest import ROOT, available_assignments, catalogued_mistakes
 
 from autograder import assignments, evaluate, mutation, notebook, reference, seeds, spec
 from autograder.compare import same_outcome
@@ -27,16 +27,8 @@ from autograder.kernel import grade_cell
 
 ASSIGNMENTS = available_assignments()
 FUNCTIONS = [(a, f.name) for a in ASSIGNMENTS for f in assignments.get(a).functions]
-MISTAKES = [
-    (a, f.name, m.id) for a in ASSIGNMENTS for f in assignments.get(a).functions for m in f.mistakes
-]
-CONCEPT_MISTAKES = [
-    (a, f.name, m.id)
-    for a in ASSIGNMENTS
-    for f in assignments.get(a).functions
-    for m in f.mistakes
-    if not m.validation
-]
+MISTAKES = catalogued_mistakes()
+CONCEPT_MISTAKES = catalogued_mistakes(conceptual_only=True)
 
 
 def _grade(a, name, fn, secret=None):

@@ -25,7 +25,6 @@ import json
 import os
 import random
 import subprocess
-import sys
 import tempfile
 from pathlib import Path
 
@@ -146,21 +145,7 @@ def test_hostile_learner_code_in_real_children_never_stops_a_class_run(rnd):
     with tempfile.TemporaryDirectory(prefix="drills-fuzz-") as tmp:
         names = fz.write_class(Path(tmp) / "class", files)
         out = Path(tmp) / "out"
-        cmd = [
-            sys.executable,
-            "-m",
-            "autograder.cli",
-            "grade",
-            str(Path(tmp) / "class"),
-            "--out",
-            str(out),
-            "--assignment",
-            fz.ASSIGNMENT,
-            "--jobs",
-            "2",
-            "--timeout",
-            "5",
-        ]
+        cmd = fz.grade_command(Path(tmp) / "class", out, jobs=2)
         env = dict(os.environ)
         env.pop("DRILLS_SECRET", None)
         first = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=600)

@@ -10,19 +10,13 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import ROOT, available_assignments
+from conftest import ROOT, available_assignments, catalogued_mistakes
 from test_feedback_consistency import _scaled
 
 from autograder import assignments, evaluate, mutation, reference
 
 ASSIGNMENTS = available_assignments()
-CONCEPT_MISTAKES = [
-    (a, f.name, m.id)
-    for a in ASSIGNMENTS
-    for f in assignments.get(a).functions
-    for m in f.mistakes
-    if not m.validation
-]
+CONCEPT_MISTAKES = catalogued_mistakes(conceptual_only=True)
 
 
 def _float32(fn):
