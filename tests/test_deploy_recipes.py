@@ -56,18 +56,23 @@ def _rows(out: Path) -> list[str]:
     return (out / "grades.csv").read_text().splitlines()
 
 
-@pytest.mark.slow
-def test_slurm_array_tasks_and_merge_grade_every_submission_once(course):
-    """grade-shard.sbatch as array tasks 1..2, then merge.sbatch: one gradebook with every
-    submission once, each shard in its own folder?"""
-    out = course / "slurm"
-    common = dict(
+def _recipe_env(course: Path, out: Path) -> dict[str, str]:
+    """What every task of the recipe is given: the course, the class, the secret, OUT_ROOT."""
+    return dict(
         COURSE_DIR=str(ROOT),
         SHARDS=str(N),
         SUBMITTED=str(course / "submitted"),
         OUT_ROOT=str(out),
         SECRET_FILE=str(course / "course.secret"),
     )
+
+
+@pytest.mark.slow
+def test_slurm_array_tasks_and_merge_grade_every_submission_once(course):
+    """grade-shard.sbatch as array tasks 1..2, then merge.sbatch: one gradebook with every
+    submission once, each shard in its own folder?"""
+    out = course / "slurm"
+    common = _recipe_env(course, out)
     for k in range(1, N + 1):
         _bash(SLURM / "grade-shard.sbatch", _env(SLURM_ARRAY_TASK_ID=str(k), **common))
         assert (out / f"shard-{k}-of-{N}" / "run.json").is_file()
@@ -85,13 +90,7 @@ def test_shard_graded_without_sandbox_is_refused_at_merge_and_regrading_it_recov
     if shutil.which("bwrap") is None or probe.returncode != 0:
         pytest.skip("bubblewrap cannot start a sandbox here: every shard would be reduced")
     out = course / "reduced"
-    common = dict(
-        COURSE_DIR=str(ROOT),
-        SHARDS=str(N),
-        SUBMITTED=str(course / "submitted"),
-        OUT_ROOT=str(out),
-        SECRET_FILE=str(course / "course.secret"),
-    )
+    common = _recipe_env(course, out)
     _bash(
         SLURM / "grade-shard.sbatch",
         _env(SLURM_ARRAY_TASK_ID="1", DRILLS_SANDBOX="reduced", **common),
