@@ -441,9 +441,10 @@ def assemble(
         atomic_writer(out / "results.json", private=True) as whole,
     ):
         doc = ResultsDocument(whole, meta)
+        if show_hidden:
+            private_dir(out / "feedback")
         for r in results:
             if show_hidden:
-                private_dir(out / "feedback")
                 private_dir((out / r.feedback_path()).parent)
             write_atomic(out / r.feedback_path(), feedback_html(r, show_hidden), show_hidden)
             item = r.to_json(show_hidden)
