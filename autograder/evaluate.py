@@ -65,7 +65,7 @@ class CaseResult:
     kind: str = "value"  # "value" | "edge" | "invalid" (see spec)
     # The learner's code had been called on a generated input before this case, in the same
     # process: what it returned or raised here may carry that input (kept in a global), so
-    # even for a fixed case feedback does not show it (see render_got), unless public data
+    # even for a fixed case feedback does not show it (see render_values), unless public data
     # explains the value (a known mistake's, NaN, inf, None: see _show_explained).
     after_generated: bool = False
 
@@ -834,9 +834,9 @@ def feedback_text(r: FunctionResult, show_hidden: bool = False, max_cases: int =
         lines.append(f"  ✗ {c.id}: {label}")
         if shows_values(c, show_hidden):
             lines.append(f"      inputs:   {_render_inputs(c.inputs)}")
-            lines.append(f"      expected: {render_expected(c, show_hidden)}")
-            lines.append(f"      got:      {render_got(c, show_hidden)}")
-            note = difference_note(c, show_hidden)
+            expected, got, note = render_values(c, show_hidden)
+            lines.append(f"      expected: {expected}")
+            lines.append(f"      got:      {got}")
             if note:
                 lines.append(f"      ({note})")
     if len(failed) > max_cases:
@@ -880,27 +880,15 @@ GOT_NOT_SHOWN = (
 )
 
 
-def render_got(c: CaseResult, show_hidden: bool = False) -> str:
-    """The learner's outcome on a case whose values are shown (:func:`shows_values`): not on
-    a fixed case run after a generated one (``after_generated``), unless ``show_hidden``."""
+def render_values(c: CaseResult, show_hidden: bool = False) -> tuple[str, str, str]:
+    """Expected, got, and how far apart, for a case whose values are shown
+    (:func:`shows_values`): as many digits as it takes for the two not to print alike
+    (compare.render_pair). On a fixed case run after a generated one (``after_generated``) the
+    learner's value is not shown, nor how far it is, unless ``show_hidden``."""
     if c.after_generated and not show_hidden:
-        return GOT_NOT_SHOWN
-    return render_pair(c.expected, c.got)[1]
-
-
-def render_expected(c: CaseResult, show_hidden: bool = False) -> str:
-    """The expected outcome, with as many digits as it takes not to print like the learner's
-    value beside it (when that value is shown)."""
-    if c.after_generated and not show_hidden:
-        return render_outcome(c.expected)
-    return render_pair(c.expected, c.got)[0]
-
-
-def difference_note(c: CaseResult, show_hidden: bool = False) -> str:
-    """How far the learner's shown value is from the expected one ("" when not shown)."""
-    if c.passed or (c.after_generated and not show_hidden):
-        return ""
-    return render_pair(c.expected, c.got)[2]
+        return render_outcome(c.expected), GOT_NOT_SHOWN, ""
+    expected, got, note = render_pair(c.expected, c.got)
+    return expected, got, "" if c.passed else note
 
 
 def _render_inputs(inputs: Any) -> str:

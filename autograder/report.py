@@ -42,8 +42,7 @@ from autograder.evaluate import (
     _render_inputs,
     diagnosis_line,
     kinds_text,
-    render_expected,
-    render_got,
+    render_values,
     shows_values,
 )
 
@@ -388,7 +387,7 @@ def feedback_html(r: SubmissionResult, show_hidden: bool = False) -> str:
             for c in failed:
                 if shows_values(c, show_hidden):
                     inputs = _render_inputs(c.inputs)
-                    expected, got = render_expected(c, show_hidden), render_got(c, show_hidden)
+                    expected, got, _ = render_values(c, show_hidden)
                 else:
                     inputs = "(hidden: generated for grading)"
                     expected = got = "(hidden)"
