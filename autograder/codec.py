@@ -45,13 +45,13 @@ class EncodeError(TypeError):
     """A value that has no plain-JSON form (the learner returned something odd)."""
 
 
-_SURROGATE = re.compile("[\ud800-\udfff]")
+LONE_SURROGATE = re.compile("[\ud800-\udfff]")  # half of a UTF-16 pair: not text
 
 
 def clean_text(s: str) -> str:
     """``s`` with each lone surrogate (half of a UTF-16 pair, which UTF-8 cannot encode)
     replaced by U+FFFD, so that every writer can take it; other text is returned as is."""
-    return s if _SURROGATE.search(s) is None else _SURROGATE.sub("\ufffd", s)
+    return s if LONE_SURROGATE.search(s) is None else LONE_SURROGATE.sub("\ufffd", s)
 
 
 class _TooBig(ValueError):

@@ -23,14 +23,12 @@ from __future__ import annotations
 
 import ast
 import json
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from autograder import nbjson, notebook, seeds
+from autograder import codec, nbjson, notebook, seeds
 
 MAX_NOTEBOOK_BYTES = 20 * 1024 * 1024
-_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 class SubmissionError(Exception):
@@ -379,7 +377,7 @@ def _source(cell) -> str:
 def _lone_surrogate(source: str) -> tuple[int, str] | None:
     """(line, escape) of the first lone surrogate in ``source`` (a JSON ``"\\ud800"``
     escape decodes to one; no UTF-8 file can hold it), or None."""
-    m = _SURROGATE.search(source)
+    m = codec.LONE_SURROGATE.search(source)
     if m is None:
         return None
     return source.count("\n", 0, m.start()) + 1, f"\\u{ord(m.group()):04x}"
