@@ -1,4 +1,4 @@
-"""The batch recipes of deploy/ (README "Grading a large course"), run here by hand.
+"""The batch recipes of deploy/ (docs/large-courses.md), run here by hand.
 
 There is no Slurm and no Kubernetes on a test machine. What can be tried is tried: each
 Slurm script runs under bash with the variables Slurm would set (SLURM_ARRAY_TASK_ID for
@@ -84,8 +84,9 @@ def test_slurm_array_tasks_and_merge_grade_every_submission_once(course):
 @pytest.mark.slow
 def test_shard_graded_without_sandbox_is_refused_at_merge_and_regrading_it_recovers(course):
     """A task on a node where bubblewrap cannot start grades with reduced isolation: does the
-    merge refuse it beside sandboxed shards, does the README's grep name it, and does grading
-    that task again with a sandbox (the README's recovery) let the merge through?"""
+    merge refuse it beside sandboxed shards, does docs/large-courses.md's grep name it, and
+    does grading that task again with a sandbox (the recovery that page gives) let the merge
+    through?"""
     probe = subprocess.run(["bwrap", "--unshare-all", "--ro-bind", "/", "/", "true"])
     if shutil.which("bwrap") is None or probe.returncode != 0:
         pytest.skip("bubblewrap cannot start a sandbox here: every shard would be reduced")
@@ -218,8 +219,9 @@ def test_submit_strips_the_cluster_from_job_ids_and_passes_sbatch_options_to_bot
 
 
 def test_submit_hands_the_tasks_the_secret_instructors_export(fake_slurm, tmp_path):
-    """The README tells instructors to export DRILLS_SECRET_FILE or DRILLS_SECRET; the recipe
-    used to ignore both and look for $COURSE_DIR/course.secret. Do the tasks get them now?"""
+    """docs/instructors.md tells instructors to export DRILLS_SECRET_FILE or DRILLS_SECRET; the
+    recipe used to ignore both and look for $COURSE_DIR/course.secret. Do the tasks get them
+    now?"""
     env, fake = fake_slurm
     del env["SECRET_FILE"]
     env["DRILLS_SECRET_FILE"] = "course.secret"  # relative to where submit.sh runs

@@ -1,13 +1,13 @@
-"""deploy/slurm/ against a real Slurm: the README's checklist, followed by an instructor.
+"""deploy/slurm/ against a real Slurm: docs/large-courses.md's checklist, followed by an instructor.
 
 Where the machine allows it (root, and Debian's ``slurm-wlm`` and ``munge``, which ``.ci/run``
 installs), the test starts munged, slurmctld and slurmd with a throw-away configuration (one
 node, everything in a temporary folder, its own munge key and ports), and, as an unprivileged
 user (``drills-slurm``, created here if missing), queues a small class with
 ``deploy/slurm/submit.sh``, cancels one array task, checks that Slurm cancelled the merge
-instead of leaving it pending, recovers as the README says (run submit.sh again) and compares
-the merged grades.csv with an unsharded ``drills grade`` byte for byte; then it requeues a
-finished task and checks that its log kept the first attempt. Every daemon it started is
+instead of leaving it pending, recovers as docs/large-courses.md says (run submit.sh again) and
+compares the merged grades.csv with an unsharded ``drills grade`` byte for byte; then it requeues
+a finished task and checks that its log kept the first attempt. Every daemon it started is
 stopped by pid, whatever happens. Elsewhere it skips and says why. It waits on job states
 (squeue; there is no accounting database for sacct) with deadlines, never fixed sleeps.
 
@@ -406,8 +406,9 @@ def _isolation(out: Path) -> str:
 
 def test_cancelled_task_on_real_slurm_cancels_the_merge_and_resubmitting_recovers_the_gradebook():
     """A cancelled array task used to leave the merge pending forever (DependencyNeverSatisfied):
-    is the merge now cancelled by Slurm, does running submit.sh again (as the README says)
-    give the same grades.csv as one unsharded run, and are the logs private under OUT_ROOT?"""
+    is the merge now cancelled by Slurm, does running submit.sh again (as docs/large-courses.md
+    says) give the same grades.csv as one unsharded run, and are the logs private under
+    OUT_ROOT?"""
     why = _why_not()
     if why:
         pytest.skip(why)
@@ -480,7 +481,8 @@ def test_cancelled_task_on_real_slurm_cancels_the_merge_and_resubmitting_recover
             assert not (work / "graded" / "merged").exists()
             t_first = time.monotonic() - t1
 
-            # The README's recovery: run submit.sh again; every shard resumes from its cache.
+            # docs/large-courses.md's recovery: run submit.sh again; every shard resumes from
+            # its cache.
             t2 = time.monotonic()
             grade2, merge2 = _submit(user_env, work)
             logs = work / "graded" / "logs"
