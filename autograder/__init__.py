@@ -1,46 +1,32 @@
 """reward-drills autograder.
 
-Table of contents (one small module per step):
+The folders are the layers; each imports only from the ones above it in this list
+(tests/test_layers.py fails on an import that runs up, or on a cycle):
 
-    spec        Case (value / edge / invalid), Split, Mistake, FunctionSpec: how cases are written
-    seeds       the course secret and the per-case seeds derived from it
-    codec       values <-> plain JSON; both engines compare these encoded outcomes
-    compare     tolerance comparison of encoded values
-    nbjson      notebook JSON validated against nbformat's own schema, without importing nbformat
-    notebook    reading source notebooks: cell roles, points, setup/solution code
-    reference   the trusted reference functions, executed from the source notebook
-    cache       the outcome cache: expected and known-mistake outcomes on disk, keyed by all they use
-    evaluate    running cases, scoring by kind, diagnosing (known mistakes first)
-    shapes      error shapes (a factor, an offset, a transpose ...) when no known mistake fits
-    mutation    mutants of the reference solutions, to prove the hidden cases; the reference
-                without its input checks
-    kernel      grade_cell(): the call inside each nbgrader hidden-test cell
-    release     `drills release`: exercises/ from solutions/ with nbgrader
+    notebooks/    1  the source notebooks: JSON, cells, the reference functions, release
+    cases/        2  how a case is written (spec), seeded, encoded and compared
+    assignments/  3  the cases and known mistakes of each notebook, one module per assignment
+    scoring/      4  running cases, scoring, diagnosing; the outcome cache; mutation testing;
+                     grade_cell() for nbgrader's hidden-test cells
+    engine/       5  the sandboxed engine: a learner's notebook run in a child or a warm worker
+    course/       6  grading a course: the grade loop, results cache, shards, reports, exports, merge
+    cli.py        7  the `drills` command
+    widgets.py    7  the "Check my work" button of every notebook
 
-  the sandboxed engine (`drills grade`, `drills check`):
-    submission  reading a learner's notebook strictly; the program built from its cells
-    sandbox     the child process: bubblewrap, rlimits, pids cgroup, timeouts, the outcome pipe
-    child_harness  the code that runs inside the child (no import of this package)
-    worker      warm workers for batches: one zygote per slot, a fresh isolated fork per job
-    zygote      the zygote inside the sandbox: namespaces, private /tmp, no capabilities, per job
-    report      grades.csv, results.json(l) and feedback pages, assembled atomically from a stream
-    grade_cli   the `grade` and `check` subcommands: the streaming grade loop, resume, shards
-    widgets     the "Check my work" button of every notebook
-
-  grading a whole course:
-    results_cache  OUT/.drills-cache: one atomic entry per graded submission (resumable runs)
-    shards      `--shard K/N`: which submissions one of N batch jobs grades
-    run_manifest   run.json: what a run (or shard) was, checked before merging
-    merge       `drills merge`: one gradebook and report from shard outputs
-    course_report  report.html/report.json: score distributions, mistakes ranked per function
-    canvas      canvas.csv: the gradebook in Canvas's import format
-    gradescope  `drills gradescope-bundle`: a Gradescope autograder that runs `drills grade`
-
-    cli         the `drills` command
-
-The cases of each assignment live in ``autograder.assignments.aNN_<name>``.
+Where to look: a case is written in ``assignments/aNN_<name>.py`` (its fields in
+``cases/spec.py``); a submission is run in ``engine/sandbox.py``; a gradebook is written by
+``course/gradebook.py`` (rows in ``course/report.py``). Each package's ``__init__`` lists its
+modules, and every module starts with its one-line purpose.
 """
 
-from autograder.kernel import grade_cell
-
 __all__ = ["grade_cell"]
+
+
+def __getattr__(name: str):
+    # `from autograder import grade_cell` (every hidden-test cell) without importing the
+    # scoring layer whenever a lower layer's module is imported.
+    if name == "grade_cell":
+        from autograder.scoring.kernel import grade_cell
+
+        return grade_cell
+    raise AttributeError(f"module 'autograder' has no attribute {name!r}")

@@ -14,11 +14,11 @@ import argparse
 import sys
 from pathlib import Path
 
-from autograder import notebook
+from autograder.notebooks import notebook
 
 
 def _release(args: argparse.Namespace) -> int:
-    from autograder.release import ReleaseError, release
+    from autograder.notebooks.release import ReleaseError, release
 
     try:
         diff = release(args.assignments or None, check=args.check)
@@ -45,7 +45,7 @@ def _release(args: argparse.Namespace) -> int:
 
 def _cases(args: argparse.Namespace) -> int:
     from autograder import assignments
-    from autograder.spec import KINDS, grading_line
+    from autograder.cases.spec import KINDS, grading_line
 
     spec = assignments.get(args.assignment)
     for f in spec.functions:
@@ -68,8 +68,8 @@ def _cases(args: argparse.Namespace) -> int:
 
 
 def _merge(args: argparse.Namespace) -> int:
-    from autograder.canvas import RosterError
-    from autograder.merge import MergeError, merge
+    from autograder.course.exports.canvas import RosterError
+    from autograder.course.merge import MergeError, merge
 
     try:
         body = merge(
@@ -88,7 +88,7 @@ def _merge(args: argparse.Namespace) -> int:
 
 
 def _gradescope_bundle(args: argparse.Namespace) -> int:
-    from autograder import gradescope
+    from autograder.course.exports import gradescope
 
     try:
         path = gradescope.bundle(
@@ -150,8 +150,8 @@ def build_parser() -> argparse.ArgumentParser:
     # `grade` and `check` (the sandboxed engine) register themselves here.
     import importlib.util
 
-    if importlib.util.find_spec("autograder.grade_cli") is not None:
-        from autograder import grade_cli
+    if importlib.util.find_spec("autograder.course.grade_cli") is not None:
+        from autograder.course import grade_cli
 
         grade_cli.add_subcommands(sub)
     return p

@@ -81,7 +81,7 @@ def start_warm(assignment: str) -> subprocess.Popen | None:
     """Start ``drills warm ASSIGNMENT`` in the background, once per kernel and assignment;
     None when turned off (DRILLS_WARM_CACHE=off, or the outcome cache is off) or when it cannot
     start."""
-    from autograder import cache
+    from autograder.scoring import cache
 
     if cache.switched_off("DRILLS_WARM_CACHE") or cache.directory() is None:
         return None

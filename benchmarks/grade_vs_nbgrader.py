@@ -32,7 +32,7 @@ sys.path.insert(0, str(REPO / "tests"))
 import nbgrader_course  # noqa: E402
 from drills_run import timed_grade  # noqa: E402
 
-from autograder import notebook  # noqa: E402
+from autograder.notebooks import notebook  # noqa: E402
 
 
 def _drills(

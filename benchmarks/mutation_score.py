@@ -3,7 +3,7 @@
     python benchmarks/mutation_score.py [ASSIGNMENT ...] [--survivors]
 
 Every graded function's reference solution (its solution cell in solutions/) is
-mutated one node at a time (autograder/mutation.py lists the operators); each
+mutated one node at a time (autograder/scoring/mutation.py lists the operators); each
 mutant runs on the function's cases with the public default secret and a second
 secret. A mutant is killed when any outcome differs from the reference's.
 Equivalent mutants are listed, with a reason, in
@@ -21,7 +21,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from autograder import mutation  # noqa: E402
+from autograder.scoring import mutation  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:

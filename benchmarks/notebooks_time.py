@@ -21,7 +21,7 @@ from nbclient import NotebookClient
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from autograder import notebook  # noqa: E402
+from autograder.notebooks import notebook  # noqa: E402
 
 TARGETS = {"05_grpo_lld": 60.0, "06_nthr": 60.0}
 

@@ -1,4 +1,4 @@
-"""Every speed figure of the README's table, per notebook, in one run.
+"""Every speed figure of the table in docs/speed.md, per notebook, in one run.
 
     python benchmarks/speed.py [--assignments 01_exact_kl ...] [--repeat 3]
 
@@ -42,7 +42,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import grade_vs_nbgrader  # noqa: E402
 import nbgrader_course  # noqa: E402
 
-from autograder import notebook  # noqa: E402
+from autograder.notebooks import notebook  # noqa: E402
 
 
 def _wall(cmd: list[str], env: dict) -> float:

@@ -25,7 +25,8 @@ from pathlib import Path
 import nbformat
 import nbgrader_course
 
-from autograder import assignments, notebook
+from autograder import assignments
+from autograder.notebooks import notebook
 
 Plan = list[tuple[str, str, str]]  # (student, assignment, kind)
 

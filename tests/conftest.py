@@ -41,7 +41,7 @@ def root() -> Path:
 
 
 def available_assignments() -> list[str]:
-    from autograder import notebook
+    from autograder.notebooks import notebook
 
     return notebook.available_assignments(ROOT)
 

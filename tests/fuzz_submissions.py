@@ -36,7 +36,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from autograder import sandbox
+from autograder.engine import sandbox
 
 REPO = Path(__file__).resolve().parent.parent
 BASE = json.loads((REPO / "tests" / "fixtures" / "corpus" / "solution.ipynb").read_text())

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import re
 
-from autograder import assignments, evaluate
+from autograder import assignments
+from autograder.scoring import evaluate, memo
 
 
 def _floats(x) -> list[float]:
@@ -38,7 +39,7 @@ def generated_digits(assignment: str, secret: str, student: str | None, n: int =
     out, public = set(), set()
     for f in assignments.get(assignment).functions:
         inputs = evaluate.materialize(assignment, f, secret, student)
-        expected = evaluate.reference_outcomes(assignment, f, inputs)
+        expected = memo.reference_outcomes(assignment, f, inputs)
         for case, inp, e in zip(f.cases, inputs, expected):
             numbers = {d for x in _floats(inp["args"]) if round(x, 2) != x for d in _digits(x, n)}
             if case.hidden:

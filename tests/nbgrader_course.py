@@ -40,7 +40,7 @@ from pathlib import Path
 
 import nbformat
 
-from autograder import release
+from autograder.notebooks import release
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -191,11 +191,14 @@ def replay_source(
 ) -> str:
     """The reference cell, then ``function`` replaced by a replay of the mistake's outcomes
     on ``student``'s inputs (under ``secret``, default the secret in force)."""
-    from autograder import assignments, codec, evaluate, reference, seeds
+    from autograder import assignments
+    from autograder.cases import codec, seeds
+    from autograder.notebooks import reference
+    from autograder.scoring import evaluate, memo
 
     fspec = assignments.get(assignment).function(function)
     inputs = evaluate.materialize(assignment, fspec, seeds.course_secret(secret), student)
-    outcomes = evaluate.mistake_outcomes(assignment, fspec, inputs)[mistake_id]
+    outcomes = memo.mistake_outcomes(assignment, fspec, inputs)[mistake_id]
     ns = reference.namespace(assignment)
     key = _ns_of(KEY_SRC)["_drills_key"]
     table: dict[str, list] = {}
@@ -256,7 +259,8 @@ def learner_notebook(
     """One learner notebook of ``kind`` ("solution", "stub" or "mistakes-K", see
     learner_notebooks); a mistakes-K notebook replays ``student``'s generated inputs
     under ``secret`` (default: the secret in force)."""
-    from autograder import assignments, notebook
+    from autograder import assignments
+    from autograder.notebooks import notebook
 
     path = exercise or notebook.release_path(assignment, REPO)
     stub = nbformat.read(str(path), as_version=4)

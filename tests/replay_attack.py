@@ -28,7 +28,10 @@ import nbformat
 from class_fixture import exercise_with
 from nbgrader_course import KEY_SRC, PLAY_SRC, _ns_of
 
-from autograder import assignments, codec, evaluate, reference, seeds
+from autograder import assignments
+from autograder.cases import codec, seeds
+from autograder.notebooks import reference
+from autograder.scoring import evaluate
 
 Table = dict[str, list[dict | None]]  # function -> outcome shown per case (None: nothing shown)
 

@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 from conftest import ROOT
 
-from autograder import evaluate, reference
+from autograder.notebooks import reference
+from autograder.scoring import evaluate, kernel
 
 A = "01_exact_kl"
 
@@ -59,7 +60,7 @@ def test_feedback_names_the_clamping_mistake(ns):
     from autograder.assignments import a01_exact_kl
 
     m = next(x for x in a01_exact_kl.FORWARD_KL.mistakes if x.id == "clamped")
-    r = evaluate.grade_function(A, "forward_kl", m.build(ns), namespace=ns, root=ROOT)
+    r = kernel.grade_function(A, "forward_kl", m.build(ns), namespace=ns, root=ROOT)
     text = evaluate.feedback_text(r)
     assert "clamped each log ratio at 0" in text and "0.529008" in text
     assert "story" in text  # the failing public case is shown with its note
@@ -74,7 +75,7 @@ def test_a_finite_kl_where_the_reference_has_a_zero_is_named(ns):
         return math.fsum(p * math.log(p / max(q, 1e-6)) for p, q in zip(policy, reference) if p)
 
     assert round(clamped_reference([0.5, 0.5], [1.0, 0.0]), 6) == 6.214608
-    r = evaluate.grade_function(A, "forward_kl", clamped_reference, namespace=ns, root=ROOT)
+    r = kernel.grade_function(A, "forward_kl", clamped_reference, namespace=ns, root=ROOT)
     assert r.mistake == "reference-zero-finite"
     assert [c.id for c in r.cases if not c.passed] == ["reference-zero"]
 
@@ -87,6 +88,6 @@ def test_epsilon_smoothing_is_caught_on_valid_inputs_despite_being_close(ns):
     m = next(x for x in a01_exact_kl.LOG_RATIOS.mistakes if x.id == "epsilon-smoothed")
     got, want = m.build(ns)([0.1, 0.9], [0.5, 0.5]), ns["log_ratios"]([0.1, 0.9], [0.5, 0.5])
     assert 0 < max(abs(a - b) for a, b in zip(got, want)) < 1e-4
-    r = evaluate.grade_function(A, "log_ratios", m.build(ns), namespace=ns, root=ROOT)
+    r = kernel.grade_function(A, "log_ratios", m.build(ns), namespace=ns, root=ROOT)
     assert r.mistake == "epsilon-smoothed"
     assert any(c.id == "story" and not c.passed for c in r.cases)

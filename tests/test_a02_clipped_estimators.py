@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 from conftest import ROOT
 
-from autograder import evaluate, reference
+from autograder.notebooks import reference
+from autograder.scoring import evaluate, kernel
 
 A = "02_clipped_estimators"
 POLICY, REFERENCE = [0.1, 0.9], [0.5, 0.5]
@@ -119,7 +120,7 @@ def test_feedback_names_clipping_inside_k1(ns):
     from autograder.assignments import a02_clipped_estimators as spec
 
     m = next(x for x in spec.K1_SPEC.mistakes if x.id == "clipped-inside")
-    r = evaluate.grade_function(A, "k1", m.build(ns), namespace=ns, root=ROOT)
+    r = kernel.grade_function(A, "k1", m.build(ns), namespace=ns, root=ROOT)
     assert r.mistake == "clipped-inside" and "clipped inside k1" in evaluate.feedback_text(r)
 
 
@@ -140,7 +141,7 @@ def test_log_ratio_clamps_are_caught_by_the_large_gaps_case_alone(ns, function):
 
     fspec = spec.SPEC.function(function)
     m = next(x for x in fspec.mistakes if x.id == "log-ratio-clamped")
-    r = evaluate.grade_function(A, function, m.build(ns), namespace=ns, root=ROOT)
+    r = kernel.grade_function(A, function, m.build(ns), namespace=ns, root=ROOT)
     assert [c.id for c in r.cases if not c.passed] == ["large-gaps"]
     assert r.mistake == "log-ratio-clamped"
 

@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 from conftest import ROOT
 
-from autograder import evaluate, reference
+from autograder.notebooks import reference
+from autograder.scoring import kernel
 
 A = "03_sum_vs_mean"
 CURRENT, REF = [-1.0, -3.0], [-2.0, -4.0]
@@ -137,7 +138,7 @@ def test_sum_over_T_and_mean_over_valid_tokens_differ_in_the_cases(ns):
     from autograder.assignments import a03_sum_vs_mean as spec
 
     m = next(x for x in spec.MASKED_MEAN.mistakes if x.id == "divide-by-T")
-    r = evaluate.grade_function(A, "masked_mean", m.build(ns), namespace=ns, root=ROOT)
+    r = kernel.grade_function(A, "masked_mean", m.build(ns), namespace=ns, root=ROOT)
     failed = {c.id for c in r.cases if not c.passed}
     assert {
         "random-right-padded",

@@ -8,8 +8,8 @@ import types
 import pytest
 from conftest import ROOT
 
-from autograder import reference
 from autograder.assignments import a04_rlef_turn_rewards as a04
+from autograder.notebooks import reference
 
 A = "04_rlef_turn_rewards"
 CODE = "Here it is.\n```python\ndef add(a, b):\n    return a + b\n```"

@@ -9,7 +9,9 @@ import pytest
 import torch
 from conftest import ROOT
 
-from autograder import assignments, evaluate, reference
+from autograder import assignments
+from autograder.notebooks import reference
+from autograder.scoring import evaluate, kernel
 
 A = "05_grpo_lld"
 
@@ -20,7 +22,7 @@ def ns():
 
 
 def _full_marks(ns, name, fn):
-    r = evaluate.grade_function(A, name, fn, namespace=ns, root=ROOT)
+    r = kernel.grade_function(A, name, fn, namespace=ns, root=ROOT)
     return r.score == r.points, evaluate.feedback_text(r, show_hidden=True)
 
 

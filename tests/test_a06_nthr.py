@@ -7,7 +7,9 @@ import pytest
 import torch
 from conftest import ROOT
 
-from autograder import assignments, evaluate, reference
+from autograder import assignments
+from autograder.notebooks import reference
+from autograder.scoring import evaluate, kernel
 
 A = "06_nthr"
 
@@ -113,7 +115,7 @@ def test_double_loop_token_scores_gets_full_marks(ns):
         ns["token_scores"](h_a, err_a, h_b, err_b)  # same validation
         return torch.tensor(_double_loop(h_a, err_a, h_b, err_b), dtype=torch.float32)
 
-    r = evaluate.grade_function(A, "token_scores", looped, namespace=ns, root=ROOT)
+    r = kernel.grade_function(A, "token_scores", looped, namespace=ns, root=ROOT)
     assert r.score == r.points, evaluate.feedback_text(r, show_hidden=True)
 
 

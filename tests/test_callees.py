@@ -17,7 +17,8 @@ import pytest
 from class_fixture import exercise_with
 from conftest import ROOT
 
-from autograder import evaluate, notebook, reference
+from autograder.notebooks import notebook, reference
+from autograder.scoring import evaluate, kernel, memo
 
 # caller, callee, a slip in the callee (source appended to the cell that defines it)
 SLIPS = {
@@ -58,9 +59,9 @@ def test_callee_slip_is_charged_once_in_kernel(assignment, caller, callee):
     """In-kernel engine: the callee with a slip loses points; the caller, which calls it,
     keeps full marks and says it was graded with the reference callee."""
     ns = _namespace_with_slip(assignment, callee)
-    slipped = evaluate.grade_function(assignment, callee, ns[callee], namespace=ns, root=ROOT)
+    slipped = kernel.grade_function(assignment, callee, ns[callee], namespace=ns, root=ROOT)
     assert slipped.score < slipped.points, "the slip must cost points at the callee"
-    r = evaluate.grade_function(assignment, caller, ns[caller], namespace=ns, root=ROOT)
+    r = kernel.grade_function(assignment, caller, ns[caller], namespace=ns, root=ROOT)
     assert r.score == r.points, [c.id for c in r.cases if not c.passed]
     assert "Graded with the reference" in r.note and f"`{callee}`" in r.note
     assert r.note in evaluate.feedback_text(r)
@@ -72,15 +73,16 @@ def test_caller_without_reference_callee_would_be_charged_twice():
     mean_sampled_log_ratio costs points at shaped_reward too."""
     a, caller, callee = CALLERS[0]
     ns = _namespace_with_slip(a, callee)
-    from autograder import assignments, seeds
+    from autograder import assignments
+    from autograder.cases import seeds
 
     fspec = assignments.get(a).function(caller)
     inputs = evaluate.materialize(a, fspec, seeds.course_secret(None))
     assert all("callees" in inp for inp in inputs)
     bare = [{k: v for k, v in inp.items() if k != "callees"} for inp in inputs]
-    expected = evaluate.reference_outcomes(a, fspec, inputs, ROOT)
+    expected = memo.reference_outcomes(a, fspec, inputs, ROOT)
     got, _ = evaluate.run_cases(ns[caller], bare, ns)
-    mutants = evaluate.mistake_outcomes(a, fspec, inputs, ROOT)
+    mutants = memo.mistake_outcomes(a, fspec, inputs, ROOT)
     r = evaluate.score(a, fspec, 1.0, bare, expected, got, None, mutants)
     assert r.score < r.points
 

@@ -21,9 +21,12 @@ import types
 import pytest
 from conftest import ROOT, available_assignments, catalogued_mistakes
 
-from autograder import assignments, evaluate, mutation, notebook, reference, seeds, spec
-from autograder.compare import same_outcome
-from autograder.kernel import grade_cell
+from autograder import assignments
+from autograder.cases import seeds, spec
+from autograder.cases.compare import same_outcome
+from autograder.notebooks import notebook, reference, source
+from autograder.scoring import evaluate, kernel, memo
+from autograder.scoring.kernel import grade_cell
 
 ASSIGNMENTS = available_assignments()
 FUNCTIONS = [(a, f.name) for a in ASSIGNMENTS for f in assignments.get(a).functions]
@@ -33,7 +36,7 @@ CONCEPT_MISTAKES = catalogued_mistakes(conceptual_only=True)
 
 def _grade(a, name, fn, secret=None):
     ns = reference.namespace(a, ROOT)
-    return evaluate.grade_function(a, name, fn, namespace=ns, secret=secret, root=ROOT)
+    return kernel.grade_function(a, name, fn, namespace=ns, secret=secret, root=ROOT)
 
 
 def _stub(*args, **kwargs):
@@ -89,8 +92,8 @@ def test_validation_flag_says_where_the_mistake_fails(assignment, function, mist
     fspec = assignments.get(assignment).function(function)
     m = next(x for x in fspec.mistakes if x.id == mistake)
     inputs = evaluate.materialize(assignment, fspec, seeds.course_secret())
-    expected = evaluate.reference_outcomes(assignment, fspec, inputs, ROOT)
-    got = evaluate.mistake_outcomes(assignment, fspec, inputs, ROOT)[mistake]
+    expected = memo.reference_outcomes(assignment, fspec, inputs, ROOT)
+    got = memo.mistake_outcomes(assignment, fspec, inputs, ROOT)[mistake]
     kinds = {
         c.kind
         for c, e, g in zip(fspec.cases, expected, got)
@@ -107,8 +110,8 @@ def test_reference_formula_without_input_checks_keeps_80_percent(assignment, fun
     """The reference with every `raise ValueError` removed (a learner who got the formula right and
     skipped validation): does it pass every value and edge case, fail some input check, and still
     score at least 80 % of the function's points?"""
-    fn, ns = mutation.without_checks(assignment, function, root=ROOT)
-    r = evaluate.grade_function(assignment, function, fn, namespace=ns, root=ROOT)
+    fn, ns = source.without_checks(assignment, function, root=ROOT)
+    r = kernel.grade_function(assignment, function, fn, namespace=ns, root=ROOT)
     assert all(c.passed for c in r.cases if c.kind != "invalid")
     assert not all(c.passed for c in r.cases if c.kind == "invalid")
     assert r.score >= 0.8 * r.points, f"{r.score} / {r.points}"
@@ -122,7 +125,7 @@ def test_mistake_with_missing_validation_shows_the_mistake_first(assignment, fun
     after it when the checks alone are diagnosed?"""
     fspec = assignments.get(assignment).function(function)
     m = next(x for x in fspec.mistakes if x.id == mistake)
-    unchecked, ns = mutation.without_checks(assignment, function, root=ROOT)
+    unchecked, ns = source.without_checks(assignment, function, root=ROOT)
     r = _grade_in(assignment, function, m.build(ns), ns)
     assert not all(c.passed for c in r.cases if c.kind == "invalid"), "checks still in place"
     assert r.diagnoses and r.diagnoses[0].id == mistake, r.diagnoses
@@ -133,7 +136,7 @@ def test_mistake_with_missing_validation_shows_the_mistake_first(assignment, fun
 
 
 def _grade_in(a, name, fn, ns):
-    return evaluate.grade_function(a, name, fn, namespace=ns, root=ROOT)
+    return kernel.grade_function(a, name, fn, namespace=ns, root=ROOT)
 
 
 @pytest.mark.parametrize("assignment,function", FUNCTIONS)
@@ -163,7 +166,7 @@ def test_reference_raises_value_error_exactly_where_cases_say(assignment, functi
     """Do invalid inputs raise ValueError in the reference, and valid ones return a value?"""
     fspec = assignments.get(assignment).function(function)
     inputs = evaluate.materialize(assignment, fspec, seeds.course_secret())
-    expected = evaluate.reference_outcomes(assignment, fspec, inputs, ROOT)
+    expected = memo.reference_outcomes(assignment, fspec, inputs, ROOT)
     assert any(c.raises is ValueError for c in fspec.cases), "no invalid-input case"
     for case, out in zip(fspec.cases, expected):
         if case.raises is ValueError:

@@ -19,7 +19,8 @@ CHANGELOG = ROOT / "CHANGELOG.md"
 
 
 def _functions():
-    from autograder import assignments, notebook
+    from autograder import assignments
+    from autograder.notebooks import notebook
 
     for a in notebook.available_assignments(ROOT):
         for f in assignments.get(a).functions:

@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 import torch
 
-from autograder.codec import EncodeError, decode, encode, outcome_of
-from autograder.compare import close, same_outcome
-from autograder.spec import Fn, Obj
+from autograder.cases.codec import EncodeError, decode, encode, outcome_of
+from autograder.cases.compare import close, same_outcome
+from autograder.cases.spec import Fn, Obj
 
 
 def test_float_subclass_cannot_lie_through_dunder_float():
@@ -120,7 +120,7 @@ def test_raising_the_right_error_is_the_outcome():
 def test_a_lone_surrogate_in_a_returned_string_becomes_a_replacement_character():
     """A learner's str with '\\ud800' used to stop the class run when a writer encoded it as
     UTF-8: is the outcome's text U+FFFD instead, in values, dict keys and object names?"""
-    from autograder.codec import clean_outcome
+    from autograder.cases.codec import clean_outcome
 
     got = outcome_of(lambda: ["a\ud800b", {"k\udfff": "\ud83d"}], [], {"$dict": {}}, {})
     assert got == {"value": ["a\ufffdb", {"$dict": {"k\ufffd": "\ufffd"}}]}
@@ -143,7 +143,7 @@ def test_a_lone_surrogate_in_an_exception_becomes_a_replacement_character():
 def test_an_integer_no_float_can_hold_is_an_unsupported_return_not_a_crash():
     """10**400 (and a list holding it) cannot be compared with a tolerance, and its text may
     pass Python's 4,300-digit limit: an UnsupportedReturn outcome, in either engine?"""
-    from autograder.codec import clean_outcome
+    from autograder.cases.codec import clean_outcome
 
     for value in (10**400, [0.5, -(10**400)]):
         got = outcome_of(lambda v=value: v, [], {"$dict": {}}, {})
@@ -154,7 +154,7 @@ def test_an_integer_no_float_can_hold_is_an_unsupported_return_not_a_crash():
 
 def test_clean_outcomes_are_left_as_they_are():
     """Ordinary outcomes pass unchanged (the same verdicts as before the cleaning)."""
-    from autograder.codec import clean_outcome
+    from autograder.cases.codec import clean_outcome
 
     for o in (
         {"value": 0.25},
@@ -169,7 +169,7 @@ def test_a_value_of_more_items_than_any_function_returns_is_not_compared():
     """[0.5] * 100000 returned on every case used to cost the parent minutes of scoring and
     rendering per submission (found by the fuzzer): is it an UnsupportedReturn at once, in
     lists, nested lists and arrays alike, while a value the size of an input still passes?"""
-    from autograder.codec import MAX_OUTCOME_ITEMS, clean_outcome
+    from autograder.cases.codec import MAX_OUTCOME_ITEMS, clean_outcome
 
     big = MAX_OUTCOME_ITEMS + 1
     for value in (

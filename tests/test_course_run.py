@@ -25,10 +25,10 @@ import class_fixture
 import pytest
 from conftest import run_drills
 
-from autograder import results_cache, shards
-from autograder.grade_cli import Grader, grade_course
-from autograder.merge import MergeError, merge
-from autograder.submission import Submission
+from autograder.course import results_cache, shards
+from autograder.course.grade_cli import Grader, grade_course
+from autograder.course.merge import MergeError, merge
+from autograder.engine.submission import Submission
 
 pytestmark = pytest.mark.slow
 

@@ -360,7 +360,7 @@ def test_image_tree_holds_what_grading_needs(tmp_path):
         [
             ".venv/bin/python",
             "-c",
-            "from autograder import notebook; print(notebook.course_root())",
+            "from autograder.notebooks import notebook; print(notebook.course_root())",
         ],
         cwd=tree,
         env=_env(DRILLS_COURSE_ROOT=str(tree)),

@@ -8,9 +8,10 @@ import json
 
 import pytest
 
-from autograder import canvas, course_report, report
-from autograder.evaluate import CaseResult, FunctionResult
-from autograder.report import Row, SubmissionResult
+from autograder.course import course_report, report
+from autograder.course.exports import canvas
+from autograder.course.report import Row, SubmissionResult
+from autograder.scoring.evaluate import CaseResult, FunctionResult
 
 A, B = "01_exact_kl", "03_sum_vs_mean"
 ROWS = [
@@ -137,7 +138,7 @@ def test_class_report_counts_each_kind_of_diagnosis():
 def test_learner_text_and_json_show_no_value_of_a_generated_case():
     """The text the hidden-test cells and `drills check` print, and `drills check --json`:
     a failed generated case by name and note, without inputs, expected or computed value?"""
-    from autograder.evaluate import feedback_text
+    from autograder.scoring.evaluate import feedback_text
 
     f = _result().functions[0]
     f.cases[1].note = "random distributions"

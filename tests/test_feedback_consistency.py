@@ -16,8 +16,10 @@ import sys
 import pytest
 from conftest import ROOT, available_assignments
 
-from autograder import assignments, evaluate, reference
-from autograder.compare import render_pair
+from autograder import assignments
+from autograder.cases.compare import render_pair
+from autograder.notebooks import reference
+from autograder.scoring import evaluate, kernel
 
 ASSIGNMENTS = available_assignments()
 FUNCTIONS = [(a, f.name) for a in ASSIGNMENTS for f in assignments.get(a).functions]
@@ -55,7 +57,7 @@ def contradictions(feedback: str) -> list[str]:
 
 def _grade(a, name, fn, ns=None):
     ns = ns if ns is not None else reference.namespace(a, ROOT)
-    return evaluate.grade_function(a, name, fn, namespace=ns, root=ROOT)
+    return kernel.grade_function(a, name, fn, namespace=ns, root=ROOT)
 
 
 @pytest.mark.parametrize("assignment,function,mistake", MISTAKES)
@@ -156,8 +158,8 @@ def test_corpus_feedback_never_shows_equal_values_for_a_failed_check(fixture):
 
 
 def _shape_of(factor):
-    from autograder import shapes
-    from autograder.codec import encode
+    from autograder.cases.codec import encode
+    from autograder.scoring import shapes
 
     rows = []
     for x in ([0.5, 1.5, 2.0], [3.0, -1.0, 0.25], [7.0, 2.0, -4.0]):

@@ -29,9 +29,11 @@ import leak_probe
 import nbformat
 import pytest
 
-from autograder import gradescope, kernel, widgets
+from autograder import widgets
 from autograder.cli import main as drills
-from autograder.grade_cli import Grader, grade_course
+from autograder.course.exports import gradescope
+from autograder.course.grade_cli import Grader, grade_course
+from autograder.scoring import kernel
 
 REPO = Path(__file__).resolve().parent.parent
 ATTACK = REPO / "tests" / "fixtures" / "corpus" / "leaks_generated_inputs.ipynb"
@@ -137,13 +139,15 @@ def test_known_mistakes_values_are_still_shown_after_generated_cases():
     test_feedback_page_shows_no_generated_input, are not)?"""
     from conftest import ROOT
 
-    from autograder import assignments, evaluate, reference
+    from autograder import assignments
+    from autograder.notebooks import reference
+    from autograder.scoring import evaluate
 
     ns = reference.namespace(A, ROOT)
     mistake = next(
         m for m in assignments.get(A).function("forward_kl").mistakes if not m.validation
     )
-    r = evaluate.grade_function(
+    r = kernel.grade_function(
         A, "forward_kl", mistake.build(ns), namespace=ns, root=ROOT, after_generated=True
     )
     values = [c for c in r.cases if not c.passed and not c.hidden and "value" in c.got]

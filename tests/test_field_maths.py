@@ -2,7 +2,7 @@
 
 Each graded function states one tolerance (FunctionSpec.rtol / atol, printed beside "How X
 is graded" in its notebook). The reference is rewritten the way verl, OpenRLHF and TRL write
-the same formula (autograder.mutation.field_variant): every arithmetic and call result rounded
+the same formula (autograder.scoring.mutation.field_variant): every arithmetic and call result rounded
 to float32, or a stabiliser (1e-8, and 1e-6 where the maths allows) added to every
 denominator. Each variant must score full marks. That every catalogued mistake still loses
 points and is named at the stated tolerance is tests/test_cases.py's
@@ -14,7 +14,9 @@ from __future__ import annotations
 import pytest
 from conftest import ROOT, available_assignments
 
-from autograder import assignments, evaluate, mutation, spec
+from autograder import assignments
+from autograder.cases import spec
+from autograder.scoring import kernel, mutation
 
 ASSIGNMENTS = available_assignments()
 FUNCTIONS = [(a, f.name) for a in ASSIGNMENTS for f in assignments.get(a).functions]
@@ -42,7 +44,7 @@ LARGE_STABILISER_CHANGES_THE_MATHS = {
 
 def _grade_variant(assignment, function, kind, eps=mutation.STABILISER):
     fn, ns = mutation.field_variant(assignment, function, kind, ROOT, eps=eps)
-    return evaluate.grade_function(assignment, function, fn, namespace=ns, root=ROOT)
+    return kernel.grade_function(assignment, function, fn, namespace=ns, root=ROOT)
 
 
 def _assert_full_marks(r, what):
@@ -85,7 +87,7 @@ def test_the_variants_really_change_the_arithmetic():
     float32 and stabilised references differ from the float64 one, inside the tolerance."""
     import numpy as np
 
-    from autograder import reference
+    from autograder.notebooks import reference
 
     values = np.array([[0.1, 0.2, 0.3], [1.0 / 3.0, 0.7, 9.0]])
     mask = np.array([[1, 1, 1], [1, 1, 0]])

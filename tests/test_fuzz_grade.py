@@ -33,7 +33,8 @@ import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
-from autograder import cli, grade_cli, results_cache
+from autograder import cli
+from autograder.course import grade_cli, results_cache
 
 FUZZ_SETTINGS = dict(
     # no shrinking: a failing class is reported as generated, in seconds rather than minutes
@@ -187,7 +188,9 @@ def score_and_render(assignment: str, name: str, records: list[str]) -> None:
     """What the parent does with one function's records from a child, for any assignment:
     check them (the sandbox's own checks), clean them (the boundary), score against the
     reference, and render every output of the result."""
-    from autograder import evaluate, report, sandbox
+    from autograder.course import report
+    from autograder.engine import sandbox
+    from autograder.scoring import evaluate
 
     grader = parent_grader()
     prep = grader.prepare(assignment)

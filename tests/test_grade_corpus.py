@@ -21,7 +21,8 @@ from pathlib import Path
 import pytest
 from conftest import run_drills
 
-from autograder import results_cache, sandbox
+from autograder.course import results_cache
+from autograder.engine import sandbox
 
 REPO = Path(__file__).resolve().parent.parent
 CORPUS = REPO / "tests" / "fixtures" / "corpus"

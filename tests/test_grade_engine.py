@@ -12,9 +12,12 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from autograder import evaluate, notebook, report, sandbox, submission
-from autograder.compare import render
-from autograder.grade_cli import Grader
+from autograder.cases.compare import render
+from autograder.course import report
+from autograder.course.grade_cli import Grader
+from autograder.engine import sandbox, submission
+from autograder.notebooks import notebook
+from autograder.scoring import evaluate, kernel
 
 REPO = Path(__file__).resolve().parent.parent
 CORPUS = REPO / "tests" / "fixtures" / "corpus"
@@ -180,7 +183,7 @@ def test_channel_accepts_every_codec_form():
     import numpy as np
     import torch
 
-    from autograder.codec import encode
+    from autograder.cases.codec import encode
 
     for v in (
         1.5,
@@ -256,7 +259,7 @@ def test_sandboxed_scores_equal_in_kernel_scores(grader, name):
         if c.get("metadata", {}).get("nbgrader", {}).get("solution"):
             exec(c.source, ns)  # noqa: S102
     for f in res.functions:
-        k = evaluate.grade_function(A, f.function, ns[f.function], namespace=ns, student=name)
+        k = kernel.grade_function(A, f.function, ns[f.function], namespace=ns, student=name)
         assert (f.function, f.score, f.mistake) == (f.function, k.score, k.mistake)
 
 

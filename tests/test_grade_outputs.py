@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from autograder import submission, worker
-from autograder.grade_cli import Grader, grade_course
+from autograder.course.grade_cli import Grader, grade_course
+from autograder.engine import submission, worker
 
 REPO = Path(__file__).resolve().parent.parent
 CORPUS = REPO / "tests" / "fixtures" / "corpus"

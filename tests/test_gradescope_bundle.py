@@ -23,7 +23,8 @@ import nbgrader_course
 import pytest
 from conftest import run_drills
 
-from autograder import assignments, seeds
+from autograder import assignments
+from autograder.cases import seeds
 
 A = "01_exact_kl"
 EMAIL = "ada.lovelace@example.edu"

@@ -11,8 +11,8 @@ import re
 
 import pytest
 
-from autograder import evaluate
-from autograder.spec import DEFAULT_SPLIT, Case, FunctionSpec, Mistake, Split
+from autograder.cases.spec import DEFAULT_SPLIT, Case, FunctionSpec, Mistake, Split
+from autograder.scoring import evaluate
 
 V = {"value": 1.0}
 
@@ -221,7 +221,7 @@ def test_a_formula_mistake_validates_like_the_reference_then_computes_its_formul
 
 
 def test_feedback_page_shows_points_per_kind_and_every_diagnosis():
-    from autograder import report
+    from autograder.course import report
 
     fspec = _spec((CONCEPT, CHECKS))
     r = _score(fspec, MUTANTS["concept"][:3] + NO_RAISE, MUTANTS)

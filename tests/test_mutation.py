@@ -1,4 +1,4 @@
-"""Mutation testing of the hidden cases (autograder/mutation.py).
+"""Mutation testing of the hidden cases (autograder/scoring/mutation.py).
 
 Every mutant of every graded function's reference solution must be killed by its
 cases, or listed with a reason in autograder/assignments/equivalent_mutants.json.
@@ -13,7 +13,9 @@ import ast
 import pytest
 from conftest import ROOT, available_assignments
 
-from autograder import assignments, mutation, reference
+from autograder import assignments
+from autograder.notebooks import reference, source
+from autograder.scoring import mutation
 
 FUNCTIONS = [(a, f.name) for a in available_assignments() for f in assignments.get(a).functions]
 
@@ -115,7 +117,7 @@ def test_the_reference_itself_is_not_killed():
 
 def test_without_checks_removes_only_the_checks_it_is_asked_to():
     """shaped_reward without its beta check still rejects a NaN base reward, and accepts beta < 0."""
-    fn, _ = mutation.without_checks("03_sum_vs_mean", "shaped_reward", ("beta",), ROOT)
+    fn, _ = source.without_checks("03_sum_vs_mean", "shaped_reward", ("beta",), ROOT)
     assert fn(1.0, [-1.0], [-2.0], -0.5) == pytest.approx(1.5)
     with pytest.raises(ValueError, match="base_reward"):
         fn(float("nan"), [-1.0], [-2.0], 0.5)
@@ -123,4 +125,4 @@ def test_without_checks_removes_only_the_checks_it_is_asked_to():
 
 def test_without_checks_says_when_no_check_matches():
     with pytest.raises(ValueError, match="no input check matches"):
-        mutation.without_checks("03_sum_vs_mean", "shaped_reward", ("no such words",), ROOT)
+        source.without_checks("03_sum_vs_mean", "shaped_reward", ("no such words",), ROOT)

@@ -27,7 +27,9 @@ import nbformat
 import nbgrader_course
 import pytest
 
-from autograder import assignments, evaluate, notebook
+from autograder import assignments
+from autograder.notebooks import notebook
+from autograder.scoring import kernel
 
 pytestmark = pytest.mark.slow
 
@@ -120,7 +122,7 @@ def _in_kernel(assignment: str, nb, student: str) -> dict[str, tuple[float, str 
             exec(c.source, ns)  # noqa: S102 (generated from the reference and the case modules)
     out = {}
     for f in assignments.get(assignment).functions:
-        r = evaluate.grade_function(assignment, f.name, ns[f.name], namespace=ns, student=student)
+        r = kernel.grade_function(assignment, f.name, ns[f.name], namespace=ns, student=student)
         out[f.name] = (r.score, r.mistake)
     return out
 

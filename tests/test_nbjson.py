@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder import nbjson
+from autograder.notebooks import nbjson
 
 REPO = Path(__file__).resolve().parent.parent
 CORPUS = REPO / "tests" / "fixtures" / "corpus"
@@ -133,7 +133,7 @@ def test_node_joins_sources_and_reads_as_attributes():
 def test_importing_the_cli_loads_no_validator_numpy_or_torch():
     """Is `import autograder.cli` free of nbformat, jsonschema, numpy and torch (seconds each)?"""
     code = (
-        "import sys, autograder.cli, autograder.grade_cli\n"
+        "import sys, autograder.cli, autograder.course.grade_cli\n"
         "heavy = [m for m in ('nbformat', 'jsonschema', 'numpy', 'torch', 'fastjsonschema') "
         "if m in sys.modules]\n"
         "print(','.join(heavy))"
@@ -148,7 +148,7 @@ def test_importing_the_cli_loads_no_validator_numpy_or_torch():
 
 
 def _load_message(tmp_path, text: str) -> str:
-    from autograder import submission
+    from autograder.engine import submission
 
     p = tmp_path / "work.ipynb"
     p.write_text(text, encoding="utf-8")
@@ -259,7 +259,7 @@ def test_a_number_longer_than_python_converts_is_a_clear_error(tmp_path):
 
 def test_a_byte_order_mark_in_front_of_the_json_is_accepted(tmp_path):
     """An editor that writes a UTF-8 BOM: is the notebook still read?"""
-    from autograder import submission
+    from autograder.engine import submission
 
     p = tmp_path / "bom.ipynb"
     p.write_text("\ufeff" + json.dumps(SOLUTION), encoding="utf-8")
@@ -269,7 +269,8 @@ def test_a_byte_order_mark_in_front_of_the_json_is_accepted(tmp_path):
 def test_a_lone_surrogate_in_a_solution_cell_is_reported_by_cell_and_line():
     """A JSON "\\ud800" escape in the learner's code: not text Python can run. Is it reported
     with the cell and the line (not a character offset), the cell failing as in the kernel?"""
-    from autograder import notebook, submission
+    from autograder.engine import submission
+    from autograder.notebooks import notebook
 
     learner = _edit(lambda nb: None)
     cell = next(
@@ -295,7 +296,8 @@ def test_a_lone_surrogate_in_a_solution_cell_is_reported_by_cell_and_line():
 def test_nbgrader_metadata_that_is_not_an_object_is_a_warning_not_a_crash(value, words):
     """metadata.nbgrader = 5 used to stop the class run (TypeError): is the cell read as an
     ordinary cell, with a warning naming the cell, and the rest of the notebook graded?"""
-    from autograder import notebook, submission
+    from autograder.engine import submission
+    from autograder.notebooks import notebook
 
     learner = _edit(lambda nb: nb["cells"][10]["metadata"].update(nbgrader=value))
     src = notebook.read(notebook.source_path("01_exact_kl", REPO))

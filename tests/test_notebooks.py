@@ -44,7 +44,7 @@ def _errors(nb):
 @pytest.mark.parametrize("assignment", ASSIGNMENTS)
 def test_solution_notebook_runs_top_to_bottom(assignment, tmp_path):
     """Does the source notebook (solutions + hidden tests) execute without any error, at full marks?"""
-    from autograder import notebook
+    from autograder.notebooks import notebook
 
     nb, seconds = _execute(notebook.source_path(assignment, ROOT), tmp_path, allow_errors=False)
     assert not _errors(nb)
@@ -64,7 +64,7 @@ def test_solution_notebook_runs_top_to_bottom(assignment, tmp_path):
 @pytest.mark.parametrize("assignment", ASSIGNMENTS)
 def test_exercise_notebook_fails_only_with_not_implemented(assignment, tmp_path):
     """Does the student version run up to the first unsolved function, failing only with NotImplementedError?"""
-    from autograder import notebook
+    from autograder.notebooks import notebook
 
     nb, _ = _execute(notebook.release_path(assignment, ROOT), tmp_path, allow_errors=True)
     errors = _errors(nb)

@@ -13,8 +13,11 @@ from pathlib import Path
 import pytest
 from conftest import run_drills
 
-from autograder import assignments, cache, evaluate, notebook, reference, seeds
+from autograder import assignments
 from autograder.assignments import MODULES
+from autograder.cases import seeds
+from autograder.notebooks import notebook, reference
+from autograder.scoring import cache, evaluate, memo
 
 REPO = Path(__file__).resolve().parent.parent
 CORPUS = REPO / "tests" / "fixtures" / "corpus"
@@ -38,8 +41,8 @@ def fresh(tmp_path, monkeypatch):
 
     def forget():
         """A new process: nothing in memory, only what is on disk."""
-        evaluate._EXPECTED.clear()
-        evaluate._MUTANTS.clear()
+        memo._EXPECTED.clear()
+        memo._MUTANTS.clear()
         reference._CACHE.clear()
         counts["reference"] = 0
 
@@ -49,7 +52,7 @@ def fresh(tmp_path, monkeypatch):
 
 
 def _outcomes(secret=SECRET, student=None, root=None):
-    return evaluate.assignment_outcomes(A, secret, student, root)
+    return memo.assignment_outcomes(A, secret, student, root)
 
 
 def _entries(folder: Path, kind: str) -> list[Path]:
@@ -144,8 +147,8 @@ def test_a_changed_case_module_or_its_imports_gives_a_fresh_computation(
         ("assignments/a03_sum_vs_mean.py", False),
         ("assignments/a01_exact_kl.py", True),
         ("assignments/common.py", True),
-        ("spec.py", True),
-        ("codec.py", True),
+        ("cases/spec.py", True),
+        ("cases/codec.py", True),
     ):
         forget()
         with (pkg / edited).open("a") as f:
@@ -247,7 +250,7 @@ def test_caching_can_be_turned_off(fresh, monkeypatch):
 
 _HAMMER = """
 import sys
-from autograder import cache
+from autograder.scoring import cache
 key = {"n": 1}
 value = {"payload": list(range(int(sys.argv[2])))}
 for i in range(int(sys.argv[1])):
@@ -291,7 +294,7 @@ def test_two_concurrent_checks_share_one_cold_cache(tmp_path):
         assert cache.load(entry["kind"], entry["key"], root=tmp_path / "c") is not None, p
     probe = (
         "import json, sys\n"
-        "from autograder import reference\n"
+        "from autograder.notebooks import reference\n"
         "def boom(*a, **k): raise SystemExit('the reference ran: the cache was not used')\n"
         "reference.namespace = boom\n"
         "from autograder import cli\n"
@@ -390,7 +393,7 @@ def test_drills_warm_fills_what_a_first_check_of_a_blank_notebook_needs(fresh, m
     assert p.returncode == 0, p.stderr
     assert f"{A}: outcomes of 3 functions cached" in p.stdout
     forget()
-    out = evaluate.assignment_outcomes(A, seeds.course_secret(None), None)
+    out = memo.assignment_outcomes(A, seeds.course_secret(None), None)
     for name in out.names:
         assert sorted(out.mutants[name]) == sorted(
             m.id for m in assignments.get(A).function(name).mistakes
@@ -420,7 +423,7 @@ def test_feedback_and_results_are_the_same_with_a_cold_or_a_warm_outcome_cache(f
     cold, then warm in a new process: are the feedback pages and results the same bytes?"""
     import class_fixture
 
-    from autograder.grade_cli import Grader, grade_course
+    from autograder.course.grade_cli import Grader, grade_course
 
     _, forget, folder = fresh
     a = "04_rlef_turn_rewards"
@@ -448,9 +451,9 @@ def test_a_bool_mask_input_reads_back_from_the_cache_as_it_was_encoded(fresh):
     feedback page. Are the cached inputs, and their rendering, those of a cold computation?"""
     _, forget, _ = fresh
     a = "05_grpo_lld"
-    cold = evaluate.assignment_outcomes(a, SECRET)
+    cold = memo.assignment_outcomes(a, SECRET)
     forget()
-    warm = evaluate.assignment_outcomes(a, SECRET)
+    warm = memo.assignment_outcomes(a, SECRET)
     assert warm.specs is not None and json.dumps(warm.inputs) == json.dumps(cold.inputs)
     shown = [evaluate._render_inputs(c) for c in cold.inputs["likelihood_change"]]
     assert any("'$tensor'" in s or "True" in s for s in shown)

@@ -13,7 +13,9 @@ import pytest
 from conftest import ROOT, available_assignments, catalogued_mistakes
 from test_feedback_consistency import _scaled
 
-from autograder import assignments, evaluate, mutation, reference
+from autograder import assignments
+from autograder.notebooks import reference
+from autograder.scoring import evaluate, kernel, mutation
 
 ASSIGNMENTS = available_assignments()
 CONCEPT_MISTAKES = catalogued_mistakes(conceptual_only=True)
@@ -42,7 +44,7 @@ def _mistake(a, name, mid):
 
 
 def _grade(a, name, fn, ns):
-    return evaluate.grade_function(a, name, fn, namespace=ns, root=ROOT)
+    return kernel.grade_function(a, name, fn, namespace=ns, root=ROOT)
 
 
 @pytest.mark.parametrize("assignment,function,mistake", CONCEPT_MISTAKES)

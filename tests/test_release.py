@@ -8,7 +8,7 @@ import shutil
 import pytest
 from conftest import ROOT, available_assignments
 
-from autograder import release
+from autograder.notebooks import release
 
 
 @pytest.mark.slow

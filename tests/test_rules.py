@@ -1,7 +1,7 @@
 """Issue 15: every edge and invalid case checks a rule the notebook states.
 
 Each edge and invalid case carries the words of its rule (``Case.rule``, from
-autograder/assignments/rules.py). The test fails when a case has no rule or when the words are
+autograder/cases/rules.py). The test fails when a case has no rule or when the words are
 not in the function's description: its section of the source notebook (the markdown between
 the previous solution cell and its own, without grading lines), its docstring, and the
 description of a function it refers to ("as log_ratios", "the checks of clipped_expectation", "the same checks as above").
@@ -15,7 +15,8 @@ import re
 import pytest
 from conftest import ROOT, available_assignments
 
-from autograder import assignments, notebook
+from autograder import assignments
+from autograder.notebooks import notebook
 
 ASSIGNMENTS = available_assignments()
 FUNCTIONS = [(a, f.name) for a in ASSIGNMENTS for f in assignments.get(a).functions]

@@ -9,8 +9,9 @@ import numpy as np
 import pytest
 from conftest import ROOT
 
-from autograder import evaluate, reference, shapes
-from autograder.codec import encode
+from autograder.cases.codec import encode
+from autograder.notebooks import reference
+from autograder.scoring import evaluate, kernel, shapes
 
 RTOL, ATOL = 1e-9, 1e-12
 
@@ -221,7 +222,7 @@ def test_uncatalogued_change_in_bits_is_named_as_a_log_base():
     def in_bits(logp_before, logp_after, correct):
         return ref(logp_before, logp_after, correct) / math.log(2)
 
-    r = evaluate.grade_function(a, "likelihood_change", in_bits, namespace=ns, root=ROOT)
+    r = kernel.grade_function(a, "likelihood_change", in_bits, namespace=ns, root=ROOT)
     assert 0 < r.score < r.points
     assert [d.id for d in r.diagnoses] == ["shape:factor"], r.diagnoses
     assert "natural log" in r.diagnoses[0].text
@@ -238,7 +239,7 @@ def test_uncatalogued_mistake_on_a_real_function_gets_an_error_shape():
         out = ref(h_a, err_a, h_b, err_b)
         return out * h_a.shape[1]
 
-    r = evaluate.grade_function(a, "token_scores", scaled, namespace=ns, root=ROOT)
+    r = kernel.grade_function(a, "token_scores", scaled, namespace=ns, root=ROOT)
     assert 0 < r.score < r.points
     first = r.diagnoses[0]
     assert first.kind == "shape" and first.id == "shape:factor", r.diagnoses

@@ -17,9 +17,12 @@ import nbformat
 import pytest
 from conftest import ROOT, available_assignments, run_drills
 
-from autograder import assignments, codec, evaluate, reference, seeds
-from autograder.grade_cli import check_notebook
-from autograder.kernel import grade_cell
+from autograder import assignments
+from autograder.cases import codec, seeds
+from autograder.course.grade_cli import check_notebook
+from autograder.notebooks import reference
+from autograder.scoring import evaluate, kernel
+from autograder.scoring.kernel import grade_cell
 
 ASSIGNMENTS = available_assignments()
 FUNCTIONS = [(a, f.name) for a in ASSIGNMENTS for f in assignments.get(a).functions]
@@ -53,7 +56,8 @@ def test_generated_inputs_differ_between_students_and_fixed_ones_do_not(assignme
 def test_generated_inputs_are_the_same_in_another_process():
     """Is a student's seed stable (not Python's salted hash): the same inputs in a new process?"""
     code = (
-        "import json; from autograder import assignments, evaluate, seeds\n"
+        "import json; from autograder import assignments\n"
+        "from autograder.cases import seeds\nfrom autograder.scoring import evaluate\n"
         f"a = {A!r}\n"
         "print(json.dumps({f.name: evaluate.materialize(a, f, seeds.course_secret(), 'alice')"
         " for f in assignments.get(a).functions}))"
@@ -70,7 +74,7 @@ def test_reference_scores_full_marks_for_every_student(assignment, function):
     """Does the reference pass every case on every student's own generated inputs?"""
     ns = reference.namespace(assignment, ROOT)
     for student in STUDENTS:
-        r = evaluate.grade_function(
+        r = kernel.grade_function(
             assignment, function, ns[function], namespace=ns, student=student, root=ROOT
         )
         assert [c.id for c in r.cases if not c.passed] == [], student
@@ -81,7 +85,7 @@ def test_student_ids_are_normalised_the_same_way_by_both_engines():
     """A folder name with odd characters: do the path reader and the kernel seed with the
     same id (so nbgrader and drills grade still agree)?"""
     raw = "Ada Lovelace (2)"
-    from autograder.submission import safe_id
+    from autograder.engine.submission import safe_id
 
     assert safe_id(raw) == seeds.student_id(raw) == "Ada_Lovelace__2_"
     folder = Path("/course/autograded") / raw / A

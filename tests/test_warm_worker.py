@@ -19,7 +19,9 @@ from pathlib import Path
 
 import pytest
 
-from autograder import evaluate, grade_cli, sandbox, submission, worker
+from autograder.course import grade_cli
+from autograder.engine import sandbox, submission, worker
+from autograder.scoring import evaluate
 
 REPO = Path(__file__).resolve().parent.parent
 CORPUS = REPO / "tests" / "fixtures" / "corpus"

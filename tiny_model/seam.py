@@ -50,7 +50,7 @@ class Functions:
     @classmethod
     def from_solutions(cls, root: Path | None = None, include_06: bool = True) -> Functions:
         """The reference implementations, executed from the source notebooks 05 (and 06)."""
-        from autograder import reference  # trusted: the course's own source notebooks
+        from autograder.notebooks import reference  # trusted: the course's own source notebooks
 
         ns05 = reference.namespace("05_grpo_lld", root)
         picked = {name: ns05[name] for name in FUNCTIONS_05}

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import importlib
 
-from autograder.spec import AssignmentSpec
+from autograder.cases.spec import AssignmentSpec
 
 MODULES = {
     "01_exact_kl": "a01_exact_kl",

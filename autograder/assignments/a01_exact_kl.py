@@ -17,7 +17,7 @@ from autograder.assignments.common import cite
 from autograder.assignments.common import distribution_edge_cases as _edge_cases
 from autograder.assignments.common import distribution_pair as _pair
 from autograder.assignments.common import invalid_distribution_cases as _invalid_cases
-from autograder.spec import NO_SOURCE, AssignmentSpec, Case, FunctionSpec, Mistake
+from autograder.cases.spec import NO_SOURCE, AssignmentSpec, Case, FunctionSpec, Mistake
 
 STORY = ([0.1, 0.9], [0.5, 0.5])  # policy, reference of the story
 

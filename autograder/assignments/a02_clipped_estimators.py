@@ -19,7 +19,7 @@ from autograder.assignments.common import distribution_edge_cases as _distributi
 from autograder.assignments.common import distribution_pair as _pair
 from autograder.assignments.common import invalid_distribution_cases as _invalid_distribution_cases
 from autograder.assignments.common import random_distribution as _dist
-from autograder.spec import NO_SOURCE, AssignmentSpec, Case, Fn, FunctionSpec, Mistake
+from autograder.cases.spec import NO_SOURCE, AssignmentSpec, Case, Fn, FunctionSpec, Mistake
 
 STORY = ([0.1, 0.9], [0.5, 0.5])  # policy, reference of notebook 01
 STORY_LOGPS = (np.log(np.array(STORY[0])), np.log(np.array(STORY[1])))

@@ -16,7 +16,7 @@ import math
 
 import numpy as np
 
-from autograder.spec import NO_SOURCE, AssignmentSpec, Case, FunctionSpec, Mistake
+from autograder.cases.spec import NO_SOURCE, AssignmentSpec, Case, FunctionSpec, Mistake
 
 NAN, INF = float("nan"), float("inf")
 

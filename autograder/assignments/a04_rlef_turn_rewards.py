@@ -24,7 +24,7 @@ from autograder.assignments.a03_sum_vs_mean import (
     _mean_of,
     _sum,
 )
-from autograder.spec import NO_SOURCE, AssignmentSpec, Case, FunctionSpec, Mistake, Obj, Split
+from autograder.cases.spec import NO_SOURCE, AssignmentSpec, Case, FunctionSpec, Mistake, Obj, Split
 
 # Sources of the known mistakes, named where more than one mistake cites them. RLEF's §2.2 (the
 # reward rules) is the contract here, not a source of mistakes: nobody could open it, so the

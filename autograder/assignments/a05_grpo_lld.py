@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from autograder.spec import NO_SOURCE, AssignmentSpec, Case, FunctionSpec, Mistake
+from autograder.cases.spec import NO_SOURCE, AssignmentSpec, Case, FunctionSpec, Mistake
 
 
 def _t(x, dtype=torch.float32) -> torch.Tensor:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from autograder.spec import Case
+from autograder.cases.spec import Case
 
 
 def random_distribution(rng: np.random.Generator, n: int, zeros: int = 0) -> list[float]:

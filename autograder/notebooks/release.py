@@ -18,7 +18,7 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from autograder import notebook
+from autograder.notebooks import notebook
 
 CONFIG = """\
 c = get_config()  # noqa: F821

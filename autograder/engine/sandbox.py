@@ -50,8 +50,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import autograder
-from autograder import codec
+from autograder.cases import codec
 
 SANDBOX_IN = "/drills/in"
 SANDBOX_LIB = "/drills/lib"
@@ -138,7 +137,7 @@ def _package_dir(name: str) -> Path | None:
 
 
 def grader_dir() -> Path:
-    return Path(autograder.__file__).resolve().parent
+    return Path(__file__).resolve().parents[1]  # autograder/, above engine/
 
 
 def _inside(path: Path, folder: Path) -> bool:
@@ -295,7 +294,7 @@ def _bwrap_command(
 
 
 def _cache_dirs() -> list[Path]:
-    from autograder import cache
+    from autograder.scoring import cache
 
     d = cache.directory()
     return [Path(os.path.realpath(d))] if d is not None else []
@@ -362,9 +361,9 @@ class ChildRun:
 def codec_source() -> str:
     """The trusted codec's text, made standalone for the child (it cannot import autograder)."""
     text = Path(codec.__file__).read_text(encoding="utf-8")
-    line = "from autograder.spec import Fn, Obj\n"
+    line = "from autograder.cases.spec import Fn, Obj\n"
     if line not in text:
-        raise SandboxError("autograder/codec.py changed: cannot build the child's codec")
+        raise SandboxError("autograder/cases/codec.py changed: cannot build the child's codec")
     stand_in = (
         "class Fn:  # stand-in: the child only ever sees the encoded form of input functions\n"
         "    pass\n\n\nclass Obj:  # stand-in, as Fn\n    pass\n"
@@ -1067,7 +1066,7 @@ def execute(
     """Outcomes of every function on every case, in as many children as it takes.
 
     ``runner``: where the children run; anything with ``run_child(job, iso, limits, slot,
-    cpu_seconds, deadline) -> ChildRun`` (a :class:`autograder.worker.WorkerPool` for
+    cpu_seconds, deadline) -> ChildRun`` (a :class:`autograder.engine.worker.WorkerPool` for
     batches). By default each child is a fresh interpreter (:func:`run_child`).
 
     All the children of one submission share its time budget (``limits.submission_budget``

@@ -17,7 +17,7 @@ Every case has a kind, and each function splits its points between the kinds
 A :class:`Mistake` is one declarative entry: an id, the diagnosis, and the
 wrong ``formula`` (called with the graded function's arguments, defaults filled
 in, after the reference has validated them), or a ``build`` for the mistakes
-that are about validation itself (see ``autograder.mutation.unchecked``).
+that are about validation itself (see ``autograder.notebooks.source.unchecked``).
 """
 
 from __future__ import annotations
@@ -244,9 +244,9 @@ class Mistake:
 
 def _unchecked(function: str, words: tuple[str, ...]) -> Callable[[dict], Callable]:
     def build(ns: dict) -> Callable:
-        from autograder import mutation
+        from autograder.notebooks import source
 
-        return mutation.unchecked(ns, function, words)
+        return source.unchecked(ns, function, words)
 
     return build
 
@@ -286,7 +286,7 @@ class FunctionSpec:
     atol: float = DEFAULT_ATOL
 
     def __post_init__(self) -> None:
-        from autograder.assignments.rules import RULES
+        from autograder.cases.rules import RULES
 
         rules = RULES.get(self.name, {})
         object.__setattr__(

@@ -8,7 +8,7 @@ machine, and a submission added later does not move the others to other shards.
 
 Each shard's output folder records, in ``run.json``, the shard, a digest of the whole
 list of submissions it was chosen from and the run's fingerprints (grader, course,
-secret); `drills merge` (:mod:`autograder.merge`) checks them before joining shards.
+secret); `drills merge` (:mod:`autograder.course.merge`) checks them before joining shards.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from __future__ import annotations
 import hashlib
 import re
 
-from autograder.submission import Submission
+from autograder.engine.submission import Submission
 
 _SHARD = re.compile(r"^\s*(\d+)\s*/\s*(\d+)\s*$")
 

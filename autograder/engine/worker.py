@@ -38,8 +38,9 @@ import threading
 import time
 from pathlib import Path
 
-from autograder import cache, sandbox
-from autograder.sandbox import ChildHandle, ChildRun, Isolation, Limits
+from autograder.engine import sandbox
+from autograder.engine.sandbox import ChildHandle, ChildRun, Isolation, Limits
+from autograder.scoring import cache
 
 ZYGOTE = Path(__file__).with_name("zygote.py")
 CAPS = ("CAP_SYS_ADMIN", "CAP_SETPCAP")  # the zygote's, in the sandbox's user namespace only

@@ -24,8 +24,8 @@ listed with a reason in ``autograder/assignments/equivalent_mutants.json``,
 keyed by a mutant id that names the function, the operator and the unparsed
 node before and after, so that edits elsewhere do not move it.
 
-``without_checks`` is the same machinery with every ``raise ValueError``
-removed: the learner who got the formula right and skipped the input checks.
+The same machinery with every ``raise ValueError`` removed (the learner who got the
+formula right and skipped the input checks) is ``autograder.notebooks.source.without_checks``.
 """
 
 from __future__ import annotations
@@ -39,9 +39,10 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from autograder import notebook
+from autograder.notebooks import notebook
+from autograder.notebooks.source import compile_variant, name_of, targets
 
-EQUIVALENT_FILE = Path(__file__).parent / "assignments" / "equivalent_mutants.json"
+EQUIVALENT_FILE = Path(__file__).parents[1] / "assignments" / "equivalent_mutants.json"
 OTHER_SECRET = "mutation testing: a second secret"
 TIME_LIMIT = 2.0  # seconds per mutant over all its cases
 
@@ -83,23 +84,6 @@ COMPARES = {
 # -- the code under mutation -------------------------------------------------------------------
 
 
-def targets(assignment: str, function: str, root: Path | None = None) -> list[ast.FunctionDef]:
-    """The function's def and the private helpers (``_name``) it calls, transitively, in order."""
-    defs = notebook.solution_defs(assignment, root)
-    if function not in defs:
-        raise KeyError(f"{assignment}: no def {function} in the solution cells")
-    order, todo = [], [function]
-    while todo:
-        name = todo.pop(0)
-        if name in order:
-            continue
-        order.append(name)
-        for node in ast.walk(defs[name]):
-            if isinstance(node, ast.Name) and node.id.startswith("_") and node.id in defs:
-                todo.append(node.id)
-    return [defs[n] for n in order]
-
-
 # -- the mutation operators --------------------------------------------------------------------
 
 
@@ -107,14 +91,6 @@ def targets(assignment: str, function: str, root: Path | None = None) -> list[as
 class Mutant:
     id: str  # "<def>: <operator>: <before> -> <after>" (+ " #k" for the k-th identical text)
     site: int  # position in the enumeration of this function's mutants
-
-
-def _name_of(func: ast.expr) -> str:
-    if isinstance(func, ast.Name):
-        return func.id
-    if isinstance(func, ast.Attribute):
-        return func.attr
-    return ""
 
 
 def _is_docstring(node: ast.stmt, parent_body: list[ast.stmt]) -> bool:
@@ -283,7 +259,7 @@ class _Sites(ast.NodeTransformer):
         return got if got is not None else node
 
     def visit_Call(self, node):
-        name = _name_of(node.func)
+        name = name_of(node.func)
         if name in ("ValueError", "TypeError"):
             return node
         alts: list[tuple[str, list[ast.AST]]] = []
@@ -325,7 +301,7 @@ class _Sites(ast.NodeTransformer):
         if name in CLIPS and len(node.args) == 2:
             alts.append(("unclip", [copy.deepcopy(a) for a in node.args]))
         if name in ("clamp", "clip", "clamp_min", "clamp_max"):
-            on_object = isinstance(node.func, ast.Attribute) and _name_of(node.func.value) not in (
+            on_object = isinstance(node.func, ast.Attribute) and name_of(node.func.value) not in (
                 "np",
                 "numpy",
                 "torch",
@@ -357,18 +333,6 @@ def mutants(assignment: str, function: str, root: Path | None = None) -> list[Mu
     return out
 
 
-def _compile(
-    assignment: str, function: str, defs: list[ast.FunctionDef], root: Path | None
-) -> tuple[Callable, dict]:
-    from autograder import reference
-
-    module = ast.fix_missing_locations(ast.Module(body=defs, type_ignores=[]))
-    code = compile(module, f"<variant of {assignment}:{function}>", "exec")
-    ns = dict(reference.namespace(assignment, root))
-    exec(code, ns)  # noqa: S102 (trusted: our own source notebook, mutated)
-    return ns[function], ns
-
-
 def build_mutant(
     assignment: str, function: str, mutant: Mutant, root: Path | None = None
 ) -> tuple[Callable, dict]:
@@ -380,55 +344,7 @@ def build_mutant(
         out.append(sites.visit(copy.deepcopy(d)))
     if sites.applied is None:
         raise KeyError(f"no mutant {mutant.site} in {function}")
-    return _compile(assignment, function, out, root)
-
-
-# -- the reference without its input checks ----------------------------------------------------
-
-
-class _DropChecks(ast.NodeTransformer):
-    """Replace ``raise ValueError(...)`` by ``pass``: all of them, or those whose guarding
-    ``if`` test or message mentions one of ``words``."""
-
-    def __init__(self, words: tuple[str, ...]):
-        self.words = words
-        self.guards: list[str] = []
-        self.removed = 0
-
-    def visit_If(self, node):
-        self.guards.append(ast.unparse(node.test))
-        node.body = [self.visit(s) for s in node.body]
-        self.guards.pop()
-        node.orelse = [self.visit(s) for s in node.orelse]
-        return node
-
-    def visit_Raise(self, node):
-        exc = node.exc.func if isinstance(node.exc, ast.Call) else node.exc
-        if exc is None or _name_of(exc) != "ValueError":
-            return node
-        text = " ".join(self.guards[-1:]) + " " + ast.unparse(node)
-        if self.words and not any(w in text for w in self.words):
-            return node
-        self.removed += 1
-        return ast.copy_location(ast.Pass(), node)
-
-
-def without_checks(
-    assignment: str, function: str, words: tuple[str, ...] = (), root: Path | None = None
-) -> tuple[Callable, dict]:
-    """The reference ``function`` with its ``raise ValueError`` statements removed (all, or those
-    about ``words``), and the namespace it runs in."""
-    drop = _DropChecks(tuple(words))
-    defs = [drop.visit(copy.deepcopy(d)) for d in targets(assignment, function, root)]
-    if not drop.removed:
-        raise ValueError(f"{assignment}:{function}: no input check matches {words!r}")
-    return _compile(assignment, function, defs, root)
-
-
-def unchecked(ns: dict, function: str, words: tuple[str, ...]) -> Callable:
-    """For a Mistake: the reference function of namespace ``ns`` without its input checks."""
-    path = Path(ns["__file__"])  # solutions/<id>/<id>.ipynb (see reference.namespace)
-    return without_checks(path.stem, function, words, path.parent.parent.parent)[0]
+    return compile_variant(assignment, function, out, root)
 
 
 # -- correct maths as the field writes it ------------------------------------------------------
@@ -495,7 +411,7 @@ class _RoundEveryResult(_OutsideInputChecks):
 
     def visit_Call(self, node):
         node = self.generic_visit(node)
-        return node if _name_of(node.func) in self.SKIP else self._wrap(node)
+        return node if name_of(node.func) in self.SKIP else self._wrap(node)
 
 
 class _StabiliseDenominators(_OutsideInputChecks):
@@ -526,7 +442,7 @@ def field_variant(
         d if d.name.startswith(_CHECKERS) else tx.visit(copy.deepcopy(d))
         for d in targets(assignment, function, root)
     ]
-    from autograder import reference
+    from autograder.notebooks import reference
 
     module = ast.fix_missing_locations(ast.Module(body=defs, type_ignores=[]))
     code = compile(module, f"<{kind} variant of {assignment}:{function}>", "exec")
@@ -569,20 +485,21 @@ def equivalent_mutants() -> dict[str, dict[str, str]]:
 
 
 def _case_sets(assignment: str, fspec, root: Path | None) -> list[tuple[list[dict], list[dict]]]:
-    from autograder import evaluate, seeds
+    from autograder.cases import seeds
+    from autograder.scoring import evaluate, memo
 
     out = []
     for secret in (seeds.PUBLIC_DEFAULT_SECRET, OTHER_SECRET):
         inputs = evaluate.materialize(assignment, fspec, secret)
-        out.append((inputs, evaluate.reference_outcomes(assignment, fspec, inputs, root)))
+        out.append((inputs, memo.reference_outcomes(assignment, fspec, inputs, root)))
     return out
 
 
 def killed(fn: Callable, ns: dict, fspec, case_sets, limit: float = TIME_LIMIT) -> bool:
     """Does any case outcome of ``fn`` differ from the reference's? (a timeout kills too)"""
-    from autograder.codec import outcome_of
-    from autograder.compare import same_outcome
-    from autograder.evaluate import silenced
+    from autograder.cases.codec import outcome_of
+    from autograder.cases.compare import same_outcome
+    from autograder.scoring.evaluate import silenced
 
     def alarm(signum, frame):
         raise _Timeout()

@@ -14,7 +14,7 @@ import types
 import warnings
 from pathlib import Path
 
-from autograder import notebook
+from autograder.notebooks import notebook
 
 _CACHE: dict[tuple[str, str], dict] = {}
 

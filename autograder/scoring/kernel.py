@@ -24,9 +24,14 @@ from __future__ import annotations
 
 import contextlib
 import io
+from pathlib import Path
 
-from autograder.evaluate import feedback_text, grade_function
-from autograder.seeds import PUBLIC_DEFAULT_SECRET, autograde_student, course_secret
+from autograder import assignments
+from autograder.cases import seeds
+from autograder.cases.seeds import PUBLIC_DEFAULT_SECRET, autograde_student, course_secret
+from autograder.notebooks import notebook
+from autograder.scoring.evaluate import FunctionResult, feedback_text, materialize, run_cases, score
+from autograder.scoring.memo import LazyMistakes, reference_outcomes
 
 # Has a hidden-test cell of this kernel called the learner's code on generated inputs? The
 # kernel keeps the learner's globals from one cell to the next, so what a later cell's fixed
@@ -51,3 +56,37 @@ def grade_cell(assignment: str, function: str, fn, points: float | None = None) 
             return 0.0
     print(feedback_text(result))
     return float(result.score)
+
+
+def grade_function(
+    assignment: str,
+    name: str,
+    fn,
+    namespace: dict | None = None,
+    points: float | None = None,
+    secret: str | None = None,
+    student: str | None = None,
+    root: Path | None = None,
+    after_generated: bool = False,
+) -> FunctionResult:
+    """Grade one function object in this process (the in-kernel engine).
+
+    ``after_generated``: learner code in this process was already called on generated
+    inputs (an earlier hidden-test cell): see CaseResult.after_generated."""
+    fspec = assignments.get(assignment).function(name)
+    pts = float(points) if points is not None else notebook.points(assignment, name, root)
+    inputs = materialize(assignment, fspec, seeds.course_secret(secret), student)
+    expected = reference_outcomes(assignment, fspec, inputs, root)
+    ns = namespace if namespace is not None else getattr(fn, "__globals__", {})
+    got, times = run_cases(fn, inputs, ns)
+    return score(
+        assignment,
+        fspec,
+        pts,
+        inputs,
+        expected,
+        got,
+        times,
+        LazyMistakes(assignment, name, inputs, root),
+        after_generated,
+    )

@@ -8,7 +8,7 @@ The pipeline, in order (each step works on encoded values, see codec):
     score         verdict per case; score = points x Σ_kind share x weighted fraction passed
                   within the kind, 2 decimals (kinds and shares: see spec)
     diagnose      the catalogued mistakes the learner's outcomes match: conceptual first,
-                  validation second, an error shape (autograder.shapes) when no mistake fits
+                  validation second, an error shape (autograder.scoring.shapes) when no mistake fits
 """
 
 from __future__ import annotations
@@ -19,17 +19,19 @@ import io
 import math
 import time
 import warnings
-from collections import OrderedDict
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, is_dataclass
 from pathlib import Path
 from typing import Any
 
-from autograder import assignments, reference, seeds, shapes
-from autograder.codec import encode, outcome_of
-from autograder.codec import reference_callees as reference_callees_in
-from autograder.compare import render_outcome, render_pair, same_outcome
-from autograder.spec import KIND_LABELS, KINDS, Case, FunctionSpec, Mistake
+from autograder import assignments
+from autograder.cases import seeds
+from autograder.cases.codec import encode, outcome_of
+from autograder.cases.codec import reference_callees as reference_callees_in
+from autograder.cases.compare import render_outcome, render_pair, same_outcome
+from autograder.cases.spec import KIND_LABELS, KINDS, Case, FunctionSpec, Mistake
+from autograder.notebooks import reference
+from autograder.scoring import shapes
 
 _LEAVES = (str, int, float, bool, type(None))
 
@@ -171,7 +173,7 @@ def reference_callees(assignment: str, function: str, root: Path | None = None) 
     (codec.reference_callees): one slip, one charge."""
     import ast
 
-    from autograder import mutation, notebook
+    from autograder.notebooks import notebook, source
 
     try:
         graded = set(assignments.get(assignment).names)
@@ -181,7 +183,7 @@ def reference_callees(assignment: str, function: str, root: Path | None = None) 
     names: list[str] = []
     todo = [function]
     while todo:
-        for node in mutation.targets(assignment, todo.pop(0), root):
+        for node in source.targets(assignment, todo.pop(0), root):
             for n in ast.walk(node):
                 if isinstance(n, ast.Name) and n.id in graded and n.id != function:
                     if n.id not in names and n.id in defs:
@@ -191,7 +193,7 @@ def reference_callees(assignment: str, function: str, root: Path | None = None) 
         return None
     seen: dict[str, str] = {}
     for name in names:
-        for d in mutation.targets(assignment, name, root):
+        for d in source.targets(assignment, name, root):
             seen.setdefault(d.name, ast.unparse(d))
     return {"names": names, "source": "\n\n\n".join(seen.values()) + "\n"}
 
@@ -222,178 +224,20 @@ def run_cases(fn, inputs: list[dict], namespace: dict) -> tuple[list[dict], list
     return outcomes, times
 
 
-class _Bounded(OrderedDict):
-    """A dict that forgets its oldest entries: with per-student inputs every student adds
-    keys, and a grading process must not grow with the number of students."""
-
-    def __init__(self, size: int) -> None:
-        super().__init__()
-        self.size = size
-
-    def __setitem__(self, key, value) -> None:
-        super().__setitem__(key, value)
-        while len(self) > self.size:
-            self.popitem(last=False)
+def reference_run(assignment: str, name: str, inputs, root: Path | None = None) -> list[dict]:
+    """The reference ``name``'s outcomes on ``inputs``, computed (memoised by
+    :func:`autograder.scoring.outcomes.reference_outcomes`)."""
+    ns = reference.namespace(assignment, root)
+    return run_cases(ns[name], inputs, ns)[0]
 
 
-_EXPECTED: dict[tuple, list[dict]] = _Bounded(256)
-_MUTANTS: dict[tuple, dict[str, list[dict]]] = _Bounded(64)
-
-
-def _disk_key(assignment: str, name: str, digest: str, root: Path | None) -> dict:
-    """The outcome cache's key: the inputs (``digest``: cache.inputs_digest) stand for the
-    secret and the student they came from."""
-    from autograder import cache, notebook
-
-    return {
-        "format": cache.FORMAT,
-        "assignment": assignment,
-        "function": name,
-        "code": cache.code_digest(assignment),
-        "source": cache.file_digest(notebook.source_path(assignment, root)),
-        "libraries": cache.library_versions(),
-        "inputs": digest,
-    }
-
-
-def reference_outcomes(assignment: str, fspec: FunctionSpec, inputs, root: Path | None = None):
-    """The reference's outcomes on ``inputs``: from memory, the outcome cache, or computed."""
-    from autograder import cache
-
-    digest = cache.inputs_digest(inputs)  # one encoding of the inputs serves both keys
-    key = (assignment, fspec.name, str(root), digest)
-    if key not in _EXPECTED:
-        disk = _disk_key(assignment, fspec.name, digest, root)
-        got = cache.load("reference", disk)
-        if got is None:
-            ns = reference.namespace(assignment, root)
-            got = run_cases(ns[fspec.name], inputs, ns)[0]
-            cache.store("reference", disk, got)
-        _EXPECTED[key] = got
-    return _EXPECTED[key]
-
-
-def _mistakes(
-    assignment: str, name: str, inputs, root: Path | None, ids: list[str], spec
+def mistakes_run(
+    assignment: str, fspec: FunctionSpec, inputs, root: Path | None = None
 ) -> dict[str, list[dict]]:
-    """The outcomes of the mistakes ``ids`` of function ``name``: from memory, the outcome
-    cache (an entry with exactly these ids), or computed with ``spec()``'s FunctionSpec, so
-    the case module (for 05-06: torch) is imported only when they must be computed."""
-    from autograder import cache
-
-    digest = cache.inputs_digest(inputs)
-    key = (assignment, name, str(root), digest)
-    if key not in _MUTANTS:
-        disk = _disk_key(assignment, name, digest, root)
-        got = cache.load("mistakes", disk)
-        if got is None or sorted(got) != sorted(ids):
-            fspec = spec()
-            ns = reference.namespace(assignment, root)
-            got = {m.id: run_cases(m.build(ns), inputs, ns)[0] for m in fspec.mistakes}
-            cache.store("mistakes", disk, got)
-        _MUTANTS[key] = got
-    return _MUTANTS[key]
-
-
-def mistake_outcomes(assignment: str, fspec: FunctionSpec, inputs, root: Path | None = None):
-    """Every catalogued mistake's outcomes on ``inputs`` (memory, outcome cache, or computed)."""
-    ids = [m.id for m in fspec.mistakes]
-    return _mistakes(assignment, fspec.name, inputs, root, ids, lambda: fspec)
-
-
-class LazyMistakes(Mapping):
-    """The catalogued mistakes' outcomes of one function, computed on first use.
-
-    A correct submission never needs them (``score`` only diagnoses failures), so
-    they are computed, or read from the outcome cache, the first time a
-    submission fails this function.
-    """
-
-    def __init__(
-        self,
-        assignment: str,
-        function: str,
-        inputs,
-        root: Path | None = None,
-        ids: list[str] | None = None,
-    ) -> None:
-        self.assignment, self.function, self.inputs, self.root = assignment, function, inputs, root
-        self.ids = ids  # the mistakes' ids, when known: a cached entry is used only if it has them
-        self._data: dict[str, list[dict]] | None = None
-
-    def _spec(self) -> FunctionSpec:
-        return assignments.get(self.assignment).function(self.function)
-
-    def _outcomes(self) -> dict[str, list[dict]]:
-        if self._data is None:
-            # With the ids known, a cached entry is read without importing the case module.
-            ids = self.ids if self.ids is not None else [m.id for m in self._spec().mistakes]
-            self._data = _mistakes(
-                self.assignment, self.function, self.inputs, self.root, ids, self._spec
-            )
-        return self._data
-
-    def __getitem__(self, mistake_id: str) -> list[dict]:
-        return self._outcomes()[mistake_id]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._outcomes())
-
-    def __len__(self) -> int:
-        return len(self._outcomes())
-
-
-@dataclass
-class AssignmentOutcomes:
-    """What scoring an assignment needs, for one secret (and student): read from the cache
-    when it can be, so a warm check imports neither the case module nor numpy or torch."""
-
-    names: list[str]
-    points: dict[str, float]
-    inputs: dict[str, list[dict]]
-    expected: dict[str, list[dict]]
-    specs: dict[str, FunctionSpec]  # outlines: ids, weights, tolerances, notes; no generators
-    mutants: dict[str, LazyMistakes]
-
-
-def assignment_outcomes(
-    assignment: str, secret: str, student: str | None = None, root: Path | None = None
-) -> AssignmentOutcomes:
-    """Inputs, points, expected outcomes and case outlines of every graded function of
-    ``assignment`` (generated inputs drawn for ``secret`` and ``student``)."""
-    from autograder import cache, notebook
-
-    key = cache.assignment_key(assignment, notebook.source_path(assignment, root), secret, student)
-    hit = cache.load("assignment", key)
-    specs = None
-    if hit is not None:
-        try:
-            specs = {n: cache.spec_from_outline(o) for n, o in hit["specs"].items()}
-            names, points = list(hit["names"]), dict(hit["points"])
-            inputs, expected = dict(hit["inputs"]), dict(hit["expected"])
-        except (KeyError, TypeError, ValueError, AttributeError):
-            specs = None
-    if specs is None:
-        spec = assignments.get(assignment)
-        names = spec.names
-        inputs, expected, points = {}, {}, {}
-        for f in spec.functions:
-            inputs[f.name] = materialize(assignment, f, secret, student)
-            expected[f.name] = reference_outcomes(assignment, f, inputs[f.name], root)
-            points[f.name] = notebook.points(assignment, f.name, root)
-        specs = {f.name: f for f in spec.functions}
-        try:
-            outlines = {n: cache.spec_outline(f) for n, f in specs.items()}
-        except cache.NotOutlined:
-            outlines = None  # scored from the real spec every time: slower, never wrong
-        if outlines is not None:
-            value = {"names": names, "points": points, "inputs": inputs, "expected": expected}
-            cache.store("assignment", key, dict(value, specs=outlines))
-    mutants = {
-        n: LazyMistakes(assignment, n, inputs[n], root, [m.id for m in specs[n].mistakes])
-        for n in names
-    }
-    return AssignmentOutcomes(names, points, inputs, expected, specs, mutants)
+    """Every catalogued mistake's outcomes on ``inputs``, computed (memoised by
+    :func:`autograder.scoring.outcomes.mistake_outcomes`)."""
+    ns = reference.namespace(assignment, root)
+    return {m.id: run_cases(m.build(ns), inputs, ns)[0] for m in fspec.mistakes}
 
 
 # -- scoring and diagnosis ---------------------------------------------------------------------
@@ -481,8 +325,8 @@ def _clamp_consistent(m: Mistake, expected: dict, got: dict) -> bool:
     clamps (at whatever constant)?"""
     if m.bound is None or not m.bound_of or "value" not in got or "value" not in expected:
         return False
-    from autograder.compare import numeric
-    from autograder.spec import BOUND_INVERSES, BOUND_SATURATIONS
+    from autograder.cases.compare import numeric
+    from autograder.cases.spec import BOUND_INVERSES, BOUND_SATURATIONS
 
     ne, ng = numeric(expected.get("value")), numeric(got.get("value"))
     if ne is None or ng is None or ne[0] != ng[0]:
@@ -502,8 +346,8 @@ def _bound_text(m: Mistake, fspec: FunctionSpec, idx, expected, got) -> str:
     values on fixed cases where they differ from the expected ones), when it can be read."""
     if m.bound is None or not m.bound_of:
         return m.diagnosis
-    from autograder.compare import numeric
-    from autograder.spec import BOUND_INVERSES
+    from autograder.cases.compare import numeric
+    from autograder.cases.spec import BOUND_INVERSES
 
     vals = []
     for i in idx:
@@ -600,7 +444,7 @@ def diagnose_all(
     """At most three diagnoses, the conceptual ones first, each group ordered by the points it costs.
 
     Value and edge failures are matched against the conceptual mistakes; when none
-    matches, an error shape of the failing value cases may be named (autograder.shapes).
+    matches, an error shape of the failing value cases may be named (autograder.scoring.shapes).
     Invalid-input failures are matched against the validation mistakes, and shown
     only after a conceptual diagnosis, or alone when every value and edge case passes:
     a learner whose formula is wrong hears about the formula first, or nothing.
@@ -767,48 +611,12 @@ def _show_explained(
 
 def _arg_names(assignment: str, function: str) -> list[str]:
     """The reference's parameter names, for error shapes; none when the notebook can't be read."""
-    from autograder import notebook
+    from autograder.notebooks import notebook
 
     try:
         return notebook.parameters(assignment, function)
     except Exception:  # noqa: BLE001 (only a nicer wording is lost)
         return []
-
-
-def grade_function(
-    assignment: str,
-    name: str,
-    fn,
-    namespace: dict | None = None,
-    points: float | None = None,
-    secret: str | None = None,
-    student: str | None = None,
-    root: Path | None = None,
-    after_generated: bool = False,
-) -> FunctionResult:
-    """Grade one function object in this process (the in-kernel engine).
-
-    ``after_generated``: learner code in this process was already called on generated
-    inputs (an earlier hidden-test cell): see CaseResult.after_generated."""
-    from autograder import notebook
-
-    fspec = assignments.get(assignment).function(name)
-    pts = float(points) if points is not None else notebook.points(assignment, name, root)
-    inputs = materialize(assignment, fspec, seeds.course_secret(secret), student)
-    expected = reference_outcomes(assignment, fspec, inputs, root)
-    ns = namespace if namespace is not None else getattr(fn, "__globals__", {})
-    got, times = run_cases(fn, inputs, ns)
-    return score(
-        assignment,
-        fspec,
-        pts,
-        inputs,
-        expected,
-        got,
-        times,
-        LazyMistakes(assignment, name, inputs, root),
-        after_generated,
-    )
 
 
 # -- feedback text -----------------------------------------------------------------------------
@@ -892,7 +700,7 @@ def render_values(c: CaseResult, show_hidden: bool = False) -> tuple[str, str, s
 
 
 def _render_inputs(inputs: Any) -> str:
-    from autograder.compare import render
+    from autograder.cases.compare import render
 
     if not inputs:
         return "(hidden)"

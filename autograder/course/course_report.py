@@ -28,8 +28,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from autograder.evaluate import FunctionResult
-from autograder.report import SubmissionResult, write_atomic
+from autograder.course.report import SubmissionResult, write_atomic
+from autograder.scoring.evaluate import FunctionResult
 
 
 @dataclass(frozen=True)

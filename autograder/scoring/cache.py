@@ -46,9 +46,20 @@ from pathlib import Path
 from typing import Any
 
 FORMAT = 2  # 2: values keep their dicts' key order (1 sorted them: feedback differed warm/cold)
-PACKAGE = Path(__file__).resolve().parent
+PACKAGE = Path(__file__).resolve().parents[1]  # autograder/, above scoring/
 # Engine modules whose code decides what an outcome is (besides the case module itself).
-ENGINE = ("spec", "codec", "seeds", "evaluate", "reference", "notebook", "nbjson", "cache")
+ENGINE = (  # under autograder/: the modules that compute or key a cached outcome
+    "cases/spec",
+    "cases/codec",
+    "cases/seeds",
+    "notebooks/nbjson",
+    "notebooks/notebook",
+    "notebooks/reference",
+    "notebooks/source",
+    "scoring/evaluate",
+    "scoring/memo",
+    "scoring/cache",
+)
 _IMPORT = re.compile(
     r"^\s*(?:from\s+(autograder(?:\.\w+)*)\s+import\s+([\w ,()]+)|import\s+(autograder(?:\.\w+)*))",
     re.M,
@@ -386,7 +397,7 @@ def _outline(v: Any) -> Any:
     if (
         dataclasses.is_dataclass(v)
         and not isinstance(v, type)
-        and t.__module__ == "autograder.spec"
+        and t.__module__ == "autograder.cases.spec"
     ):
         return {
             "$spec": t.__name__,
@@ -414,7 +425,7 @@ def _outline(v: Any) -> Any:
 def _from_outline(j: Any) -> Any:
     import builtins
 
-    from autograder import spec
+    from autograder.cases import spec
 
     if type(j) is list:
         return [_from_outline(x) for x in j]

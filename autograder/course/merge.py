@@ -10,7 +10,7 @@ it holds run.json). The merge refuses, with a message that says which folders:
 - a shard whose results.jsonl does not hold what its run.json lists.
 
 It then streams the shards' results.jsonl in gradebook order (a k-way merge, one
-result per shard in memory) into :func:`report.assemble`: grades.csv (byte for byte
+result per shard in memory) into :func:`gradebook.assemble`: grades.csv (byte for byte
 what one unsharded run writes), results.jsonl/json, feedback pages, report.html,
 report.json and canvas.csv, and writes the merged run.json.
 """
@@ -23,8 +23,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from autograder import report, run_manifest
-from autograder.report import SubmissionResult
+from autograder.course import gradebook, run_manifest
+from autograder.course.report import SubmissionResult
 
 
 class MergeError(ValueError):
@@ -121,7 +121,7 @@ def merge(outs: list[Path], dest: Path, canvas_roster: Path | None = None) -> di
     meta["shard"] = "merged"
     meta["merged_from"] = [str(o) for o in outs]
     show_hidden = bool(first["settings"].get("show_hidden"))
-    report.assemble(Path(dest), results(), meta, assignments, show_hidden, canvas_roster)
+    gradebook.assemble(Path(dest), results(), meta, assignments, show_hidden, canvas_roster)
     body = {
         "fingerprint": first["fingerprint"],
         "settings": first["settings"],

@@ -15,8 +15,8 @@ rename), so an interrupted run never leaves a half-written gradebook.
   and the recognised mistakes; a generated case shows pass/fail and its note
   only (its inputs and values could be replayed), unless ``--show-hidden``.
 
-:func:`assemble` writes all of them (and the class report and the Canvas CSV)
-from a stream of results in gradebook order, holding one result at a time.
+:func:`autograder.course.gradebook.assemble` writes all of them (and the class report and the
+Canvas CSV) from a stream of results in gradebook order, holding one result at a time.
 """
 
 from __future__ import annotations
@@ -35,8 +35,8 @@ from dataclasses import dataclass, field, fields, is_dataclass
 from pathlib import Path
 from typing import Any
 
-from autograder import sandbox
-from autograder.evaluate import (
+from autograder.engine import sandbox
+from autograder.scoring.evaluate import (
     CaseResult,
     FunctionResult,
     _render_inputs,
@@ -399,61 +399,3 @@ def feedback_html(r: SubmissionResult, show_hidden: bool = False) -> str:
             out.append("</table>")
     out.append("</body></html>\n")
     return "\n".join(out)
-
-
-def write_outputs(
-    out: Path, results: list[SubmissionResult], meta: dict[str, Any], show_hidden: bool = False
-) -> None:
-    """Every output for a list of results (missing-submission rows are added here)."""
-    submitted = sorted((r for r in results if r.submitted), key=lambda r: (r.assignment, r.student))
-    assignments = {r.assignment: r.max_score for r in results if not r.submitted}
-    assemble(out, submitted, meta, assignments, show_hidden)
-
-
-def assemble(
-    out: Path,
-    results: Iterable[SubmissionResult],
-    meta: dict[str, Any],
-    assignments: dict[str, float],
-    show_hidden: bool = False,
-    canvas_roster: Path | None = None,
-) -> list[Row]:
-    """Write every output of a run from ``results`` (submitted ones, in gradebook order).
-
-    ``assignments`` maps each graded assignment to its maximum score (for the rows of
-    students who did not submit it). One result is held at a time; what is kept is a
-    :class:`Row` per submission and the class report's counters. Order of writing:
-    feedback pages, results.jsonl and results.json, report.html/report.json, canvas.csv,
-    and grades.csv last (each atomic): a grades.csv is never newer than what it sums up.
-    Returns the gradebook's rows.
-    """
-    from autograder import canvas, course_report
-
-    # results.json(l) hold every case's values (and --show-hidden pages the generated inputs):
-    # 0600 files; the output folder 0700 when this run creates it.
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.mkdir(exist_ok=True, mode=0o700)
-    rows: list[Row] = []
-    stats = course_report.ClassReport()
-    with (
-        atomic_writer(out / "results.jsonl", private=True) as lines,
-        atomic_writer(out / "results.json", private=True) as whole,
-    ):
-        doc = ResultsDocument(whole, meta)
-        if show_hidden:
-            private_dir(out / "feedback")
-        for r in results:
-            if show_hidden:
-                private_dir((out / r.feedback_path()).parent)
-            write_atomic(out / r.feedback_path(), feedback_html(r, show_hidden), show_hidden)
-            item = r.to_json(show_hidden)
-            lines.write(json.dumps(item, ensure_ascii=False, allow_nan=False) + "\n")
-            doc.add(item)
-            stats.add(r)
-            rows.append(Row.of(r))
-        doc.close()
-    rows += missing_rows(rows, assignments)
-    stats.write(out)
-    write_atomic(out / "canvas.csv", canvas.canvas_csv(rows, canvas.read_roster(canvas_roster)))
-    write_atomic(out / "grades.csv", gradebook_csv(rows))
-    return rows

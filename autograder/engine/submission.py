@@ -26,7 +26,8 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from autograder import codec, nbjson, notebook, seeds
+from autograder.cases import codec, seeds
+from autograder.notebooks import nbjson, notebook
 
 MAX_NOTEBOOK_BYTES = 20 * 1024 * 1024
 

@@ -19,7 +19,7 @@ Gradescope unpacks the zip into ``/autograder/source``, puts the student's files
 the same way), and ``setup.sh`` uses ``$DRILLS_PYTHON`` instead of installing when it
 is set (an interpreter that already has this project installed).
 
-:func:`run` (``python -m autograder.gradescope run``) takes the student's notebook,
+:func:`run` (``python -m autograder.course.exports.gradescope run``) takes the student's notebook,
 lays it out as ``submitted/<student>/<assignment>/`` with the student id from
 ``submission_metadata.json`` (the first user's email; so the hidden inputs are the
 student's own, as in ``drills grade``), runs ``drills grade`` on it and writes
@@ -43,7 +43,8 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
-from autograder import notebook, seeds
+from autograder.cases import seeds
+from autograder.notebooks import notebook
 
 VISIBILITIES = ("hidden", "after_due_date", "after_published", "visible")
 CONFIG = "drills-bundle.json"
@@ -76,7 +77,7 @@ ROOT="${AUTOGRADER_ROOT:-/autograder}"
 PY="$(cat "$ROOT/source/python-path")"
 export DRILLS_COURSE_ROOT="$ROOT/source/reward-drills"
 cd "$ROOT"
-exec "$PY" -m autograder.gradescope run --root "$ROOT"
+exec "$PY" -m autograder.course.exports.gradescope run --root "$ROOT"
 """
 
 
@@ -171,8 +172,8 @@ def _notebook(submitted: Path, assignment: str | None) -> tuple[Path | None, str
 
 def results_for(item: dict[str, Any] | None, visibility: str, seconds: float, note: str) -> dict:
     """Gradescope's results.json for one `drills grade` result (``item``: a results.jsonl line)."""
-    from autograder.evaluate import feedback_text
-    from autograder.report import SubmissionResult
+    from autograder.course.report import SubmissionResult
+    from autograder.scoring.evaluate import feedback_text
 
     body: dict[str, Any] = {
         "score": 0.0,
@@ -211,7 +212,7 @@ def results_for(item: dict[str, Any] | None, visibility: str, seconds: float, no
 
 def run(root: Path) -> dict:
     """Grade ``root``/submission with `drills grade`; write ``root``/results/results.json."""
-    from autograder.report import write_atomic
+    from autograder.course.report import write_atomic
 
     t0 = time.monotonic()
     source = root / "source"
@@ -250,7 +251,7 @@ def run(root: Path) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m autograder.gradescope")
+    ap = argparse.ArgumentParser(prog="python -m autograder.course.exports.gradescope")
     sub = ap.add_subparsers(dest="command", required=True)
     r = sub.add_parser("run", help="grade /autograder/submission (inside Gradescope)")
     r.add_argument("--root", default=os.environ.get("AUTOGRADER_ROOT", "/autograder"))

@@ -31,8 +31,10 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from autograder import notebook, report, seeds
-from autograder.submission import Submission
+from autograder.cases import seeds
+from autograder.course import report
+from autograder.engine.submission import Submission
+from autograder.notebooks import notebook
 
 FORMAT = "drills-result/1"
 CACHE_DIR = ".drills-cache"
@@ -52,7 +54,7 @@ def _sha(parts: list[bytes]) -> str:
 
 def grader_digest() -> str:
     """The grader's code: every .py file of the autograder package, and its version."""
-    pkg = Path(__file__).resolve().parent
+    pkg = Path(__file__).resolve().parents[1]  # autograder/, above course/
     parts = [_version("reward-drills").encode()]
     for p in sorted(pkg.rglob("*.py")):
         parts += [str(p.relative_to(pkg)).encode(), p.read_bytes()]

@@ -35,7 +35,7 @@ import math
 import re
 from typing import Any
 
-from autograder.spec import Fn, Obj
+from autograder.cases.spec import Fn, Obj
 
 MAX_DEPTH = 32
 MAX_ITEMS = 1_000_000

@@ -2,7 +2,7 @@
 
 It imports nothing from ``autograder`` (the child must not see the grader's
 files): the parent writes this file's text, the text of the trusted
-``autograder/codec.py`` and a job file into the child's temporary folder, then
+``autograder/cases/codec.py`` and a job file into the child's temporary folder, then
 runs ``python harness.py job.json FD LIMITS`` (or, for batches, the warm worker of
 ``zygote.py`` loads it once and calls :func:`run` in a fresh fork per job). The
 harness:

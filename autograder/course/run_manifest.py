@@ -19,7 +19,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from autograder.report import write_atomic
+from autograder.course.report import write_atomic
 
 FORMAT = "drills-run/1"
 NAME = "run.json"

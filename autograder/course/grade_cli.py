@@ -24,7 +24,7 @@ The pipeline per submission (the parent never imports learner code):
                loses at most the submissions in flight, and the same command resumes it
     report     at the end grades.csv, results.json(l), feedback pages, report.html and
                canvas.csv are assembled from the cache in gradebook order, one result in
-               memory at a time (report.assemble), then run.json
+               memory at a time (gradebook.assemble), then run.json
 
 Reading, scoring and storing happen in the main thread, interleaved with at most
 2 × jobs submissions in flight, so the parent's memory does not grow with the number
@@ -49,23 +49,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from autograder import (
-    assignments,
-    codec,
-    evaluate,
-    notebook,
-    report,
-    results_cache,
-    run_manifest,
-    sandbox,
-    seeds,
-    shards,
-    submission,
-    worker,
-)
-from autograder.evaluate import FunctionResult
-from autograder.report import SubmissionResult
-from autograder.spec import FunctionSpec
+from autograder import assignments
+from autograder.cases import codec, seeds
+from autograder.cases.spec import FunctionSpec
+from autograder.course import gradebook, report, results_cache, run_manifest, shards
+from autograder.course.report import SubmissionResult
+from autograder.engine import sandbox, submission, worker
+from autograder.notebooks import notebook
+from autograder.scoring import evaluate, memo
+from autograder.scoring.evaluate import FunctionResult
 
 DEFAULT_TIMEOUT = 30.0
 DEFAULT_MEMORY_MB = 2048
@@ -81,10 +73,10 @@ class Prepared:
     names: list[str]
     points: dict[str, float]
     # Outlines of the FunctionSpecs (ids, kinds, weights, tolerances, notes; no generators):
-    # enough to score without importing the case module (evaluate.assignment_outcomes).
+    # enough to score without importing the case module (memo.assignment_outcomes).
     specs: dict[str, FunctionSpec]
     # The outcomes without a student id (a learner's own check): read once, not per submission.
-    shared: evaluate.AssignmentOutcomes
+    shared: memo.AssignmentOutcomes
 
     @property
     def max_score(self) -> float:
@@ -163,7 +155,7 @@ class Grader:
         if assignment not in self._prepared:
             src = notebook.read(notebook.source_path(assignment, self.root))
             # From the outcome cache when it can be: no case module, numpy or torch to import.
-            out = evaluate.assignment_outcomes(assignment, self.secret, None, self.root)
+            out = memo.assignment_outcomes(assignment, self.secret, None, self.root)
             self._prepared[assignment] = Prepared(
                 assignment, src, submission.solution_ids(src), out.names, out.points, out.specs, out
             )
@@ -172,14 +164,14 @@ class Grader:
     def cases_for(self, assignment: str, student: str | None) -> StudentCases:
         """The student's inputs and the reference's outcomes on them (trusted, in this process).
 
-        Through the outcome cache (evaluate.assignment_outcomes): a function of the case
+        Through the outcome cache (memo.assignment_outcomes): a function of the case
         module, the source notebook, the secret, the student and the libraries. The
         catalogued mistakes' outcomes are computed only when a function fails.
         """
         if student is None:
             out = self.prepare(assignment).shared
         else:
-            out = evaluate.assignment_outcomes(assignment, self.secret, student, self.root)
+            out = memo.assignment_outcomes(assignment, self.secret, student, self.root)
         return StudentCases(student, out.inputs, out.expected, dict(out.mutants))
 
     def _preloads(self, subs: Iterable[submission.Submission]) -> set[tuple[str, ...]]:
@@ -663,7 +655,7 @@ def grade_course(
     """Grade the submissions under ``paths`` into ``out``, resuming from its results cache.
 
     Writes grades.csv, results.jsonl, results.json, feedback/, report.html, report.json,
-    canvas.csv and run.json (see report.assemble and run_manifest). Raises
+    canvas.csv and run.json (see gradebook.assemble and run_manifest). Raises
     results_cache.CacheBusy when another run holds ``out``, ValueError when no notebook
     was found.
     """
@@ -730,7 +722,7 @@ def grade_course(
         meta = grader.meta(show_hidden)
         meta["shard"] = [k, n]
         t1 = time.monotonic()
-        report.assemble(
+        gradebook.assemble(
             out, stream(), meta, assignments_seen, show_hidden, canvas_roster=canvas_roster
         )
         stats.timing = dict(grader.timing, assemble_s=time.monotonic() - t1)
@@ -840,7 +832,7 @@ def _grade_cmd(args: argparse.Namespace) -> int:
     for w in grader.isolation.warnings:
         print(f"warning: {w}", file=sys.stderr)
     t0 = time.monotonic()
-    from autograder.canvas import RosterError
+    from autograder.course.exports.canvas import RosterError
 
     try:
         stats = grade_course(
@@ -965,7 +957,7 @@ def warm_outcomes(assignment: str, secret: str | None = None, root: Path | None 
     every catalogued mistake's (what a first check of a blank or wrong notebook computes).
     Returns how many functions' outcomes are now cached. Safe to run beside a check: entries
     are written atomically and either writer's entry is the same."""
-    out = evaluate.assignment_outcomes(assignment, seeds.course_secret(secret), None, root)
+    out = memo.assignment_outcomes(assignment, seeds.course_secret(secret), None, root)
     for name in out.names:
         len(out.mutants[name])  # loads the mistakes' outcomes, computing them if missing
     return len(out.names)
@@ -976,7 +968,7 @@ def _warm_cmd(args: argparse.Namespace) -> int:
     if unknown:
         print(f"drills warm: unknown assignment(s) {', '.join(unknown)}", file=sys.stderr)
         return 2
-    from autograder import cache
+    from autograder.scoring import cache
 
     if cache.directory() is None:
         print("drills warm: the outcome cache is turned off (DRILLS_CACHE)", file=sys.stderr)

@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from autograder.report import Row
+    from autograder.course.report import Row
 
 IDENTITY = ["Student", "ID", "SIS User ID", "SIS Login ID", "Section"]
 MATCH_ORDER = ["SIS Login ID", "SIS User ID", "ID"]

@@ -14,7 +14,7 @@ import ast
 import os
 from pathlib import Path
 
-from autograder import nbjson
+from autograder.notebooks import nbjson
 
 ASSIGNMENTS = (
     "01_exact_kl",
@@ -29,7 +29,7 @@ ASSIGNMENTS = (
 def course_root() -> Path:
     """The repository (course directory): $DRILLS_COURSE_ROOT or the folder above this package."""
     env = os.environ.get("DRILLS_COURSE_ROOT")
-    root = Path(env) if env else Path(__file__).resolve().parent.parent
+    root = Path(env) if env else Path(__file__).resolve().parents[2]
     if not (root / "solutions").is_dir():
         raise FileNotFoundError(
             f"no solutions/ folder under {root}: install reward-drills from a clone "

@@ -1,0 +1,11 @@
+"""Layer 1, the notebooks: the course's source notebooks as data and as code.
+
+    nbjson      notebook JSON validated against nbformat's own schema, without importing nbformat
+    notebook    reading source notebooks: cell roles, points, setup/solution code
+    reference   the trusted reference functions, executed from the source notebook
+    source      a graded function's def and helpers as code to rewrite; the reference without
+                its input checks
+    release     `drills release`: exercises/ from solutions/ with nbgrader
+
+Imports nothing else from ``autograder``.
+"""

@@ -1,0 +1,11 @@
+"""Layer 4, scoring: running cases, scoring them, diagnosing what went wrong.
+
+    evaluate    running cases, scoring by kind, diagnosing (known mistakes first)
+    shapes      error shapes (a factor, an offset, a transpose ...) when no known mistake fits
+    cache       the outcome cache: expected and known-mistake outcomes on disk, keyed by all they use
+    mutation    mutants of the reference solutions, to prove the hidden cases
+    kernel      grade_cell(): the call inside each nbgrader hidden-test cell (the nbgrader engine)
+
+Imports from :mod:`autograder.notebooks`, :mod:`autograder.cases` and
+:mod:`autograder.assignments` (layer 3, the case modules).
+"""

@@ -1,0 +1,184 @@
+"""The outcomes scoring needs, memoised: evaluation computes them
+(:mod:`autograder.scoring.evaluate`), this layer keeps them in memory and in the outcome cache on
+disk (:mod:`autograder.scoring.cache`).
+
+    reference_outcomes   expected outcomes of a function on its inputs
+    mistake_outcomes     every catalogued mistake's outcomes (LazyMistakes: on first use)
+    assignment_outcomes  inputs, points, expected outcomes and case outlines of an assignment,
+                         read without importing its case module when the cache has them
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from autograder import assignments
+from autograder.cases.spec import FunctionSpec
+from autograder.notebooks import notebook
+from autograder.scoring import cache, evaluate
+
+
+class _Bounded(OrderedDict):
+    """A dict that forgets its oldest entries: with per-student inputs every student adds
+    keys, and a grading process must not grow with the number of students."""
+
+    def __init__(self, size: int) -> None:
+        super().__init__()
+        self.size = size
+
+    def __setitem__(self, key, value) -> None:
+        super().__setitem__(key, value)
+        while len(self) > self.size:
+            self.popitem(last=False)
+
+
+_EXPECTED: dict[tuple, list[dict]] = _Bounded(256)
+_MUTANTS: dict[tuple, dict[str, list[dict]]] = _Bounded(64)
+
+
+def _disk_key(assignment: str, name: str, digest: str, root: Path | None) -> dict:
+    """The outcome cache's key: the inputs (``digest``: cache.inputs_digest) stand for the
+    secret and the student they came from."""
+    return {
+        "format": cache.FORMAT,
+        "assignment": assignment,
+        "function": name,
+        "code": cache.code_digest(assignment),
+        "source": cache.file_digest(notebook.source_path(assignment, root)),
+        "libraries": cache.library_versions(),
+        "inputs": digest,
+    }
+
+
+def reference_outcomes(assignment: str, fspec: FunctionSpec, inputs, root: Path | None = None):
+    """The reference's outcomes on ``inputs``: from memory, the outcome cache, or computed."""
+    digest = cache.inputs_digest(inputs)  # one encoding of the inputs serves both keys
+    key = (assignment, fspec.name, str(root), digest)
+    if key not in _EXPECTED:
+        disk = _disk_key(assignment, fspec.name, digest, root)
+        got = cache.load("reference", disk)
+        if got is None:
+            got = evaluate.reference_run(assignment, fspec.name, inputs, root)
+            cache.store("reference", disk, got)
+        _EXPECTED[key] = got
+    return _EXPECTED[key]
+
+
+def _mistakes(
+    assignment: str, name: str, inputs, root: Path | None, ids: list[str], spec
+) -> dict[str, list[dict]]:
+    """The outcomes of the mistakes ``ids`` of function ``name``: from memory, the outcome
+    cache (an entry with exactly these ids), or computed with ``spec()``'s FunctionSpec, so
+    the case module (for 05-06: torch) is imported only when they must be computed."""
+    digest = cache.inputs_digest(inputs)
+    key = (assignment, name, str(root), digest)
+    if key not in _MUTANTS:
+        disk = _disk_key(assignment, name, digest, root)
+        got = cache.load("mistakes", disk)
+        if got is None or sorted(got) != sorted(ids):
+            got = evaluate.mistakes_run(assignment, spec(), inputs, root)
+            cache.store("mistakes", disk, got)
+        _MUTANTS[key] = got
+    return _MUTANTS[key]
+
+
+def mistake_outcomes(assignment: str, fspec: FunctionSpec, inputs, root: Path | None = None):
+    """Every catalogued mistake's outcomes on ``inputs`` (memory, outcome cache, or computed)."""
+    ids = [m.id for m in fspec.mistakes]
+    return _mistakes(assignment, fspec.name, inputs, root, ids, lambda: fspec)
+
+
+class LazyMistakes(Mapping):
+    """The catalogued mistakes' outcomes of one function, computed on first use.
+
+    A correct submission never needs them (``score`` only diagnoses failures), so
+    they are computed, or read from the outcome cache, the first time a
+    submission fails this function.
+    """
+
+    def __init__(
+        self,
+        assignment: str,
+        function: str,
+        inputs,
+        root: Path | None = None,
+        ids: list[str] | None = None,
+    ) -> None:
+        self.assignment, self.function, self.inputs, self.root = assignment, function, inputs, root
+        self.ids = ids  # the mistakes' ids, when known: a cached entry is used only if it has them
+        self._data: dict[str, list[dict]] | None = None
+
+    def _spec(self) -> FunctionSpec:
+        return assignments.get(self.assignment).function(self.function)
+
+    def _outcomes(self) -> dict[str, list[dict]]:
+        if self._data is None:
+            # With the ids known, a cached entry is read without importing the case module.
+            ids = self.ids if self.ids is not None else [m.id for m in self._spec().mistakes]
+            self._data = _mistakes(
+                self.assignment, self.function, self.inputs, self.root, ids, self._spec
+            )
+        return self._data
+
+    def __getitem__(self, mistake_id: str) -> list[dict]:
+        return self._outcomes()[mistake_id]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._outcomes())
+
+    def __len__(self) -> int:
+        return len(self._outcomes())
+
+
+@dataclass
+class AssignmentOutcomes:
+    """What scoring an assignment needs, for one secret (and student): read from the cache
+    when it can be, so a warm check imports neither the case module nor numpy or torch."""
+
+    names: list[str]
+    points: dict[str, float]
+    inputs: dict[str, list[dict]]
+    expected: dict[str, list[dict]]
+    specs: dict[str, FunctionSpec]  # outlines: ids, weights, tolerances, notes; no generators
+    mutants: dict[str, LazyMistakes]
+
+
+def assignment_outcomes(
+    assignment: str, secret: str, student: str | None = None, root: Path | None = None
+) -> AssignmentOutcomes:
+    """Inputs, points, expected outcomes and case outlines of every graded function of
+    ``assignment`` (generated inputs drawn for ``secret`` and ``student``)."""
+    key = cache.assignment_key(assignment, notebook.source_path(assignment, root), secret, student)
+    hit = cache.load("assignment", key)
+    specs = None
+    if hit is not None:
+        try:
+            specs = {n: cache.spec_from_outline(o) for n, o in hit["specs"].items()}
+            names, points = list(hit["names"]), dict(hit["points"])
+            inputs, expected = dict(hit["inputs"]), dict(hit["expected"])
+        except (KeyError, TypeError, ValueError, AttributeError):
+            specs = None
+    if specs is None:
+        spec = assignments.get(assignment)
+        names = spec.names
+        inputs, expected, points = {}, {}, {}
+        for f in spec.functions:
+            inputs[f.name] = evaluate.materialize(assignment, f, secret, student)
+            expected[f.name] = reference_outcomes(assignment, f, inputs[f.name], root)
+            points[f.name] = notebook.points(assignment, f.name, root)
+        specs = {f.name: f for f in spec.functions}
+        try:
+            outlines = {n: cache.spec_outline(f) for n, f in specs.items()}
+        except cache.NotOutlined:
+            outlines = None  # scored from the real spec every time: slower, never wrong
+        if outlines is not None:
+            value = {"names": names, "points": points, "inputs": inputs, "expected": expected}
+            cache.store("assignment", key, dict(value, specs=outlines))
+    mutants = {
+        n: LazyMistakes(assignment, n, inputs[n], root, [m.id for m in specs[n].mistakes])
+        for n in names
+    }
+    return AssignmentOutcomes(names, points, inputs, expected, specs, mutants)
