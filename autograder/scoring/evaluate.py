@@ -226,7 +226,7 @@ def run_cases(fn, inputs: list[dict], namespace: dict) -> tuple[list[dict], list
 
 def reference_run(assignment: str, name: str, inputs, root: Path | None = None) -> list[dict]:
     """The reference ``name``'s outcomes on ``inputs``, computed (memoised by
-    :func:`autograder.scoring.outcomes.reference_outcomes`)."""
+    :func:`autograder.scoring.memo.reference_outcomes`)."""
     ns = reference.namespace(assignment, root)
     return run_cases(ns[name], inputs, ns)[0]
 
@@ -235,7 +235,7 @@ def mistakes_run(
     assignment: str, fspec: FunctionSpec, inputs, root: Path | None = None
 ) -> dict[str, list[dict]]:
     """Every catalogued mistake's outcomes on ``inputs``, computed (memoised by
-    :func:`autograder.scoring.outcomes.mistake_outcomes`)."""
+    :func:`autograder.scoring.memo.mistake_outcomes`)."""
     ns = reference.namespace(assignment, root)
     return {m.id: run_cases(m.build(ns), inputs, ns)[0] for m in fspec.mistakes}
 
