@@ -47,7 +47,9 @@ def _compare(current: list[str], recorded: set[str], what: str) -> None:
     stale = sorted(recorded - set(current))
     assert not missing and not stale, (
         f"CHANGELOG.md's {what} is out of date: record the change (what, why, which scores "
-        "it moves) under a new entry and update the table.\n"
+        "it moves) under a new entry and replace the stale rows by the missing ones "
+        "(`python tests/test_changelog.py` prints every row; `drills cases ASSIGNMENT "
+        "--scores` the mistakes' scores to quote).\n"
         + "".join(f"  missing: {r}\n" for r in missing)
         + "".join(f"  stale:   {r}\n" for r in stale)
     )
