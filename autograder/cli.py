@@ -111,6 +111,20 @@ def _scores(spec) -> int:
     return 0
 
 
+def _new_function(args: argparse.Namespace) -> int:
+    from autograder.scaffold import ScaffoldError, scaffold
+
+    params = [p.strip() for p in args.params.split(",") if p.strip()]
+    mistakes = [m.strip() for m in args.mistakes.split(",") if m.strip()] if args.mistakes else None
+    try:
+        checklist = scaffold(args.assignment, args.name, args.points, params, mistakes)
+    except (ScaffoldError, KeyError, OSError) as e:
+        print(f"drills new-function: {e}", file=sys.stderr)
+        return 2
+    print("\n".join(checklist))
+    return 0
+
+
 def _merge(args: argparse.Namespace) -> int:
     from autograder.course.exports.canvas import RosterError
     from autograder.course.merge import MergeError, merge
@@ -172,6 +186,19 @@ def build_parser() -> argparse.ArgumentParser:
         help="each mistake's score and the no-checks score, in the CHANGELOG's format",
     )
     c.set_defaults(func=_cases)
+
+    n = sub.add_parser(
+        "new-function",
+        help="scaffold a graded function: notebook cells, case module entry, table and CHANGELOG rows",
+    )
+    n.add_argument("assignment")
+    n.add_argument("name", help="the function's name")
+    n.add_argument("--points", type=float, required=True, help="its points (the test cell's)")
+    n.add_argument("--params", default="x", help='its parameters, e.g. "logp_new, logp_old"')
+    n.add_argument(
+        "--mistakes", help="ids of the mistakes to catalogue, comma-separated (default: one)"
+    )
+    n.set_defaults(func=_new_function)
 
     m = sub.add_parser("merge", help="join `drills grade --shard K/N` outputs into one gradebook")
     m.add_argument("outputs", nargs="+", help="the --out folders of the N shards")
