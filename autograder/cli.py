@@ -63,6 +63,8 @@ def _cases(args: argparse.Namespace) -> int:
                 f"  case {c.id:<28} {c.kind:<7} {origin:<9} w={c.weight:g} rtol={c.rtol:g} atol={c.atol:g}  {c.note}"
                 + (f"  [rule: {c.rule}]" if c.rule else "")
             )
+            if c.anchored:
+                print(f"          anchor: {c.expected!r}  ({c.anchor})")
         for m in f.mistakes:
             kind = "validation" if m.validation else "concept"
             print(f"  mistake {m.id:<25} {kind:<10} {m.diagnosis}")

@@ -110,3 +110,13 @@ def test_a_planted_wrong_diagnosis_number_is_caught():
 def test_shown_numbers_reads_signs_and_decimals():
     got = anchors.shown_numbers("mean 0.368064, k1 = −1.609438; 2.5e-9 and 47.9 are not read")
     assert got == [("0.368064", 0.368064, 6), ("−1.609438", -1.609438, 6)]
+
+
+def test_drills_cases_shows_each_anchor_with_where_it_comes_from(capsys):
+    from autograder import cli
+
+    assert cli.main(["cases", "01_exact_kl"]) == 0
+    out = capsys.readouterr().out
+    assert "anchor: 0.368064  (CURRICULUM 01: exact forward KL 0.368064)" in out
+    n = sum(len(anchors.anchors(f)) for f in assignments.get("01_exact_kl").functions)
+    assert out.count("anchor: ") == n
