@@ -11,6 +11,7 @@ The folders are the layers; each imports only from the ones above it in this lis
     engine/       5  the sandboxed engine: a learner's notebook run in a child or a warm worker
     course/       6  grading a course: the grade loop, results cache, shards, reports, exports, merge
     cli.py        7  the `drills` command
+    scaffold.py   7  `drills new-function`: a new graded function's cells, cases and rows
     widgets.py    7  the "Check my work" button of every notebook
 
 Where to look: a case is written in ``assignments/aNN_<name>.py`` (its fields in

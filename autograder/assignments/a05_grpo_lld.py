@@ -10,6 +10,8 @@ ones are the reference with its input checks removed.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import torch
 
@@ -81,6 +83,17 @@ def _rloo(rewards, eps):
 
 GROUP_ADVANTAGES = FunctionSpec(
     "group_advantages",
+    anchors={
+        # mean 0.5, Bessel std sqrt(4·0.25/3) = sqrt(1/3), eps 1e-6 outside the root
+        "half-correct": (
+            [[d / (math.sqrt(1 / 3) + 1e-6) for d in (0.5, -0.5, -0.5, 0.5)]],
+            "by hand: ±0.5 / (sqrt(1/3) + 1e-6)",
+        ),
+        # std of (1, 0) with Bessel's correction: sqrt(0.5)
+        "pair": ([[d / (math.sqrt(0.5) + 1e-6) for d in (0.5, -0.5)]], "by hand"),
+        # row 2 (0, 1, 0.5): mean 0.5, std sqrt(0.5/2) = 0.5
+        "equal-eps0": ([[0.0, 0.0, 0.0], [-1.0, 1.0, 0.0]], "by hand"),
+    },
     cases=(
         Case("half-correct", (_t([[1, 0, 0, 1]]),), note="two of four correct: ±0.866025"),
         Case(
@@ -326,6 +339,19 @@ _SMALL = (
 
 SEQUENCE_LOGPROBS = FunctionSpec(
     "sequence_logprobs",
+    anchors={
+        "uniform": ([2 * math.log(1 / 4)], "by hand: 2·log(1/4) = -2.772589"),
+        # log_softmax of (0, 200, 0) at 0 and of (3, -1, 0.5) at 2
+        "unlikely-token": (
+            [
+                -200
+                - math.log(1 + 2 * math.exp(-200))
+                + 0.5
+                - math.log(math.exp(3) + math.exp(-1) + math.exp(0.5))
+            ],
+            "by hand",
+        ),
+    },
     cases=(
         Case(
             "uniform",
@@ -519,13 +545,20 @@ def _change(formula):
 
 LIKELIHOOD_CHANGE = FunctionSpec(
     "likelihood_change",
+    anchors={
+        "example": (0.125, "by hand: ((-2.5 + 3) + (-4.25 + 4)) / 2"),
+        "one-correct": (0.5, "by hand: -7 + 7.5"),
+        # changes 0.5, -0.5 and 0.75 of the three correct responses
+        "all-correct": (0.25, "by hand: 0.75 / 3"),
+        "displaced": (-0.375, "by hand: (-0.25 - 0.5) / 2"),
+    },
     rtol=1e-4,  # a difference of two float32 sums of log probabilities
     atol=1e-5,
     cases=(
         Case(
             "example",
             (_t([-3.0, -5.0, -4.0]), _t([-2.5, -6.0, -4.25]), torch.tensor([True, False, True])),
-            note="two correct responses: (0.5 - 0.25) / 2 = 0.125",
+            note="two correct responses: ((-2.5 + 3) + (-4.25 + 4)) / 2 = 0.125",
         ),
         Case(
             "one-correct",
@@ -659,6 +692,11 @@ def _changes(n: int):
 
 LLD_RATE = FunctionSpec(
     "lld_rate",
+    anchors={
+        "example": (0.5, "by hand: -0.2 and 0 of 4 are ≤ 0"),
+        "tie-at-eps": (0.75, "by hand: 3 of 4 are ≤ 0.25"),
+        "negative-eps": (1 / 3, "by hand: only -0.25 of 3 is ≤ -0.125"),
+    },
     cases=(
         Case(
             "example",

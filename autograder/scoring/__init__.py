@@ -4,6 +4,7 @@
     shapes      error shapes (a factor, an offset, a transpose ...) when no known mistake fits
     cache       the outcome cache: expected and known-mistake outcomes on disk, keyed by all they use
     mutation    mutants of the reference solutions, to prove the hidden cases
+    anchors     hand-computed expected values the reference must reproduce; numbers shown to learners
     kernel      grade_cell(): the call inside each nbgrader hidden-test cell (the nbgrader engine)
 
 Imports from :mod:`autograder.notebooks`, :mod:`autograder.cases` and
