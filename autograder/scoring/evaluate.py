@@ -525,6 +525,7 @@ def score(
     mutants: Mapping[str, list[dict]],
     after_generated: bool = False,
     fixed_apart: bool = False,
+    stub_note: str = "",
 ) -> FunctionResult:
     """Verdicts, the score (points x Σ_kind share x weighted fraction passed, 2 decimals), diagnoses.
 
@@ -534,6 +535,9 @@ def score(
     ``fixed_apart``: the fixed cases ran in processes that held no generated input (`drills
     grade` under a course secret), or the secret is the public default (its generated inputs
     are anyone's to draw), so none of them is marked ``after_generated``.
+    ``stub_note``: the function calls helpers that are still stubs (stubs.stub_text): when
+    every case raises NotImplementedError it is the reason given (``error``), never "not
+    attempted"; when some do, the first diagnosis.
     """
     times = times or [0.0] * len(inputs)
     cases = []
@@ -572,6 +576,8 @@ def score(
         kinds=kind_scores(fspec, points, passed),
         note=callee_note(inputs),
     )
+    if stub_note and not attempted:
+        result.error = "not graded yet: " + stub_note
     if attempted and fraction < 1.0:
         result.diagnoses = diagnose_all(
             fspec,
@@ -583,6 +589,17 @@ def score(
             _arg_names(assignment, fspec.name),
             [c.hidden or c.after_generated for c in cases],
         )
+        stubbed = [i for i, g in enumerate(got) if g.get("raised") == "NotImplementedError"]
+        if stub_note and stubbed:
+            worth = case_points(fspec, points)
+            result.diagnoses = [
+                Diagnosis(
+                    "stub-helper",
+                    f"{stub_note} ({len(stubbed)} of {len(got)} checks raise it)",
+                    "shape",
+                    round(sum(worth[i] for i in stubbed), 2),
+                )
+            ] + result.diagnoses[:2]
         if result.diagnoses:
             result.mistake, result.diagnosis = result.diagnoses[0].id, result.diagnoses[0].text
     return result

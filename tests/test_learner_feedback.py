@@ -1,0 +1,214 @@
+"""What a learner sees when something fails (issue 16): the same explanation from `drills check`
+and from the "Check my work" button, for the failures the catalogue of mistakes does not name.
+
+Each test builds a learner's notebook from the released exercise with the reference solutions
+filled in and one slip made, then reads both the terminal text and the widget's HTML.
+"""
+
+from __future__ import annotations
+
+import html
+import os
+import re
+import runpy
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from autograder import widgets
+from autograder.engine import submission
+from autograder.scoring import evaluate, stubs
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def learner_notebook(tmp_path: Path, assignment: str, edit=None) -> Path:
+    """The released ``assignment`` with the solution cells filled in, ``edit(gid, source)``
+    applied to each."""
+    src = {
+        c.metadata["nbgrader"]["grade_id"]: c.source
+        for c in nbformat.read(ROOT / "solutions" / assignment / f"{assignment}.ipynb", 4).cells
+        if c.metadata.get("nbgrader", {}).get("solution")
+    }
+    nb = nbformat.read(ROOT / "exercises" / assignment / f"{assignment}.ipynb", 4)
+    for c in nb.cells:
+        meta = c.metadata.get("nbgrader", {})
+        if meta.get("solution"):
+            c.source = src[meta["grade_id"]]
+            if edit:
+                c.source = edit(meta["grade_id"], c.source)
+    path = tmp_path / f"{assignment}.ipynb"
+    nbformat.write(nb, path)
+    return path
+
+
+def terminal(path: Path) -> str:
+    """What `drills check PATH` prints."""
+    env = dict(os.environ)
+    env.pop("DRILLS_SECRET", None)
+    p = subprocess.run(
+        [sys.executable, "-m", "autograder.cli", "check", str(path)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
+    assert p.returncode == 0, p.stderr[-2000:]
+    return p.stdout
+
+
+def widget(path: Path) -> tuple[dict, str]:
+    """The report the button reads and the HTML it shows, as plain text (tags dropped)."""
+    outcome = widgets.run_check(path)
+    assert outcome.error is None, (outcome.error, outcome.detail)
+    page = widgets.render_report(outcome.report, path)
+    return outcome.report, html.unescape(re.sub(r"<[^>]+>", " ", page))
+
+
+def function(report: dict, name: str) -> dict:
+    return next(f for f in report["functions"] if f["function"] == name)
+
+
+# -- 1. a cell that does not compile -----------------------------------------------------------
+
+
+def _broken_01(gid: str, source: str) -> str:
+    if gid == "forward_kl":  # a missing colon
+        return source.replace(
+            "def forward_kl(policy, reference):", "def forward_kl(policy, reference)"
+        )
+    if gid == "reverse_kl":  # a non-breaking space pasted into the indentation of line 11
+        return source.replace("        if q == 0:", "\u00a0       if q == 0:")
+    return source
+
+
+@pytest.mark.slow
+def test_a_cell_that_does_not_compile_is_a_syntax_error_with_its_line_not_not_attempted(tmp_path):
+    """A missing colon, and a non-breaking space that looks like a space: do `drills check` and
+    the button both say SyntaxError with the cell and the line, name the invisible character
+    and its position, and never call the function "not attempted yet"?"""
+    path = learner_notebook(tmp_path, "01_exact_kl", _broken_01)
+    text = terminal(path)
+    report, page = widget(path)
+    for shown in (text, page):
+        assert "not attempted" not in shown
+        assert "SyntaxError in your cell 'forward_kl' (cell 11 of the notebook), line 1" in shown
+        assert "expected ':'" in shown
+        assert "SyntaxError in your cell 'reverse_kl' (cell 16 of the notebook), line 11" in shown
+        assert "line 11, column 1: a non-breaking space (U+00A0): type a plain space" in shown
+    assert function(report, "forward_kl")["score"] == 0
+    assert function(report, "log_ratios")["score"] == 2  # the cell that compiles is graded
+
+
+def test_syntax_problem_names_each_lookalike_character_and_where_it_is():
+    """Zero-width space, curly quotes: named with line and column, and none reported for a cell
+    that compiles (a curly quote in a string is fine)?"""
+    bad = "x = 1\ny = \u2018a\u2019\n\u200bz = 2\n"
+    text = submission.syntax_problem(bad, "g", 4)
+    assert text.startswith("SyntaxError in your cell 'g' (cell 4 of the notebook), line 2")
+    assert (
+        "line 2, column 5: a curly opening quote ‘ (U+2018): type a straight quote ' instead"
+        in text
+    )
+    assert "line 3, column 1: a zero-width space (U+200B): delete it" in text
+    assert submission.syntax_problem("s = '\u2018ok\u2019'\n", "g", 4) is None
+
+
+# -- 2. a helper left as a stub ----------------------------------------------------------------
+
+
+def _stub_require_tensor(gid: str, source: str) -> str:
+    if gid != "group_advantages":
+        return source
+    head, rest = source.split("def _require_finite", 1)
+    head = re.sub(
+        r"### BEGIN SOLUTION.*?### END SOLUTION",
+        "# YOUR CODE HERE\n    raise NotImplementedError()",
+        head,
+        flags=re.S,
+    )
+    return head + "def _require_finite" + rest
+
+
+@pytest.mark.slow
+def test_a_helper_left_as_a_stub_is_named_as_the_cause_of_every_function_that_calls_it(tmp_path):
+    """05 with `_require_tensor` still the stub: every function raises NotImplementedError.
+    Do `drills check` and the button name the helper for each function that calls it, instead
+    of "not attempted yet"?"""
+    path = learner_notebook(tmp_path, "05_grpo_lld", _stub_require_tensor)
+    text = terminal(path)
+    report, page = widget(path)
+    for name in ("group_advantages", "sequence_logprobs", "likelihood_change", "lld_rate"):
+        said = f"{name} calls `_require_tensor`"
+        assert said in text and said in page, name
+        assert function(report, name)["score"] == 0
+    for shown in (text, page):
+        assert "not attempted" not in shown
+        assert "which still raises NotImplementedError: write its body too" in shown
+    assert "(in your cell 'group_advantages')" in text  # where the helper is, for the others
+
+
+def test_stub_callees_follow_calls_through_written_helpers_but_not_into_a_stub_function():
+    """A written function reaching a stub through another written helper: named; a function
+    that is itself the stub (not attempted): nothing named; a helper defined but not called:
+    not named."""
+    cell = (
+        "def _a(x):\n    '''doc'''\n    raise NotImplementedError()\n\n"
+        "def _b(x):\n    return _a(x)\n\n"
+        "def _unused(x):\n    raise NotImplementedError\n\n"
+        "def f(x):\n    return _b(x) + 1\n\n"
+        "def g(x):\n    raise NotImplementedError()\n"
+    )
+    defs = stubs.top_level_functions([cell])
+    assert stubs.stub_callees(defs, "f") == ["_a"]
+    assert stubs.stub_callees(defs, "g") == []
+    assert stubs.is_stub(defs["_unused"]) and not stubs.is_stub(defs["_b"])
+
+
+def test_the_in_kernel_engine_names_a_stub_helper_too(tmp_path):
+    """nbgrader's hidden-test cells (grade_cell) read the kernel's functions, whose source
+    inspect finds: is the stub helper named there as well?"""
+    probe = tmp_path / "stub_probe.py"
+    probe.write_text(
+        "def _h(x):\n    raise NotImplementedError()\n\n\ndef f(x):\n    return _h(x)\n"
+    )
+    ns = runpy.run_path(str(probe))
+    assert stubs.live_stub_callees(ns["f"], ns) == ["_h"]
+
+
+# -- 6. points per part in the widget ----------------------------------------------------------
+
+
+def test_the_widget_shows_the_points_per_part_as_the_terminal_does():
+    """The formula / edge cases / input checks split: does the button print it under each
+    function's points, with the terminal's labels and numbers?"""
+    kinds = [
+        evaluate.KindScore("value", "the formula", 70, 2.1, 1.4, 3, 4),
+        evaluate.KindScore("edge", "edge cases", 15, 0.45, 0.45, 2, 2),
+        evaluate.KindScore("invalid", "input checks", 15, 0.45, 0.0, 0, 3),
+    ]
+    report = {
+        "score": 1.85,
+        "max_score": 3,
+        "functions": [
+            {
+                "function": "f",
+                "points": 3,
+                "score": 1.85,
+                "attempted": True,
+                "kinds": [evaluate.plain(k) for k in kinds],
+                "cases": [{"id": "c", "passed": False, "note": "n"}],
+            }
+        ],
+    }
+    page = html.unescape(re.sub(r"<[^>]+>", " ", widgets.render_report(report)))
+    assert evaluate.kinds_text(kinds) in page
+
+
+def test_the_widget_labels_diagnoses_as_the_terminal_does():
+    """The widget keeps its own copy of the labels (it must not import the scoring layer
+    when the notebook loads): is it the terminal's?"""
+    assert widgets.DIAGNOSIS_LABELS == evaluate.DIAGNOSIS_LABELS
