@@ -179,6 +179,85 @@ def test_the_in_kernel_engine_names_a_stub_helper_too(tmp_path):
     assert stubs.live_stub_callees(ns["f"], ns) == ["_h"]
 
 
+# -- 3. a near miss ----------------------------------------------------------------------------
+
+
+def _epsilon_01(gid: str, source: str) -> str:
+    if gid != "forward_kl":
+        return source
+    source = source.replace("        if q == 0:\n            return math.inf\n", "")
+    return source.replace(
+        "terms.append(p * math.log(p / q))", "terms.append(p * math.log((p + 1e-4) / (q + 1e-4)))"
+    )
+
+
+def _float16_03(gid: str, source: str) -> str:
+    return source.replace(
+        "v = np.asarray(values, dtype=np.float64)", "v = np.asarray(values, dtype=np.float16)"
+    )
+
+
+NEAR = re.compile(
+    r"A near miss: (on (\d+) of the (\d+) failed checks )?your values are close to the expected "
+    r"ones but outside the stated tolerance \(\|yours − expected\| ≤ 1e-06 \+ 1e-05 · "
+    r"\|expected\|\)\. The largest relative error is ([0-9.e+-]+), against a tolerance of "
+    r"([0-9.e+-]+) there: look for an epsilon"
+)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "assignment, edit, name, some",
+    [
+        ("01_exact_kl", _epsilon_01, "forward_kl", True),
+        ("03_sum_vs_mean", _float16_03, "masked_mean", False),
+    ],
+)
+def test_a_near_miss_gives_its_relative_error_against_the_tolerance_without_hidden_values(
+    tmp_path, assignment, edit, name, some
+):
+    """An epsilon of 1e-4 inside 01's log (and q = 0 no longer infinite), float16 arithmetic in
+    03: do `drills check` and the button say "near miss", the largest relative error against
+    the tolerance, and where to look (epsilon, float32, clamp), where they used to name a
+    factor of 1× or nothing; and is no generated case's value shown?"""
+    path = learner_notebook(tmp_path, assignment, edit)
+    text = terminal(path)
+    report, page = widget(path)
+    f = function(report, name)
+    assert 0 < f["score"] < f["points"]
+    for shown in (text, page):
+        m = NEAR.search(shown)
+        assert m, shown
+        assert bool(m.group(1)) == some  # 01: the q = 0 case is not a near miss
+        assert 1 < float(m.group(4)) / float(m.group(5)) <= evaluate.NEAR_MISS_FACTOR
+        assert "1×" not in shown
+    hidden = [c for c in f["cases"] if c["hidden"]]
+    assert hidden and all(c["expected"] is None and c["got"] is None for c in hidden)
+    assert f["diagnoses"][0]["id"] == "near-miss"
+
+
+def test_a_near_miss_is_not_claimed_for_values_far_off_or_inside_the_tolerance():
+    """near_miss: a value 1000 times the tolerance off, NaN for a number, a wrong shape: not a
+    near miss; 3 times the tolerance: one, with its relative error."""
+    from autograder import assignments
+
+    fspec = assignments.get("01_exact_kl").function("forward_kl")  # rtol 1e-5, atol 1e-6
+    cases = fspec.cases
+    expected = [{"value": 2.0}] * 4
+    got = [
+        {"value": 2.0 * (1 + 3e-5)},  # 3e-5 relative, the tolerance there is 1.05e-5
+        {"value": 2.0 * (1 + 1e-2)},
+        {"value": {"$float": "nan"}},
+        {"value": [2.0]},
+    ]
+    nm = evaluate.near_miss(fspec, list(range(4)), expected, got)
+    assert nm is not None and nm.cases == [0] and nm.relative
+    assert nm.error == pytest.approx(3e-5) and nm.tolerance == pytest.approx(
+        cases[0].rtol + cases[0].atol / 2
+    )
+    assert evaluate.near_miss(fspec, [1, 2, 3], expected, got) is None
+
+
 # -- 6. points per part in the widget ----------------------------------------------------------
 
 

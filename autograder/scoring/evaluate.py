@@ -431,6 +431,94 @@ def _match(
     return chosen
 
 
+# A near miss: every value within NEAR_MISS_FACTOR times the stated tolerance of the expected
+# one (and at least one outside it). Each catalogued mistake differs from the reference by far
+# more on the cases that catch it (tests/test_field_maths.py); a stabiliser, float32 or
+# a clamp at a tiny bound lands here.
+NEAR_MISS_FACTOR = 100.0
+NEAR_MISS_CAUSES = (
+    "look for an epsilon (a stabiliser the formula does not have, or a larger one), float32 "
+    "(or float16) arithmetic where float64 is needed, or a clamp"
+)
+
+
+@dataclass
+class NearMiss:
+    cases: list[int]  # the failed cases that are near misses
+    error: float  # the worst case's error: relative, or absolute when ``relative`` is False
+    tolerance: float  # what the tolerance allows there, in the same terms
+    relative: bool
+    rtol: float  # the stated tolerance of the worst case
+    atol: float
+
+
+def _excess(case: Case, expected: dict, got: dict) -> tuple[float, float, float, bool, Case] | None:
+    """(how many times the tolerance, error, tolerance, relative?) of the worst value of a
+    failed case whose values all have the expected shape and are finite where the expected
+    ones are; None otherwise (an exception, a shape, NaN or inf where a number belongs)."""
+    from autograder.cases.compare import numeric
+
+    if "value" not in expected or "value" not in got:
+        return None
+    ne, ng = numeric(expected["value"]), numeric(got["value"])
+    if ne is None or ng is None or ne[0] != ng[0]:
+        return None
+    worst = (0.0, 0.0, 0.0, True, case)
+    for e, g in zip(ne[1], ng[1]):
+        if not math.isfinite(e) or not math.isfinite(g):
+            if e == g or (math.isnan(e) and math.isnan(g)):
+                continue
+            return None
+        err = abs(g - e)
+        allowed = case.atol + case.rtol * abs(e)
+        if allowed <= 0:
+            return None
+        ratio = err / allowed
+        if ratio > worst[0]:
+            relative = case.rtol * abs(e) >= case.atol
+            worst = (
+                ratio,
+                err / abs(e) if relative else err,
+                (allowed / abs(e)) if relative else allowed,
+                relative,
+                case,
+            )
+    return worst
+
+
+def near_miss(fspec: FunctionSpec, failed: list[int], expected, got) -> NearMiss | None:
+    """The failed cases of ``failed`` that miss by at most NEAR_MISS_FACTOR times the stated
+    tolerance, with the worst error among them; None when there are none."""
+    near, worst = [], None
+    for i in failed:
+        ex = _excess(fspec.cases[i], expected[i], got[i])
+        if ex is None or not 1.0 < ex[0] <= NEAR_MISS_FACTOR:
+            continue
+        near.append(i)
+        if worst is None or ex[0] > worst[0]:
+            worst = ex
+    if not near or worst is None:
+        return None
+    return NearMiss(near, worst[1], worst[2], worst[3], worst[4].rtol, worst[4].atol)
+
+
+def near_miss_text(nm: NearMiss, failed: int) -> str:
+    """The near miss in words: how far, against what, and where to look; nothing of a
+    generated case but the size of the error."""
+    what = "relative error" if nm.relative else "error (the expected value is near 0)"
+    where = (
+        "your values are close to the expected ones but outside the stated tolerance"
+        if len(nm.cases) == failed
+        else f"on {len(nm.cases)} of the {failed} failed checks your values are close to the "
+        "expected ones but outside the stated tolerance"
+    )
+    return (
+        f"A near miss: {where} (|yours − expected| ≤ {nm.atol:g} + {nm.rtol:g} · |expected|). "
+        f"The largest {what} is {nm.error:.2g}, against a tolerance of {nm.tolerance:.2g} "
+        f"there: {NEAR_MISS_CAUSES}."
+    )
+
+
 def diagnose_all(
     fspec: FunctionSpec,
     points: float,
@@ -469,6 +557,19 @@ def diagnose_all(
 
     matched = _match(fspec, concept_cases, failed, expected, got, mutants, concept, 2)
     concept_failed = failed & set(concept_cases)
+    # every failure a near miss and no catalogued mistake exactly: say so, rather than a
+    # mistake matched loosely or a shape read from rounding noise
+    close = near_miss(fspec, sorted(concept_failed), expected, got) if not matched else None
+    if close is not None and len(close.cases) == len(concept_failed):
+        first = [
+            Diagnosis(
+                "near-miss", near_miss_text(close, len(concept_failed)), "shape", cost(close.cases)
+            )
+        ]
+        return (
+            first
+            + _validation(fspec, invalid_cases, failed, expected, got, mutants, validation, cost)
+        )[:3]
     near = not matched and bool(concept_failed)
     if near:
         matched = _match(
@@ -501,17 +602,30 @@ def diagnose_all(
                     "shape:" + found.id, found.text, "shape", cost(value_failed), found.detail
                 )
             ]
-    second: list[Diagnosis] = []
-    if first or not concept_failed:
-        second = [
-            Diagnosis(m.id, m.diagnosis, "validation", cost(idx))
-            for m, idx in _match(
-                fspec, invalid_cases, failed, expected, got, mutants, validation, 3, True
+    if concept_failed and not first and close is not None:
+        # some failures are near misses and nothing names the others: the near ones at least
+        first = [
+            Diagnosis(
+                "near-miss", near_miss_text(close, len(concept_failed)), "shape", cost(close.cases)
             )
         ]
+    second: list[Diagnosis] = []
+    if first or not concept_failed:
+        second = _validation(fspec, invalid_cases, failed, expected, got, mutants, validation, cost)
     first.sort(key=lambda d: -d.points)
-    second.sort(key=lambda d: -d.points)
     return (first + second)[:3]
+
+
+def _validation(fspec, invalid_cases, failed, expected, got, mutants, validation, cost):
+    """The validation mistakes that explain the failed input checks, costliest first."""
+    found = [
+        Diagnosis(m.id, m.diagnosis, "validation", cost(idx))
+        for m, idx in _match(
+            fspec, invalid_cases, failed, expected, got, mutants, validation, 3, True
+        )
+    ]
+    found.sort(key=lambda d: -d.points)
+    return found
 
 
 def score(
