@@ -12,6 +12,7 @@ The folders are the layers; each imports only from the ones above it in this lis
     course/       6  grading a course: the grade loop, results cache, shards, reports, exports, merge
     cli.py        7  the `drills` command
     widgets.py    7  the "Check my work" button of every notebook
+    selfcheck.py  7  the notebooks' self-check cells: values compared as the grader compares them
 
 Where to look: a case is written in ``assignments/aNN_<name>.py`` (its fields in
 ``cases/spec.py``); a submission is run in ``engine/sandbox.py``; a gradebook is written by

@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 
 import nbformat
+import numpy as np
 import pytest
 
 from autograder import widgets
@@ -61,14 +62,15 @@ def terminal(path: Path) -> str:
 
 
 def widget(path: Path) -> tuple[dict, str]:
-    """The report the button reads and the HTML it shows, as plain text (tags dropped)."""
+    """The report the button reads and the HTML it shows, as plain text (tags dropped, runs of
+    spaces made one)."""
     outcome = widgets.run_check(path)
     assert outcome.error is None, (outcome.error, outcome.detail)
     page = widgets.render_report(outcome.report, path)
-    return outcome.report, html.unescape(re.sub(r"<[^>]+>", " ", page))
+    return outcome.report, re.sub(r"[ \t]+", " ", html.unescape(re.sub(r"<[^>]+>", " ", page)))
 
 
-def function(report: dict, name: str) -> dict:
+def function_of(report: dict, name: str) -> dict:
     return next(f for f in report["functions"] if f["function"] == name)
 
 
@@ -99,8 +101,8 @@ def test_a_cell_that_does_not_compile_is_a_syntax_error_with_its_line_not_not_at
         assert "expected ':'" in shown
         assert "SyntaxError in your cell 'reverse_kl' (cell 16 of the notebook), line 11" in shown
         assert "line 11, column 1: a non-breaking space (U+00A0): type a plain space" in shown
-    assert function(report, "forward_kl")["score"] == 0
-    assert function(report, "log_ratios")["score"] == 2  # the cell that compiles is graded
+    assert function_of(report, "forward_kl")["score"] == 0
+    assert function_of(report, "log_ratios")["score"] == 2  # the cell that compiles is graded
 
 
 def test_syntax_problem_names_each_lookalike_character_and_where_it_is():
@@ -144,7 +146,7 @@ def test_a_helper_left_as_a_stub_is_named_as_the_cause_of_every_function_that_ca
     for name in ("group_advantages", "sequence_logprobs", "likelihood_change", "lld_rate"):
         said = f"{name} calls `_require_tensor`"
         assert said in text and said in page, name
-        assert function(report, name)["score"] == 0
+        assert function_of(report, name)["score"] == 0
     for shown in (text, page):
         assert "not attempted" not in shown
         assert "which still raises NotImplementedError: write its body too" in shown
@@ -223,7 +225,7 @@ def test_a_near_miss_gives_its_relative_error_against_the_tolerance_without_hidd
     path = learner_notebook(tmp_path, assignment, edit)
     text = terminal(path)
     report, page = widget(path)
-    f = function(report, name)
+    f = function_of(report, name)
     assert 0 < f["score"] < f["points"]
     for shown in (text, page):
         m = NEAR.search(shown)
@@ -256,6 +258,147 @@ def test_a_near_miss_is_not_claimed_for_values_far_off_or_inside_the_tolerance()
         cases[0].rtol + cases[0].atol / 2
     )
     assert evaluate.near_miss(fspec, [1, 2, 3], expected, got) is None
+
+
+# -- 4. self-checks that show both values and agree with the grader --------------------------
+
+
+def run_self_check(
+    tmp_path: Path, monkeypatch, assignment: str, function: str, edit=None
+) -> BaseException | None:
+    """Run, in this process, the learner's notebook up to the self-check cell under
+    ``function`` (setup and exploration-tools cells, the solution cells, then that self-check);
+    what it raised, or None. The exploration skips itself as under nbgrader."""
+    monkeypatch.setenv("NBGRADER_EXECUTION", "autograde")
+    monkeypatch.chdir(tmp_path)
+    path = learner_notebook(tmp_path, assignment, edit)
+    cells = [c for c in nbformat.read(path, 4).cells if c.cell_type == "code"]
+    ns: dict = {}
+    for k, c in enumerate(cells):
+        meta = c.metadata.get("nbgrader", {})
+        if meta.get("grade"):
+            continue
+        exec(compile(c.source, f"<cell {k}>", "exec"), ns)  # noqa: S102 (the course's own cells)
+        if meta.get("grade_id") == function:
+            try:
+                exec(compile(cells[k + 1].source, "<self-check>", "exec"), ns)  # noqa: S102
+            except Exception as e:  # noqa: BLE001 (returned to the test)
+                return e
+            return None
+    raise AssertionError(f"no solution cell {function!r}")
+
+
+def _unweighted_forward_kl(gid: str, source: str) -> str:
+    return source.replace(
+        "terms.append(p * math.log(p / q))", "terms.append(math.log(p / q) / len(policy))"
+    )
+
+
+def test_01_forward_kl_self_check_shows_the_learners_value_and_the_expected_one(
+    tmp_path, monkeypatch
+):
+    """The self-check under forward_kl used to fail with a bare `AssertionError:`. With the
+    unweighted average: does it show the call, the learner's value and the expected one?"""
+    err = run_self_check(tmp_path, monkeypatch, "01_exact_kl", "forward_kl", _unweighted_forward_kl)
+    assert isinstance(err, AssertionError)
+    text = str(err)
+    assert "forward_kl([0.1, 0.9], [0.5, 0.5])" in text
+    assert "returned -0.510826" in text and "expected 0.368064" in text
+    assert "1e-06 + 1e-05 · |expected|" in text
+
+
+def _numpy_log_ratios(gid: str, source: str) -> str:
+    return source.replace(
+        "return [math.log(p / q) for p, q in zip(policy, reference)]",
+        "return np.log(np.asarray(policy) / np.asarray(reference))",
+    )
+
+
+def _tensor_likelihood_change(gid: str, source: str) -> str:
+    return source.replace(
+        "return float((logp_after - logp_before)[c].mean())",
+        "return (logp_after - logp_before)[c].mean()",
+    )
+
+
+def _index_not_mask(gid: str, source: str) -> str:
+    return source.replace(
+        "return float((logp_after - logp_before)[c].mean())",
+        "return float((logp_after - logp_before)[correct].mean())",
+    )
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "assignment, function, edit",
+    [
+        ("01_exact_kl", "log_ratios", _numpy_log_ratios),
+        ("05_grpo_lld", "likelihood_change", _tensor_likelihood_change),
+    ],
+)
+def test_the_self_check_accepts_what_the_grader_accepts(
+    tmp_path, monkeypatch, assignment, function, edit
+):
+    """A NumPy array where 01 expects a list used to crash the self-check ("truth value of an
+    array is ambiguous") while the grader gave full marks; a 0-d tensor where 05 expects a
+    float passed the grader while the self-check demanded a float. Do both now pass both,
+    and does 05's text state the rule?"""
+    assert run_self_check(tmp_path, monkeypatch, assignment, function, edit) is None
+    path = learner_notebook(tmp_path, assignment, edit)
+    report, _ = widget(path)
+    f = function_of(report, function)
+    assert f["score"] == f["points"], f
+    if assignment == "05_grpo_lld":
+        text = (ROOT / "exercises" / assignment / f"{assignment}.ipynb").read_text()
+        assert "a 0-d tensor holding" in text and "the same value passes too" in text
+
+
+@pytest.mark.slow
+def test_an_integer_mask_used_as_indices_loses_formula_marks_and_is_named(tmp_path, monkeypatch):
+    """`(after - before)[correct]` with a 0/1 integer `correct` picks entries by position
+    (-0.5 instead of 0.125 on (1, 0, 1)); it used to get full marks. Does it lose formula
+    marks, with the mistake named by `drills check` and the button, and does the self-check
+    show both values?"""
+    err = run_self_check(tmp_path, monkeypatch, "05_grpo_lld", "likelihood_change", _index_not_mask)
+    assert isinstance(err, AssertionError)
+    assert "returned -0.5" in str(err) and "expected 0.125" in str(err)
+    path = learner_notebook(tmp_path, "05_grpo_lld", _index_not_mask)
+    text = terminal(path)
+    report, page = widget(path)
+    f = function_of(report, "likelihood_change")
+    formula = next(k for k in f["kinds"] if k["kind"] == "value")
+    assert formula["score"] < formula["points"]
+    assert f["mistake"] == "index-not-mask"
+    for shown in (text, page):
+        assert "Recognised mistake: you indexed with the integer 0/1 `correct`" in shown
+
+
+def test_selfcheck_compares_as_the_grader_and_lets_a_stub_say_not_implemented():
+    """SelfCheck.value: a tuple or an array where a list is expected passes, a value outside
+    the stated tolerance fails with both values shown; SelfCheck.raises: a stub's
+    NotImplementedError stays NotImplementedError (an exercise's self-checks fail only with
+    it), a missing ValueError is said."""
+    from autograder.selfcheck import SelfCheck
+
+    check = SelfCheck("01_exact_kl")
+
+    def log_ratios(policy, reference):
+        return policy
+
+    check.value(log_ratios, (0.5, 0.25), None, expected=[0.5, 0.25])
+    check.value(log_ratios, np.array([0.5, 0.25]), None, expected=[0.5, 0.25])
+    check.value(log_ratios, [0.5 * (1 + 5e-6)], None, expected=[0.5])  # inside 1e-6 + 1e-5·|x|
+    with pytest.raises(AssertionError, match=r"returned \[0\.5001\] \(shape \(1,\)\)"):
+        check.value(log_ratios, [0.5001], None, expected=[0.5])
+
+    def stub(*args):
+        raise NotImplementedError()
+
+    stub.__name__ = "log_ratios"
+    with pytest.raises(NotImplementedError):
+        check.raises(ValueError, stub, [], [])
+    with pytest.raises(AssertionError, match="should raise ValueError; it returned"):
+        check.raises(ValueError, log_ratios, [], [])
 
 
 # -- 6. points per part in the widget ----------------------------------------------------------
