@@ -119,6 +119,31 @@ def test_syntax_problem_names_each_lookalike_character_and_where_it_is():
     assert submission.syntax_problem("s = '\u2018ok\u2019'\n", "g", 4) is None
 
 
+def _broken_log_ratios_cell(gid: str, source: str) -> str:
+    if gid == "log_ratios":  # the cell that also defines the helper _check_distributions
+        return source.replace(
+            "def log_ratios(policy, reference):", "def log_ratios(policy, reference)"
+        )
+    return source
+
+
+@pytest.mark.slow
+def test_a_helper_in_a_cell_that_does_not_compile_is_named_as_the_cause(tmp_path):
+    """01's `_check_distributions` lives in the log_ratios cell: when that cell does not
+    compile, forward_kl and reverse_kl raise NameError on every case. Do `drills check` and the
+    button say which helper is missing and which cell to fix, instead of a NameError shape?"""
+    path = learner_notebook(tmp_path, "01_exact_kl", _broken_log_ratios_cell)
+    text = terminal(path)
+    report, page = widget(path)
+    for name in ("forward_kl", "reverse_kl"):
+        said = (
+            f"{name} calls `_check_distributions`, not defined because its cell 'log_ratios' "
+            "does not compile"
+        )
+        assert said in text and said in page
+        assert [d["id"] for d in function_of(report, name)["diagnoses"]] == ["broken-helper"]
+
+
 # -- 2. a helper left as a stub ----------------------------------------------------------------
 
 
@@ -369,8 +394,10 @@ def test_an_integer_mask_used_as_indices_loses_formula_marks_and_is_named(tmp_pa
     formula = next(k for k in f["kinds"] if k["kind"] == "value")
     assert formula["score"] < formula["points"]
     assert f["mistake"] == "index-not-mask"
+    parts = " · ".join(f"{k['label']} {k['score']:g} / {k['points']:g}" for k in f["kinds"])
     for shown in (text, page):
         assert "Recognised mistake: you indexed with the integer 0/1 `correct`" in shown
+        assert parts in shown  # the points per part, in the terminal and in the widget
 
 
 def test_selfcheck_compares_as_the_grader_and_lets_a_stub_say_not_implemented():

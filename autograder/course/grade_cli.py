@@ -358,6 +358,7 @@ class Grader:
                     after_generated.get(name, True),
                     clean,
                     prog.stub_notes.get(name, ""),
+                    prog.broken_notes.get(name, ""),
                 )
             )
         if self.isolation.reduced:

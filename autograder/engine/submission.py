@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import ast
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -361,6 +362,8 @@ class Program:
     syntax: dict[int, str] = field(default_factory=dict)
     # graded function -> the sentence naming the helpers it calls that are still stubs
     stub_notes: dict[str, str] = field(default_factory=dict)
+    # graded function -> the sentence naming the helpers it calls whose cell does not compile
+    broken_notes: dict[str, str] = field(default_factory=dict)
 
 
 def _top_level_defs(source: str) -> set[str]:
@@ -520,6 +523,26 @@ def build_program(assignment: str, source_nb, learner_nb, functions: list[str]) 
         if helpers:
             prog.stub_notes[f] = stubs.stub_text(
                 f, helpers, {h: where[h] for h in helpers if where.get(h) != where.get(f)}
+            )
+    # helpers a cell that does not compile meant to define: a function elsewhere that calls
+    # one raises NameError, and the cause is that cell
+    broken: dict[str, str] = {}
+    for i, (gid, src) in enumerate(prog.cells):
+        if i in prog.syntax:
+            for name in re.findall(r"^(?:async\s+)?def\s+(\w+)\s*\(", src, re.M):
+                if name not in defs:
+                    broken[name] = gid
+    for f in functions:
+        if f not in defs:
+            continue
+        lost = [n for n in stubs.names_reached(defs, f) if n in broken]
+        if lost:
+            prog.broken_notes[f] = (
+                f"{f} calls "
+                + " and ".join(f"`{n}`" for n in lost)
+                + f", not defined because {'its cell' if len(lost) == 1 else 'their cells'} "
+                + ", ".join(sorted({repr(broken[n]) for n in lost}))
+                + " does not compile: fix the SyntaxError reported for that cell, then check again"
             )
     for gid, n in counts.items():
         if n > 1:

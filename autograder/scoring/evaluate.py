@@ -640,6 +640,7 @@ def score(
     after_generated: bool = False,
     fixed_apart: bool = False,
     stub_note: str = "",
+    broken_note: str = "",
 ) -> FunctionResult:
     """Verdicts, the score (points x Σ_kind share x weighted fraction passed, 2 decimals), diagnoses.
 
@@ -651,7 +652,9 @@ def score(
     are anyone's to draw), so none of them is marked ``after_generated``.
     ``stub_note``: the function calls helpers that are still stubs (stubs.stub_text): when
     every case raises NotImplementedError it is the reason given (``error``), never "not
-    attempted"; when some do, the first diagnosis.
+    attempted"; when some do, the first diagnosis. ``broken_note``: it calls helpers left
+    undefined because their cell does not compile (submission.Program.broken_notes): the first
+    diagnosis when some case raises NameError.
     """
     times = times or [0.0] * len(inputs)
     cases = []
@@ -703,17 +706,21 @@ def score(
             _arg_names(assignment, fspec.name),
             [c.hidden or c.after_generated for c in cases],
         )
-        stubbed = [i for i, g in enumerate(got) if g.get("raised") == "NotImplementedError"]
-        if stub_note and stubbed:
-            worth = case_points(fspec, points)
-            result.diagnoses = [
-                Diagnosis(
-                    "stub-helper",
-                    f"{stub_note} ({len(stubbed)} of {len(got)} checks raise it)",
-                    "shape",
-                    round(sum(worth[i] for i in stubbed), 2),
-                )
-            ] + result.diagnoses[:2]
+        for did, raised, note in (
+            ("broken-helper", "NameError", broken_note),
+            ("stub-helper", "NotImplementedError", stub_note),
+        ):
+            hit = [i for i, g in enumerate(got) if g.get("raised") == raised]
+            if note and hit:
+                worth = case_points(fspec, points)
+                result.diagnoses = [
+                    Diagnosis(
+                        did,
+                        f"{note} ({len(hit)} of {len(got)} checks raise {raised})",
+                        "shape",
+                        round(sum(worth[i] for i in hit), 2),
+                    )
+                ] + (result.diagnoses[:2] if len(hit) < len(got) else [])
         if result.diagnoses:
             result.mistake, result.diagnosis = result.diagnoses[0].id, result.diagnoses[0].text
     return result

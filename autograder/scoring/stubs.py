@@ -81,6 +81,23 @@ def stub_callees(defs: dict[str, ast.AST], name: str) -> list[str]:
     return found
 
 
+def names_reached(defs: dict[str, ast.AST], name: str) -> list[str]:
+    """Every name ``name``'s body reads, and those of the functions of ``defs`` it calls
+    (directly or through each other), in the order met."""
+    out: list[str] = []
+    seen = {name}
+    todo = [name]
+    while todo:
+        for n in _called(defs[todo.pop(0)]):
+            if n in seen:
+                continue
+            seen.add(n)
+            out.append(n)
+            if n in defs:
+                todo.append(n)
+    return out
+
+
 def live_stub_callees(fn, namespace: dict) -> list[str]:
     """:func:`stub_callees` for a function object in a kernel (the in-kernel engine): its
     source and that of the functions of ``namespace`` it reaches, read with inspect; [] when
