@@ -331,7 +331,7 @@ def render_report(report: dict, path: Path | None = None, stale: list[str] | Non
         parts.append(
             f'<tr class="{cls}"><td><code>{e(str(f.get("function", "?")))}</code></td>'
             f"<td>{_fmt(f.get('score', 0))} / {_fmt(f.get('points', 0))}{_kinds_html(f)}</td>"
-            f"<td>{passed} / {len(cases)}</td><td>{feedback}</td></tr>"
+            f"<td>{f'{passed} / {len(cases)}' if cases else '—'}</td><td>{feedback}</td></tr>"
         )
     parts.append("</table>")
     warnings = report.get("warnings") or []

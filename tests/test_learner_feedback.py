@@ -101,6 +101,7 @@ def test_a_cell_that_does_not_compile_is_a_syntax_error_with_its_line_not_not_at
         assert "expected ':'" in shown
         assert "SyntaxError in your cell 'reverse_kl' (cell 16 of the notebook), line 11" in shown
         assert "line 11, column 1: a non-breaking space (U+00A0): type a plain space" in shown
+    assert "0 / 0" not in page  # no "0 of 0 checks" for a function that never ran
     assert function_of(report, "forward_kl")["score"] == 0
     assert function_of(report, "log_ratios")["score"] == 2  # the cell that compiles is graded
 
