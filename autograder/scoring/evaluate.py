@@ -502,9 +502,10 @@ def near_miss(fspec: FunctionSpec, failed: list[int], expected, got) -> NearMiss
     return NearMiss(near, worst[1], worst[2], worst[3], worst[4].rtol, worst[4].atol)
 
 
-def near_miss_text(nm: NearMiss, failed: int) -> str:
+def near_miss_text(nm: NearMiss, failed: int, others: list[str] = ()) -> str:
     """The near miss in words: how far, against what, and where to look; nothing of a
-    generated case but the size of the error."""
+    generated case but the size of the error. ``others``: the ids of the failed checks that
+    are not near misses (named, so that a learner looks at them too)."""
     what = "relative error" if nm.relative else "error (the expected value is near 0)"
     where = (
         "your values are close to the expected ones but outside the stated tolerance"
@@ -516,6 +517,13 @@ def near_miss_text(nm: NearMiss, failed: int) -> str:
         f"A near miss: {where} (|yours − expected| ≤ {nm.atol:g} + {nm.rtol:g} · |expected|). "
         f"The largest {what} is {nm.error:.2g}, against a tolerance of {nm.tolerance:.2g} "
         f"there: {NEAR_MISS_CAUSES}."
+    ) + (
+        f" The other failed {'check is' if len(others) == 1 else 'checks are'} further off: "
+        + ", ".join(others[:3])
+        + (f" and {len(others) - 3} more" if len(others) > 3 else "")
+        + "."
+        if others
+        else ""
     )
 
 
@@ -603,10 +611,15 @@ def diagnose_all(
                 )
             ]
     if concept_failed and not first and close is not None:
-        # some failures are near misses and nothing names the others: the near ones at least
+        # some failures are near misses and nothing names the others: the near ones at least,
+        # and which checks are further off (a case id is public)
+        others = [fspec.cases[i].id for i in sorted(concept_failed - set(close.cases))]
         first = [
             Diagnosis(
-                "near-miss", near_miss_text(close, len(concept_failed)), "shape", cost(close.cases)
+                "near-miss",
+                near_miss_text(close, len(concept_failed), others),
+                "shape",
+                cost(close.cases),
             )
         ]
     second: list[Diagnosis] = []
