@@ -528,11 +528,18 @@ SEQUENCE_LOGPROBS = FunctionSpec(
 # -- likelihood_change -----------------------------------------------------------------------
 
 
-def _group(g: int):
+def _group(g: int, as_int: bool = False):
+    """A random group of ``g``; ``as_int``: ``correct`` as a 0/1 integer tensor whose first
+    entry is 0 and which is not symmetric, so indexing with it (entries 0 and 1 picked by
+    position) gives another mean than masking."""
+
     def make(rng):
         before = -rng.uniform(2.0, 20.0, size=g)
         after = before + 0.3 * rng.standard_normal(g)
         correct = rng.permutation(np.arange(g) < rng.integers(1, g))  # 1 .. g-1 correct
+        if as_int:
+            correct[0], correct[-1] = False, True  # x[0] is what x[mask == 0] picks
+            return _t(before), _t(after), torch.tensor(correct.astype(np.int64))
         return _t(before), _t(after), torch.tensor(correct)
 
     return make
@@ -585,7 +592,17 @@ LIKELIHOOD_CHANGE = FunctionSpec(
             ),
             note="correct responses lose likelihood (LLD); 0/1 integer mask",
         ),
+        Case(
+            "int-mask-uneven",
+            (_t([-3.0, -5.0, -4.0]), _t([-2.5, -6.0, -4.25]), torch.tensor([1, 0, 1])),
+            note="a 0/1 integer mask (1, 0, 1): a mask, not indices; (0.5 - 0.25) / 2 = 0.125",
+        ),
         Case("random-8", make=_group(8), note="a random group of 8"),
+        Case(
+            "random-int-mask",
+            make=_group(9, as_int=True),
+            note="a random group of 9 with a 0/1 integer mask",
+        ),
         Case("random-16", make=_group(16), note="a random group of 16"),
         Case(
             "none-correct",
@@ -650,6 +667,12 @@ LIKELIHOOD_CHANGE = FunctionSpec(
             "you summed the changes of the correct responses; take their mean",
             formula=_change(lambda b, a, c: (a - b)[c].sum()),
             source="arXiv 2505.18830 (Deng et al.) §3: the average change over the correct responses",
+        ),
+        Mistake(
+            "index-not-mask",
+            "you indexed with the integer 0/1 `correct` (x[torch.tensor([1, 0, 1])] picks entries 1, 0 and 1 by position); make it a mask first: correct.bool()",
+            formula=lambda before, after, correct: float((after - before)[correct].mean()),
+            source="reward-drills issue 16: a learner's (after - before)[correct] with an integer 0/1 correct gave -0.5 instead of 0.125 on (1, 0, 1)",
         ),
         Mistake(
             "incorrect-responses",

@@ -2,6 +2,7 @@
 
     evaluate    running cases, scoring by kind, diagnosing (known mistakes first)
     shapes      error shapes (a factor, an offset, a transpose ...) when no known mistake fits
+    stubs       helpers left as stubs: named as the cause of the functions that call them
     cache       the outcome cache: expected and known-mistake outcomes on disk, keyed by all they use
     mutation    mutants of the reference solutions, to prove the hidden cases
     anchors     hand-computed expected values the reference must reproduce; numbers shown to learners
