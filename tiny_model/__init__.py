@@ -30,10 +30,15 @@ Public API (stable; notebooks 05 and 06 call it with the learner's functions)
 Methods: ``grpo``; ``pos_only`` (negative advantages set to 0); ``nthr``
 (selected negative tokens weighted by η: 0 in the probe, ``eta_schedule(p)``
 in training); ``random`` (as many random negative tokens as NTHR selects).
+Training only (issue 21, thr.py): ``thr_exploit`` / ``thr_explore`` (THR
+weights 1 ± p on dominant tokens), ``nll`` (VAPO's NLL on correct responses),
+``smaug`` (the floor max(0, ln π_ref(y+) − ln π(y+))); every method takes
+clip-higher (``clip_eps_high``: the ratio clipped to [1 − ε_low, 1 + ε_high]).
 Logged per training step: reward_mean, zero_adv_frac, kl_ref,
-correct_logp_change, selected_frac, response_len, clip_frac, loss, lr; per
-held-out evaluation (step 0, every 50 steps, the end): heldout_accuracy,
-heldout_answer_logp.
+correct_logp_change, selected_frac, response_len, clip_frac, loss, lr,
+correct_logp; per held-out evaluation (step 0, every 50 steps, the end):
+heldout_accuracy, heldout_answer_logp, heldout_greedy_accuracy,
+heldout_pass@1/2/4/8 (8 draws per problem, the unbiased estimator).
 
 Command line (``--help`` for all options):
 ``python -m tiny_model probe --optimizer adam|sgd --seeds 0-4``,
@@ -93,6 +98,22 @@ How this departs from the papers' setting (every simplification)
    margin). CUDA runs are seeded but not guaranteed bit-identical, and the
    large configuration's warm-up stops at a target accuracy (checked every
    50 steps) instead of a fixed step count.
+8. THR (issue 21; Deng et al., arXiv 2510.03669, whose method section could
+   not be opened: only its abstract and its OpenReview reviews were). Our
+   reading: THR_{j,k} = A_j · s_{j,k}, s the token's score against every
+   token of the group's correct responses (06's ``token_scores``, a correct
+   response's own tokens included); a token is dominant when |s| > τ, NTHR's
+   threshold (the reviews say τ follows that earlier heuristic); dominant
+   tokens' advantages are multiplied by 1 + p·sign(THR), p = +0.5
+   (``thr_exploit``) or −0.5 (``thr_explore``), the others keep 1. The
+   paper's value of p, its normalisation of THR and whether non-dominant
+   tokens are also masked are not known to us.
+9. NLL (VAPO's positive-example LM loss, μ = 0.1): token mean of −ln π over
+   the batch's correct responses, added to the GRPO loss. SMAUG-style floor
+   (DPO-Positive's term): mean over correct responses of
+   max(0, ln π_ref(y+) − ln π(y+)), π_ref the frozen warm model, weight 1
+   (our choice). Clip-higher binds only with inner_steps > 1 (one on-policy
+   step has ratio 1), so the study's single-step runs cannot show it.
 
 Measured on the shipped warm model (probe: lr 1e-5, 5 seeds x 60 groups; every
 machine loads the same weights, and the printed digits held on every CPU

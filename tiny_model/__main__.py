@@ -109,6 +109,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     t.add_argument("--seeds", type=_seeds, default=None, help="e.g. 0-4 (overrides --seed)")
     t.add_argument("--steps", type=int, default=TrainConfig.steps)
+    t.add_argument(
+        "--stop-after",
+        type=int,
+        default=None,
+        help="stop after this many steps, the --steps schedule unchanged (its first part)",
+    )
     t.add_argument("--lr", type=float, default=TrainConfig.lr)
     t.add_argument("--lr-warmup", type=int, default=TrainConfig.lr_warmup)
     t.add_argument("--lr-schedule", choices=LR_SCHEDULES, default=TrainConfig.lr_schedule)
@@ -190,6 +196,7 @@ def main(argv: list[str] | None = None) -> int:
                 warm=warm,
                 write_shipped=args.write_shipped,
                 steps=args.steps,
+                stop_after=args.stop_after,
                 lr=args.lr,
                 lr_warmup=args.lr_warmup,
                 lr_schedule=args.lr_schedule,

@@ -185,6 +185,8 @@ def cmd_train(
     "06": the file notebook 06 loads) or ``study.SHIPPED_07`` ("07": issue 21's study).
     """
     steps = int(overrides.get("steps", TrainConfig.steps))
+    if overrides.get("stop_after") is not None:
+        steps = min(steps, int(overrides["stop_after"]))
     with progress_bar(steps * len(methods) * len(seeds), "train") as bar:
         study = run_study(fns, methods, seeds, device=device, progress=bar.update, **overrides)
     write_json(out / "metrics.json", study.to_dict())
