@@ -167,3 +167,47 @@ def test_write_shipped_06_refuses_methods_notebook_06_does_not_load(capsys):
     with pytest.raises(SystemExit):
         main(["train", "--methods", "all", "--steps", "1", "--write-shipped"])
     assert "06" in capsys.readouterr().err
+
+
+# ------------------------------------------------------------------- the shipped study
+
+
+def test_shipped_07_study_is_small_holds_every_method_and_continues_the_06_study():
+    """train_07.json: 8 methods x 5 seeds, < 300 kB, held-out accuracy far from 1; its 05-06 runs
+    are the first 50 steps of notebook 06's shipped runs (same held-out accuracy at step 50).
+    Catches a regenerated file whose regime or code drifted from what docs/notebook-07-plan.md
+    reports."""
+    from tiny_model.study import SHIPPED, SHIPPED_07, load_shipped
+
+    s07, s06 = load_shipped(SHIPPED_07), load_shipped(SHIPPED)
+    assert SHIPPED_07.stat().st_size < 300_000
+    assert s07.methods == grpo.ALL_METHODS and s07.seeds == (0, 1, 2, 3, 4)
+    assert s07.config.stop_after == 50 and s07.config.steps == s06.config.steps
+    assert all(v.mean() < 0.7 for v in s07.final().values())  # far from 1
+    for m in grpo.METHODS:
+        for seed in s06.seeds:
+            assert s06.runs[m][seed]["eval_step"][1] == 50
+            assert (
+                s07.runs[m][seed]["heldout_accuracy"][-1]
+                == s06.runs[m][seed]["heldout_accuracy"][1]
+            )
+
+
+def test_benchmark_table_prints_the_07_study_paired_with_grpo(capsys):
+    """benchmarks/tiny_model_table.py --study-only prints each new method's intervals against
+    GRPO on greedy accuracy, Pass@K and online Eq. 2."""
+    import importlib.util
+
+    from conftest import ROOT
+
+    spec = importlib.util.spec_from_file_location(
+        "tiny_model_table", ROOT / "benchmarks" / "tiny_model_table.py"
+    )
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    assert mod.main(["--study-only"]) == 0
+    out = capsys.readouterr().out
+    for m in thr.NEW_METHODS:
+        assert f"{m}-grpo" in out
+    for label in ("greedy acc.", "Pass@4", "online Eq. 2", "online ln π(y+)"):
+        assert label in out

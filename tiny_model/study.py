@@ -170,21 +170,24 @@ class TrainStudy:
     def table(self) -> str:
         c = self.config
         held = c.task.n_heldout
+        w = max(10, 1 + max(len(m) for m in self.methods))  # 10: notebook 06's layout
         lines = [
             f"training: {len(self.methods)} methods x {len(self.seeds)} seeds "
-            f"({','.join(map(str, self.seeds))}), {c.steps} steps of {c.prompts_per_step} prompts"
+            f"({','.join(map(str, self.seeds))}), {c.steps} steps"
+            + (f" (stopped after {c.stop_after})" if c.stop_after is not None else "")
+            + f" of {c.prompts_per_step} prompts"
             f" x {c.group_size}, Adam lr {c.lr:g} ({c.lr_warmup}-step ramp, {c.lr_schedule}); "
             f"held-out: {held} problems x {c.eval_samples} samples",
             f"warm model: held-out accuracy {self.start():.3f}, "
             f"ln π(correct) {self.start('heldout_answer_logp'):+.3f}",
-            f"{'method':<10}{'final held-out accuracy per seed':<40}{'mean':>7}{'sd':>7}"
+            f"{'method':<{w}}{'final held-out accuracy per seed':<40}{'mean':>7}{'sd':>7}"
             f"{'ln π(correct)':>15}",
         ]
         acc, lp = self.final(), self.final("heldout_answer_logp")
         for m in self.methods:
             per = " ".join(f"{v:.3f}" for v in acc[m])
             sd = acc[m].std(ddof=1) if len(self.seeds) > 1 else float("nan")
-            lines.append(f"{m:<10}{per:<40}{acc[m].mean():>7.3f}{sd:>7.3f}{lp[m].mean():>+15.3f}")
+            lines.append(f"{m:<{w}}{per:<40}{acc[m].mean():>7.3f}{sd:>7.3f}{lp[m].mean():>+15.3f}")
         if len(self.seeds) > 1:
             lines.append(f"paired over {len(self.seeds)} seeds, final values, 95 % t interval:")
             for a, b in PAIRS_06:
