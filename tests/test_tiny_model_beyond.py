@@ -211,3 +211,22 @@ def test_benchmark_table_prints_the_07_study_paired_with_grpo(capsys):
         assert f"{m}-grpo" in out
     for label in ("greedy acc.", "Pass@4", "online Eq. 2", "online ln π(y+)"):
         assert label in out
+
+
+def test_probe_takes_the_new_methods_and_the_smaug_floor_is_grpo_at_the_reference(fns):
+    """The one-step probe starts at θ = π_ref, where max(0, ln π_ref − ln π) is 0 with zero
+    gradient: smaug's Eq. 2 change equals GRPO's bit for bit. Catches a floor with the wrong
+    sign or without the hinge (either moves the step), and the probe refusing issue 21's
+    methods."""
+    from tiny_model.probe import run_probe
+
+    res = run_probe(
+        experiment.load_warm(),
+        fns,
+        methods=("grpo", "smaug", "nll", "thr_exploit", "thr_explore"),
+        groups=4,
+    )
+    assert (res.changes["smaug"] == res.changes["grpo"]).all()
+    assert not (res.changes["nll"] == res.changes["grpo"]).all()
+    assert (res.changes["thr_explore"] < res.changes["thr_exploit"]).mean() >= 0.75
+    assert "thr_exploit-grpo" in res.paired and "smaug-grpo" in res.paired

@@ -36,8 +36,10 @@ def _method_list(text: str, known: tuple[str, ...]) -> tuple[str, ...]:
 
 
 def _methods(text: str) -> tuple[str, ...]:
-    """The probe's methods (notebooks 05-06)."""
-    return _method_list(text, METHODS)
+    """The probe's methods: ``all`` is notebooks 05-06's four; issue 21's may be named."""
+    if text.strip() == "all":
+        return METHODS
+    return _method_list(text, ALL_METHODS)
 
 
 def _train_methods(text: str) -> tuple[str, ...]:
@@ -83,7 +85,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
 
     pr = sub.add_parser("probe", parents=[common], help="the one-step LLD probe (Eq. 2)")
-    pr.add_argument("--methods", type=_methods, default=METHODS)
+    pr.add_argument(
+        "--methods",
+        type=_methods,
+        default=METHODS,
+        help="comma-separated (issue 21's thr_exploit, thr_explore, nll, smaug too), or all "
+        "(notebooks 05-06's four)",
+    )
     pr.add_argument("--groups", type=int, default=ProbeConfig.groups, help="mixed groups per seed")
     pr.add_argument("--group-size", type=int, default=ProbeConfig.group_size)
     pr.add_argument("--lr", type=float, default=ProbeConfig.lr)
