@@ -25,6 +25,8 @@ Public API (stable; notebooks 05 and 06 call it with the learner's functions)
     ident = check_identity(model, fns)             # the SGD first-order identity, measured per prompt
     run = train(fns, "nthr", seed=0)               # -> TrainResult: run.history per step and per eval
     study = load_shipped()                         # the 4 methods x 5 seeds study notebook 06 loads
+    study07 = load_shipped(SHIPPED_07)             # issue 21: 8 methods x 5 seeds, first 50 steps
+    print(study07.beyond_table())                  # greedy, Pass@K, online Eq. 2, paired with GRPO
     task.format_response(tokens)                   # '07 15.'
 
 Methods: ``grpo``; ``pos_only`` (negative advantages set to 0); ``nthr``
@@ -132,6 +134,15 @@ held-out ln pi(correct) (paired t over seeds): the paper's training-level
 claim does not show here. Positive-only ends less accurate (-0.027
 [-0.039, -0.016]) while keeping the correct responses more likely during
 the run.
+Issue 21 (docs/notebook-07-plan.md; tiny_model/results/train_07.json: the
+first 50 steps of that schedule, 8 methods x 5 seeds, held-out sampled
+accuracy 0.49-0.61 at the end): no fix beats GRPO significantly on greedy
+accuracy, Pass@K or the online Eq. 2 (thr_exploit - GRPO greedy +0.018
+[-0.019, +0.054] over 10 seeds); thr_explore trails (and collapses at
+|p| = 1); SMAUG and NLL match GRPO; positive-only leads early (+0.059
+[+0.001, +0.116] sampled accuracy). The one-step probe separates them:
+thr_exploit +1.5e-3 [+1.0e-3, +2.2e-3], NLL +1.2e-3 [+0.9e-3, +1.6e-3],
+thr_explore -9.3e-3 [-11.5e-3, -7.2e-3] nats against GRPO, SMAUG exactly 0.
 """
 
 from tiny_model.experiment import train
@@ -141,7 +152,7 @@ from tiny_model.model import TinyConfig, TinyModel
 from tiny_model.pooled import PooledProbe, run_probe_seeds
 from tiny_model.probe import OPTIMIZERS, ProbeConfig, ProbeResult, run_probe, show_group
 from tiny_model.seam import Functions
-from tiny_model.study import TrainStudy, load_shipped, run_study
+from tiny_model.study import SHIPPED_07, TrainStudy, load_shipped, run_study
 from tiny_model.task import SumTask
 from tiny_model.training import TrainConfig, TrainResult
 from tiny_model.warm import LARGE_WARMUP, WarmupConfig, load_warm
@@ -150,6 +161,7 @@ __all__ = [
     "LARGE_WARMUP",
     "METHODS",
     "OPTIMIZERS",
+    "SHIPPED_07",
     "Functions",
     "Groups",
     "IdentityResult",
