@@ -85,12 +85,12 @@ def test_nll_counts_only_the_correct_responses_valid_tokens_and_raises_them():
     logp = torch.tensor([[-1.0, -2.0, -9.0], [-4.0, -4.0, -4.0]], requires_grad=True)
     mask = torch.tensor([[1, 1, 0], [1, 1, 1]], dtype=torch.bool)
     correct = torch.tensor([True, False])
-    loss = thr.nll_loss(logp, mask, correct)
+    loss = thr.nll_on_correct(logp, mask, correct)
     assert float(loss.detach()) == pytest.approx(1.5)
     loss.backward()
     assert torch.all(logp.grad[0, :2] < 0) and torch.all(logp.grad[0, 2:] == 0)
     assert torch.all(logp.grad[1] == 0)  # descent raises the correct tokens' log probabilities
-    assert float(thr.nll_loss(logp.detach(), mask, torch.tensor([False, False]))) == 0.0
+    assert float(thr.nll_on_correct(logp.detach(), mask, torch.tensor([False, False]))) == 0.0
 
 
 def test_smaug_floor_is_zero_at_the_reference_and_pushes_only_what_fell_below_it():
@@ -100,7 +100,7 @@ def test_smaug_floor_is_zero_at_the_reference_and_pushes_only_what_fell_below_it
     seq = torch.tensor([-1.0, -3.0, -5.0], requires_grad=True)
     ref = torch.tensor([-1.0, -2.0, -1.0])
     correct = torch.tensor([True, True, False])
-    loss = thr.smaug_loss(seq, ref, correct)
+    loss = thr.smaug_floor(seq, ref, correct)
     assert float(loss.detach()) == pytest.approx((0.0 + 1.0) / 2)
     loss.backward()
     assert seq.grad.tolist() == [0.0, -0.5, 0.0]

@@ -40,7 +40,7 @@ from tiny_model.grpo import Groups, TokenWeights
 from tiny_model.model import TinyModel
 from tiny_model.seam import Functions
 from tiny_model.task import DEFAULT, SumTask
-from tiny_model.thr import NEW_METHODS, REGULARISED, THR_METHODS, nll_loss, smaug_loss
+from tiny_model.thr import NEW_METHODS, REGULARISED, THR_METHODS, nll_on_correct, smaug_floor
 
 PAIRS = (("pos_only", "grpo"), ("nthr", "grpo"), ("nthr", "random")) + tuple(
     (m, "grpo") for m in NEW_METHODS
@@ -262,9 +262,9 @@ def regulariser_at_theta(
 
     logp (G, R) with gradient, mask (G, R), correct (G,)."""
     if method == "nll":
-        return config.nll_coef * nll_loss(logp, mask, correct)
+        return config.nll_coef * nll_on_correct(logp, mask, correct)
     seq = (logp * mask.to(logp.dtype)).sum(dim=-1)  # (G,)
-    return config.smaug_coef * smaug_loss(seq, seq.detach(), correct)
+    return config.smaug_coef * smaug_floor(seq, seq.detach(), correct)
 
 
 def one_step_changes(

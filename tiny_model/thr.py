@@ -54,7 +54,7 @@ def thr_weights(thr: torch.Tensor, dominant: torch.Tensor, p: float) -> torch.Te
     return torch.where(dominant, w, torch.ones_like(w))
 
 
-def nll_loss(logp: torch.Tensor, mask: torch.Tensor, correct: torch.Tensor) -> torch.Tensor:
+def nll_on_correct(logp: torch.Tensor, mask: torch.Tensor, correct: torch.Tensor) -> torch.Tensor:
     """VAPO's positive-example LM loss: -(mean over the correct responses' valid tokens) of ln pi.
 
     logp (B, T) token log probabilities, mask (B, T) bool, correct (B,) bool -> scalar
@@ -64,7 +64,7 @@ def nll_loss(logp: torch.Tensor, mask: torch.Tensor, correct: torch.Tensor) -> t
     return -(logp * m).sum() / m.sum().clamp(min=1)
 
 
-def smaug_loss(
+def smaug_floor(
     seq_logp: torch.Tensor, ref_seq_logp: torch.Tensor, correct: torch.Tensor
 ) -> torch.Tensor:
     """DPO-Positive's floor on the correct responses: mean of max(0, ln pi_ref(y+) - ln pi(y+)).

@@ -35,7 +35,7 @@ from tiny_model.grpo import ALL_METHODS, LOSS_AGG_MODES, k3, token_logprobs
 from tiny_model.model import TinyModel
 from tiny_model.seam import Functions
 from tiny_model.task import DEFAULT, SumTask, response_mask
-from tiny_model.thr import REGULARISED, THR_METHODS, nll_loss, smaug_loss
+from tiny_model.thr import REGULARISED, THR_METHODS, nll_on_correct, smaug_floor
 from tiny_model.warm import greedy_accuracy, sampled_accuracy
 
 LR_SCHEDULES = ("cosine", "constant")
@@ -209,10 +209,10 @@ def regulariser(
 ) -> torch.Tensor:
     """The extra loss of method nll or smaug (thr.py): logp, ref_logp, mask (B, R), correct (B,)."""
     if config.method == "nll":
-        return config.nll_coef * nll_loss(logp, mask, correct)
+        return config.nll_coef * nll_on_correct(logp, mask, correct)
     m = mask.to(logp.dtype)
     seq, ref_seq = (logp * m).sum(dim=-1), (ref_logp * m).sum(dim=-1)  # (B,), (B,)
-    return config.smaug_coef * smaug_loss(seq, ref_seq, correct)
+    return config.smaug_coef * smaug_floor(seq, ref_seq, correct)
 
 
 def train(
