@@ -595,7 +595,7 @@ LIKELIHOOD_CHANGE = FunctionSpec(
         Case(
             "int-mask-uneven",
             (_t([-3.0, -5.0, -4.0]), _t([-2.5, -6.0, -4.25]), torch.tensor([1, 0, 1])),
-            note="a 0/1 integer mask (1, 0, 1): a mask, not indices; (0.5 - 0.25) / 2 = 0.125",
+            note="a 0/1 integer mask (1, 0, 1): a mask, not indices; responses 1 and 3 change by 0.125 on average",
         ),
         Case("random-8", make=_group(8), note="a random group of 8"),
         Case(
