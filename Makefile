@@ -5,19 +5,25 @@ BIN    := $(VENV)/bin
 # nbgrader shells out to `alembic` by name: keep the venv's bin/ first on PATH.
 export PATH := $(abspath $(BIN)):$(PATH)
 
-.PHONY: lab test lint release clean
+.PHONY: lab test lint release clean venv-here
 
-lab: $(VENV)/.installed
+# A checkout copied or moved with its .venv: the editable install and the scripts' #! lines
+# still point at the original checkout, whose code `drills` would then run. Re-point them at
+# this checkout before anything runs (tools/repoint_venv.py; no network needed).
+venv-here:
+	@if [ -d $(VENV) ]; then $(PYTHON) tools/repoint_venv.py $(VENV); fi
+
+lab: venv-here $(VENV)/.installed
 	$(BIN)/jupyter lab --notebook-dir=exercises $(if $(filter 0,$(shell id -u)),--allow-root,) $(LAB_ARGS)
 
-test: $(VENV)/.installed-dev
+test: venv-here $(VENV)/.installed-dev
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
-lint: $(VENV)/.installed-dev
-	$(BIN)/ruff check autograder tiny_model tests benchmarks
-	$(BIN)/ruff format --check autograder tiny_model tests benchmarks
+lint: venv-here $(VENV)/.installed-dev
+	$(BIN)/ruff check autograder tiny_model tests benchmarks tools
+	$(BIN)/ruff format --check autograder tiny_model tests benchmarks tools
 
-release: $(VENV)/.installed
+release: venv-here $(VENV)/.installed
 	$(BIN)/drills release
 
 $(BIN)/python:

@@ -11,7 +11,9 @@ The folders are the layers; each imports only from the ones above it in this lis
     engine/       5  the sandboxed engine: a learner's notebook run in a child or a warm worker
     course/       6  grading a course: the grade loop, results cache, shards, reports, exports, merge
     cli.py        7  the `drills` command
+    scaffold.py   7  `drills new-function`: a new graded function's cells, cases and rows
     widgets.py    7  the "Check my work" button of every notebook
+    selfcheck.py  7  the notebooks' self-check cells: values compared as the grader compares them
 
 Where to look: a case is written in ``assignments/aNN_<name>.py`` (its fields in
 ``cases/spec.py``); a submission is run in ``engine/sandbox.py``; a gradebook is written by

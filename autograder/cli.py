@@ -4,7 +4,9 @@ drills release [ASSIGNMENT...] [--check]     exercises/ from solutions/ (nbgrade
 drills grade SUBMISSION... --out DIR ...     the sandboxed grader (resumable, --shard K/N)
 drills merge OUT... --out DIR                one gradebook and report from shard outputs
 drills check NOTEBOOK                        one notebook, feedback for a learner
-drills cases ASSIGNMENT                      an assignment's cases (kind, split) and known mistakes
+drills cases ASSIGNMENT [--scores]           an assignment's cases (kind, split) and known mistakes;
+                                             --scores: each mistake's score, for the CHANGELOG
+drills new-function ASSIGNMENT NAME --points P   scaffold a graded function (cells, cases, rows)
 drills gradescope-bundle --out ZIP           a Gradescope autograder running `drills grade`
 """
 
@@ -48,6 +50,8 @@ def _cases(args: argparse.Namespace) -> int:
     from autograder.cases.spec import KINDS, grading_line
 
     spec = assignments.get(args.assignment)
+    if getattr(args, "scores", False):
+        return _scores(spec)
     for f in spec.functions:
         pts = notebook.points(spec.id, f.name)
         counts = ", ".join(f"{k} {len(f.of_kind(k))}" for k in KINDS)
@@ -59,11 +63,67 @@ def _cases(args: argparse.Namespace) -> int:
                 f"  case {c.id:<28} {c.kind:<7} {origin:<9} w={c.weight:g} rtol={c.rtol:g} atol={c.atol:g}  {c.note}"
                 + (f"  [rule: {c.rule}]" if c.rule else "")
             )
+            if c.anchored:
+                print(f"          anchor: {c.expected!r}  ({c.anchor})")
         for m in f.mistakes:
             kind = "validation" if m.validation else "concept"
             print(f"  mistake {m.id:<25} {kind:<10} {m.diagnosis}")
             if m.source:
                 print(f"          source: {m.source}")
+    return 0
+
+
+def mistake_scores(assignment: str, fspec) -> tuple[dict[str, float], float]:
+    """Each catalogued mistake's score and the score of the reference without its input checks
+    (the no-checks submission), with the public default secret, as the CHANGELOG quotes them."""
+    from autograder.cases import seeds
+    from autograder.notebooks import reference, source
+    from autograder.scoring import kernel
+
+    secret = seeds.PUBLIC_DEFAULT_SECRET
+    ns = reference.namespace(assignment)
+    scores = {
+        m.id: kernel.grade_function(
+            assignment, fspec.name, m.build(ns), namespace=ns, secret=secret
+        ).score
+        for m in fspec.mistakes
+    }
+    fn, unchecked_ns = source.without_checks(assignment, fspec.name)
+    no_checks = kernel.grade_function(
+        assignment, fspec.name, fn, namespace=unchecked_ns, secret=secret
+    ).score
+    return scores, no_checks
+
+
+def _scores(spec) -> int:
+    from autograder.assignments import catalogue
+
+    rows = list(catalogue.functions(only=[spec.id]))
+    print("Known mistakes rows of CHANGELOG.md:")
+    for a, f, _ in rows:
+        print(catalogue.mistake_row(a, f))
+    print()
+    print("Scores (public default secret, two decimals), for the CHANGELOG entry:")
+    print("| assignment | function | points | mistakes (score) | no checks |")
+    print("|---|---|---|---|---|")
+    for a, f, pts in rows:
+        scores, no_checks = mistake_scores(a, f)
+        listed = ", ".join(f"`{m}` {s:g}" for m, s in scores.items())
+        print(f"| {a} | `{f.name}` | {pts:g} | {listed} | {no_checks:g} |")
+    return 0
+
+
+def _new_function(args: argparse.Namespace) -> int:
+    from autograder.scaffold import ScaffoldError, scaffold
+
+    params = [p.strip() for p in args.params.split(",") if p.strip()]
+    mistakes = [m.strip() for m in args.mistakes.split(",") if m.strip()] if args.mistakes else None
+    try:
+        checklist = scaffold(args.assignment, args.name, args.points, params, mistakes)
+    except (ScaffoldError, KeyError, OSError) as e:
+        print(f"drills new-function: {e}", file=sys.stderr)
+        return 2
+    print("\n".join(checklist))
     return 0
 
 
@@ -122,7 +182,25 @@ def build_parser() -> argparse.ArgumentParser:
 
     c = sub.add_parser("cases", help="list an assignment's cases and known mistakes")
     c.add_argument("assignment")
+    c.add_argument(
+        "--scores",
+        action="store_true",
+        help="each mistake's score and the no-checks score, in the CHANGELOG's format",
+    )
     c.set_defaults(func=_cases)
+
+    n = sub.add_parser(
+        "new-function",
+        help="scaffold a graded function: notebook cells, case module entry, table and CHANGELOG rows",
+    )
+    n.add_argument("assignment")
+    n.add_argument("name", help="the function's name")
+    n.add_argument("--points", type=float, required=True, help="its points (the test cell's)")
+    n.add_argument("--params", default="x", help='its parameters, e.g. "logp_new, logp_old"')
+    n.add_argument(
+        "--mistakes", help="ids of the mistakes to catalogue, comma-separated (default: one)"
+    )
+    n.set_defaults(func=_new_function)
 
     m = sub.add_parser("merge", help="join `drills grade --shard K/N` outputs into one gradebook")
     m.add_argument("outputs", nargs="+", help="the --out folders of the N shards")

@@ -259,6 +259,7 @@ _STYLE = (
     ".drills-report table{border-collapse:collapse;margin:0.4em 0}"
     ".drills-report td,.drills-report th{border:1px solid #ccc;padding:2px 8px;"
     "text-align:left !important;vertical-align:top}"
+    ".drills-report .drills-why{white-space:pre-wrap;font-family:monospace}"
     ".drills-report .ok{color:#1a7f37}.drills-report .bad{color:#b3261e}.drills-report .todo{color:#8a6d00}"
     "</style>"
 )
@@ -298,7 +299,11 @@ def render_report(report: dict, path: Path | None = None, stale: list[str] | Non
     for f in report.get("functions", []):
         cases = f.get("cases") or []
         passed = sum(1 for c in cases if c.get("passed"))
-        if not f.get("attempted", True):
+        if f.get("error"):
+            # could not be graded (a cell that does not compile, a helper left as a stub, a
+            # deleted cell): the reason, as `drills check` prints it, never "not attempted"
+            cls, feedback = "bad", f'<div class="drills-why">{e(str(f["error"]))}</div>'
+        elif not f.get("attempted", True):
             cls, feedback = (
                 "todo",
                 "not attempted yet: it still raises <code>NotImplementedError</code>",
@@ -308,10 +313,15 @@ def render_report(report: dict, path: Path | None = None, stale: list[str] | Non
         else:
             cls = "bad"
             items = []
-            if f.get("error"):
-                items.append(e(str(f["error"])))
-            if f.get("diagnosis"):
-                items.append("<b>Recognised mistake:</b> " + e(str(f["diagnosis"])))
+            if f.get("note"):
+                items.append(e(str(f["note"])))
+            diagnoses = f.get("diagnoses") or (
+                [{"kind": "concept", "text": f["diagnosis"]}] if f.get("diagnosis") else []
+            )
+            for d in diagnoses:
+                label = DIAGNOSIS_LABELS.get(d.get("kind"), "Diagnosis")
+                cost = f" (costs {_fmt(d['points'])} points)" if "points" in d else ""
+                items.append(f"<b>{e(label)}:</b> {e(str(d.get('text', '')))}{cost}")
             failed = [c for c in cases if not c.get("passed")]
             for c in failed[:5]:
                 items.append("✗ " + e(str(c.get("note") or c.get("id", ""))))
@@ -320,8 +330,8 @@ def render_report(report: dict, path: Path | None = None, stale: list[str] | Non
             feedback = "<br>".join(items) or "some checks failed"
         parts.append(
             f'<tr class="{cls}"><td><code>{e(str(f.get("function", "?")))}</code></td>'
-            f"<td>{_fmt(f.get('score', 0))} / {_fmt(f.get('points', 0))}</td>"
-            f"<td>{passed} / {len(cases)}</td><td>{feedback}</td></tr>"
+            f"<td>{_fmt(f.get('score', 0))} / {_fmt(f.get('points', 0))}{_kinds_html(f)}</td>"
+            f"<td>{f'{passed} / {len(cases)}' if cases else '—'}</td><td>{feedback}</td></tr>"
         )
     parts.append("</table>")
     warnings = report.get("warnings") or []
@@ -333,6 +343,28 @@ def render_report(report: dict, path: Path | None = None, stale: list[str] | Non
         )
     parts.append("</div>")
     return "".join(parts)
+
+
+# What each diagnosis is, as the terminal labels it (evaluate.DIAGNOSIS_LABELS)
+DIAGNOSIS_LABELS = {
+    "concept": "Recognised mistake",
+    "validation": "Recognised mistake (input checks)",
+    "shape": "What your outputs show",
+}
+
+
+def _kinds_html(f: dict) -> str:
+    """The points per part under a function's points, as the terminal prints them
+    (evaluate.kinds_text): "the formula 1.4 / 2.1 · edge cases 0.45 / 0.45 · …"."""
+    kinds = [k for k in f.get("kinds") or [] if isinstance(k, dict)]
+    if not kinds or f.get("error") or not f.get("attempted", True):
+        return ""
+    text = " · ".join(
+        f"{html.escape(str(k.get('label', k.get('kind', '?'))))} "
+        f"{_fmt(k.get('score', 0))} / {_fmt(k.get('points', 0))}"
+        for k in kinds
+    )
+    return f'<br><small class="drills-kinds">{text}</small>'
 
 
 def render_error(message: str, detail: str = "") -> str:

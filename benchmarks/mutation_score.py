@@ -1,6 +1,9 @@
 """Mutation score of the hidden cases, per graded function.
 
-    python benchmarks/mutation_score.py [ASSIGNMENT ...] [--survivors]
+    python benchmarks/mutation_score.py [ASSIGNMENT ...] [FUNCTION ...] [--survivors]
+
+Each name is an assignment id or a graded function's name: `05_grpo_lld lld_rate` runs that
+one function, `05_grpo_lld` all of 05, nothing all of the course.
 
 Every graded function's reference solution (its solution cell in solutions/) is
 mutated one node at a time (autograder/scoring/mutation.py lists the operators); each
@@ -9,7 +12,8 @@ secret. A mutant is killed when any outcome differs from the reference's.
 Equivalent mutants are listed, with a reason, in
 autograder/assignments/equivalent_mutants.json. Prints, per function: mutants,
 killed, equivalent (listed), survived, mutation score = killed / (mutants −
-equivalent), seconds; with --survivors, the id of every surviving mutant.
+equivalent), seconds; with --survivors, the id of every surviving mutant and what to do
+about it (a survivor in a helper names the functions that share it).
 """
 
 from __future__ import annotations
@@ -26,7 +30,7 @@ from autograder.scoring import mutation  # noqa: E402
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("assignments", nargs="*")
+    ap.add_argument("names", nargs="*", help="assignment ids and/or function names")
     ap.add_argument("--survivors", action="store_true", help="print surviving mutants' ids")
     args = ap.parse_args(argv)
     try:
@@ -41,8 +45,15 @@ def main(argv: list[str] | None = None) -> int:
     print("-" * len(header))
     totals = [0, 0, 0, 0]
     bad = 0
-    for a, f in mutation.all_functions():
-        if args.assignments and a not in args.assignments:
+    everything = list(mutation.all_functions())
+    known = {a for a, _ in everything} | {f for _, f in everything}
+    unknown = [n for n in args.names if n not in known]
+    if unknown:
+        ap.error(f"no assignment or graded function named {', '.join(unknown)}")
+    wanted_a = {n for n in args.names if n in {a for a, _ in everything}}
+    wanted_f = {n for n in args.names if n in {f for _, f in everything}}
+    for a, f in everything:
+        if (wanted_a and a not in wanted_a) or (wanted_f and f not in wanted_f):
             continue
         r = mutation.run(a, f)
         totals[0] += r.mutants
@@ -56,7 +67,7 @@ def main(argv: list[str] | None = None) -> int:
         )
         if args.survivors:
             for m in r.survived:
-                print(f"    survived: {m}")
+                print(f"    survived: {mutation.survivor_advice(a, f, m)}")
             for m in r.stale:
                 print(f"    stale equivalent entry: {m}")
     live = totals[0] - totals[2]

@@ -16,6 +16,11 @@ accuracy; the pooled Adam probe's seconds and its three paired 95 % intervals
 picture) and GRPO's LLD rate; the pooled SGD probe's positive-only − GRPO interval (≤ 0 is
 the first-order identity); training steps per second (GRPO, 16 prompts x 8). The baseline of
 the speed ratios is the course row on the CPU, measured in the same run.
+
+Then issue 21's study (``--study``, default the shipped tiny_model/results/train_07.json, or a
+metrics.json of ``python -m tiny_model train --methods all ...``): every method's final greedy
+accuracy and Pass@K and its run-mean online Eq. 2, each paired with GRPO over the seeds (95 %
+t intervals). ``--study-only`` prints that table alone (no probes, no timing).
 """
 
 from __future__ import annotations
@@ -34,6 +39,7 @@ from tiny_model import experiment  # noqa: E402
 from tiny_model.pooled import parse_seeds, run_probe_seeds  # noqa: E402
 from tiny_model.probe import ProbeConfig  # noqa: E402
 from tiny_model.seam import Functions  # noqa: E402
+from tiny_model.study import SHIPPED_07, load_shipped  # noqa: E402
 from tiny_model.training import TrainConfig, train  # noqa: E402
 from tiny_model.warm import (  # noqa: E402
     CHECKPOINT,
@@ -105,7 +111,14 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--train-steps", type=int, default=20)
     p.add_argument("--threads", type=int, default=2, help="CPU threads (target machine: 2)")
     p.add_argument("--large-on-cpu", action="store_true", help="run the large row on the CPU")
+    p.add_argument("--study", type=Path, default=SHIPPED_07, help="issue 21's study to print")
+    p.add_argument("--study-only", action="store_true", help="print issue 21's study table only")
     args = p.parse_args(argv)
+    study = load_shipped(args.study)
+    if args.study_only:
+        print(f"issue 21 study: {args.study}")
+        print(study.table())
+        return 0
     torch.set_num_threads(args.threads)
     seeds = parse_seeds(args.seeds)
     fns = Functions.from_solutions()
@@ -159,6 +172,8 @@ def main(argv: list[str] | None = None) -> int:
         )
     if skipped:
         print(skipped)
+    print(f"issue 21 study: {args.study}")
+    print(study.beyond_table())
     return 0
 
 

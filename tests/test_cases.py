@@ -13,6 +13,7 @@ and list the catalogue in its common-mistakes table?
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import io
 import json
 import re
@@ -22,7 +23,7 @@ import pytest
 from conftest import ROOT, available_assignments, catalogued_mistakes
 
 from autograder import assignments
-from autograder.cases import seeds, spec
+from autograder.cases import codec, seeds, spec
 from autograder.cases.compare import same_outcome
 from autograder.notebooks import notebook, reference, source
 from autograder.scoring import evaluate, kernel, memo
@@ -61,8 +62,15 @@ def test_known_mistake_loses_points_and_is_diagnosed(assignment, function, mista
     ns = reference.namespace(assignment, ROOT)
     r = _grade(assignment, function, m.build(ns))
     assert r.attempted
-    assert r.score < r.points, f"mistake {mistake} gets full marks: the cases cannot see it"
-    assert r.mistake == mistake, f"mistake {mistake} diagnosed as {r.mistake}"
+    assert r.score < r.points, (
+        f"{function}: mistake {mistake} fails no case: add a case that tells it apart (an input "
+        "on which it and the reference differ beyond the tolerance), or drop it"
+    )
+    assert r.mistake == mistake, (
+        f"{function}: mistake {mistake} is diagnosed as {r.mistake}: that diagnosis matches its "
+        "failures first. Add a case on which the two differ, or, if they are the same slip, "
+        "keep one of them"
+    )
     assert m.diagnosis in evaluate.feedback_text(r)
     _assert_diagnoses_well_ordered(r)
 
@@ -94,15 +102,65 @@ def test_validation_flag_says_where_the_mistake_fails(assignment, function, mist
     inputs = evaluate.materialize(assignment, fspec, seeds.course_secret())
     expected = memo.reference_outcomes(assignment, fspec, inputs, ROOT)
     got = memo.mistake_outcomes(assignment, fspec, inputs, ROOT)[mistake]
-    kinds = {
+    problem = validation_flag_problem(function, m, failing_kinds(fspec, expected, got))
+    assert problem is None, problem
+
+
+def failing_kinds(fspec, expected, got) -> set[str]:
+    return {
         c.kind
         for c, e, g in zip(fspec.cases, expected, got)
         if not same_outcome(e, g, c.rtol, c.atol)
     }
-    if m.validation:
-        assert kinds == {"invalid"}, f"validation mistake failing {kinds}"
-    else:
-        assert kinds - {"invalid"}, "a conceptual mistake that fails input checks only"
+
+
+def validation_flag_problem(function: str, m: spec.Mistake, kinds: set[str]) -> str | None:
+    """What is wrong with mistake ``m``'s ``validation`` flag, given the kinds of the cases it
+    fails, and what to do; None when nothing is."""
+    if not kinds:
+        return (
+            f"{function}: mistake {m.id} fails no case: add a case that tells it apart, or drop it"
+        )
+    if m.validation and kinds != {"invalid"}:
+        return (
+            f"{function}: mistake {m.id} is a validation mistake (validation=True, or "
+            f"unchecked=) but fails {sorted(kinds - {'invalid'})} cases too: if that is its "
+            "point, write it as formula= or build= without validation=True; if not, make it "
+            "differ from the reference only in its input checks"
+        )
+    if not m.validation and kinds == {"invalid"}:
+        return (
+            f"{function}: mistake {m.id} fails input-check cases only: set validation=True on it "
+            "(or write it as unchecked=), so it is matched on invalid cases and shown after the "
+            "conceptual diagnoses"
+        )
+    return None
+
+
+def test_validation_flag_messages_say_which_flag_to_set():
+    """Planted: a checks-only mistake without the flag, a formula mistake with it, and a
+    'mistake' that is the reference: each message names the fix."""
+    a, name = "01_exact_kl", "log_ratios"
+    fspec = assignments.get(a).function(name)
+    ns = reference.namespace(a, ROOT)
+    inputs = evaluate.materialize(a, fspec, seeds.course_secret())
+    expected = memo.reference_outcomes(a, fspec, inputs, ROOT)
+
+    def kinds_of(fn):
+        got = [codec.outcome_of(fn, i["args"], i["kwargs"], ns) for i in inputs]
+        return failing_kinds(fspec, expected, got)
+
+    unchecked = next(m for m in fspec.mistakes if m.id == "no-validation")
+    flagless = dataclasses.replace(unchecked, unchecked=False, validation=False)
+    msg = validation_flag_problem(name, flagless, kinds_of(unchecked.build(ns)))
+    assert msg and "set validation=True" in msg
+    log2 = next(m for m in fspec.mistakes if m.id == "log2")
+    flagged = dataclasses.replace(log2, validation=True)
+    msg = validation_flag_problem(name, flagged, kinds_of(log2.build(ns)))
+    assert msg and "without validation=True" in msg
+    msg = validation_flag_problem(name, log2, kinds_of(ns[name]))
+    assert msg and "fails no case: add a case that tells it apart, or drop it" in msg
+    assert validation_flag_problem(name, log2, kinds_of(log2.build(ns))) is None
 
 
 @pytest.mark.parametrize("assignment,function", FUNCTIONS)
@@ -224,8 +282,14 @@ def test_source_notebook_cells_match_the_cases(assignment):
         for c in nb.cells
         if notebook.cell_role(c) == "test"
     }
-    assert set(spec.names) <= solutions
-    assert set(tests) == {f"test_{n}" for n in spec.names}
+    assert set(spec.names) <= solutions, (
+        f"no solution cell (nbgrader solution: true, grade_id = the name) for "
+        f"{sorted(set(spec.names) - solutions)}: `drills new-function` writes one"
+    )
+    assert set(tests) == {f"test_{n}" for n in spec.names}, (
+        f"test cells (grade: true, grade_id test_<name>) {sorted(tests)} do not match the "
+        f"graded functions {spec.names} of the case module's SPEC"
+    )
     for name in spec.names:
         cell = tests[f"test_{name}"]
         assert float(notebook.nbgrader_meta(cell)["points"]) > 0
@@ -310,7 +374,9 @@ def test_common_mistakes_table_lists_the_catalogue(assignment):
     table = mistakes_table(cell.source.split("## Common mistakes", 1)[1].split("\n## ", 1)[0])
     catalogue = {(f.name, m.id) for f in assignments.get(assignment).functions for m in f.mistakes}
     assert table == catalogue, (
-        f"missing from the notebook: {sorted(catalogue - table)}; not catalogued: {sorted(table - catalogue)}"
+        f"missing from the notebook's common-mistakes table: {sorted(catalogue - table)} (add "
+        "a row | `function` | mistake | what you get | `id` |); in the table but not "
+        f"catalogued: {sorted(table - catalogue)} (remove the row, or add the Mistake)"
     )
 
 
@@ -320,10 +386,12 @@ def test_every_function_catalogues_five_mistakes_each_naming_its_source(assignme
     it is documented ("<where>: <what it shows>") or say plainly that no
     source was found (spec.NO_SOURCE) — never an empty source?"""
     for f in assignments.get(assignment).functions:
-        assert len(f.mistakes) >= 5, f"{f.name}: {len(f.mistakes)} mistakes"
+        assert len(f.mistakes) >= 5, (
+            f"{f.name}: {len(f.mistakes)} mistakes: catalogue at least five (docs/authoring.md, "
+            "step 4), each with its source"
+        )
         for m in f.mistakes:
             assert m.source == spec.NO_SOURCE or ": " in m.source, (
-                f.name,
-                m.id,
-                m.source,
+                f"{f.name}: mistake {m.id}'s source {m.source!r}: write "
+                '"<where>: <what it shows>", or spec.NO_SOURCE when none was found'
             )

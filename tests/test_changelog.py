@@ -6,7 +6,9 @@ mistakes" table with the catalogue's ids per function. This test rebuilds both f
 the code (the cases and mistakes in autograder/assignments/, the points in the
 source notebooks) and fails when a row is missing or stale, so a change to cases,
 points, splits, tolerances or the catalogue cannot land without a changelog entry.
-`python tests/test_changelog.py` prints the current rows.
+`python tests/test_changelog.py` prints the current rows (built in
+autograder/assignments/catalogue.py); `drills cases ASSIGNMENT --scores` prints them with
+each mistake's score.
 """
 
 from __future__ import annotations
@@ -18,37 +20,16 @@ ROOT = Path(__file__).resolve().parent.parent
 CHANGELOG = ROOT / "CHANGELOG.md"
 
 
-def _functions():
-    from autograder import assignments
-    from autograder.notebooks import notebook
-
-    for a in notebook.available_assignments(ROOT):
-        for f in assignments.get(a).functions:
-            yield a, f, notebook.points(a, f.name, ROOT)
-
-
 def grading_rows() -> list[str]:
-    rows = []
-    for a, f, pts in _functions():
-        fixed = sum(1 for c in f.cases if not c.hidden)
-        generated = len(f.cases) - fixed
-        tols = sorted({(c.rtol, c.atol) for c in f.cases})
-        tol_text = ", ".join(f"{r:g}/{t:g}" for r, t in tols)
-        split = "/".join(str(f.split.share(k)) for k in ("value", "edge", "invalid"))
-        kinds = "/".join(str(len(f.of_kind(k))) for k in ("value", "edge", "invalid"))
-        concept = sum(1 for m in f.mistakes if not m.validation)
-        rows.append(
-            f"| {a} | `{f.name}` | {pts:g} | {split} | {kinds} | {fixed} | {generated} "
-            f"| {tol_text} | {concept}/{len(f.mistakes) - concept} |"
-        )
-    return rows
+    from autograder.assignments import catalogue
+
+    return catalogue.grading_rows(ROOT)
 
 
 def mistake_rows() -> list[str]:
-    return [
-        f"| {a} | `{f.name}` | " + ", ".join(f"`{m.id}`" for m in f.mistakes) + " |"
-        for a, f, _ in _functions()
-    ]
+    from autograder.assignments import catalogue
+
+    return catalogue.mistake_rows(ROOT)
 
 
 def _section(text: str, title: str) -> str:
@@ -66,7 +47,9 @@ def _compare(current: list[str], recorded: set[str], what: str) -> None:
     stale = sorted(recorded - set(current))
     assert not missing and not stale, (
         f"CHANGELOG.md's {what} is out of date: record the change (what, why, which scores "
-        "it moves) under a new entry and update the table.\n"
+        "it moves) under a new entry and replace the stale rows by the missing ones "
+        "(`python tests/test_changelog.py` prints every row; `drills cases ASSIGNMENT "
+        "--scores` the mistakes' scores to quote).\n"
         + "".join(f"  missing: {r}\n" for r in missing)
         + "".join(f"  stale:   {r}\n" for r in stale)
     )
@@ -83,6 +66,31 @@ def test_changelog_known_mistakes_match_the_catalogue():
     """Does CHANGELOG.md list every catalogued mistake id of every function, and no other?"""
     text = CHANGELOG.read_text(encoding="utf-8")
     _compare(mistake_rows(), _table_rows(_section(text, "Known mistakes")), "known-mistakes table")
+
+
+def test_drills_cases_scores_prints_the_rows_and_each_mistakes_score(capsys):
+    """`drills cases 01_exact_kl --scores`: the Known mistakes rows exactly as the CHANGELOG
+    wants them, then per function every mistake id with a score below the points, and the
+    no-checks score (at least 80 %: tests/test_cases.py's contract)."""
+    import re
+
+    from autograder import assignments, cli
+
+    assert cli.main(["cases", "01_exact_kl", "--scores"]) == 0
+    out = capsys.readouterr().out
+    want = [r for r in mistake_rows() if r.startswith("| 01_exact_kl |")]
+    assert all(r in out.splitlines() for r in want)
+    scored = out.split("Scores", 1)[1].splitlines()
+    for f in assignments.get("01_exact_kl").functions:
+        row = next(x for x in scored if x.startswith(f"| 01_exact_kl | `{f.name}` | "))
+        _, _, _, pts, listed, no_checks, _ = row.split("|")
+        scores = dict(re.findall(r"`([\w.\-]+)` ([\d.]+)", listed))
+        assert list(scores) == [m.id for m in f.mistakes], row
+        assert all(float(s) < float(pts) for s in scores.values()), row
+        assert float(pts) > float(no_checks) >= 0.8 * float(pts), row
+    # log_ratios' no-validation is the reference without any check: the no-checks submission
+    lr = next(x for x in scored if x.startswith("| 01_exact_kl | `log_ratios` | "))
+    assert re.search(r"`no-validation` ([\d.]+) \| \1 \|", lr), lr
 
 
 if __name__ == "__main__":

@@ -27,11 +27,18 @@ def test_every_non_equivalent_mutant_is_killed(assignment, function):
     r = mutation.run(assignment, function, ROOT)
     assert r.mutants > 0
     assert not r.survived, (
-        f"{len(r.survived)} mutants survive: add a case that kills them, or list them with the "
-        "reason they are equivalent in autograder/assignments/equivalent_mutants.json:\n  "
-        + "\n  ".join(r.survived)
+        f"{len(r.survived)} mutants of {function} survive: add a case that kills each, or list "
+        "it with the reason no input can tell it apart in "
+        f'autograder/assignments/equivalent_mutants.json under "{assignment}/{function}" '
+        f"(see them alone: python benchmarks/mutation_score.py {assignment} {function} "
+        "--survivors):\n  "
+        + "\n  ".join(mutation.survivor_advice(assignment, function, m, ROOT) for m in r.survived)
     )
-    assert not r.stale, "listed as equivalent but killed or gone:\n  " + "\n  ".join(r.stale)
+    assert not r.stale, (
+        f"listed as equivalent under {assignment}/{function} in "
+        "autograder/assignments/equivalent_mutants.json but killed by a case or no longer "
+        "generated: delete these entries:\n  " + "\n  ".join(r.stale)
+    )
 
 
 def test_every_equivalent_mutant_has_a_reason():
@@ -113,6 +120,30 @@ def test_the_reference_itself_is_not_killed():
     ns = reference.namespace("03_sum_vs_mean", ROOT)
     case_sets = mutation._case_sets("03_sum_vs_mean", fspec, ROOT)
     assert not mutation.killed(ns["masked_mean"], ns, fspec, case_sets)
+
+
+def test_a_survivor_in_a_shared_helper_names_the_functions_that_share_it():
+    """A mutant of a private helper called by several graded functions: does the advice say the
+    helper is shared, by whom, and which function's case must kill it?"""
+    shared = next(
+        (a, h, users)
+        for a in available_assignments()
+        for h in {
+            d.name
+            for f in assignments.get(a).functions
+            for d in mutation.targets(a, f.name, ROOT)
+            if d.name.startswith("_")
+        }
+        if len(users := mutation.helper_users(a, h, ROOT)) > 1
+    )
+    a, helper, users = shared
+    text = mutation.survivor_advice(
+        a, users[0], f"{helper}: raise: raise ValueError() -> pass", ROOT
+    )
+    assert f"survivor in {helper}, a helper shared by {', '.join(users)}" in text
+    assert f"a case of {users[0]} must kill it" in text
+    own = mutation.survivor_advice(a, users[0], f"{users[0]}: binop: a + b -> a - b", ROOT)
+    assert f"add a case of {users[0]}" in own and "shared" not in own
 
 
 def test_without_checks_removes_only_the_checks_it_is_asked_to():

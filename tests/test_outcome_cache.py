@@ -312,12 +312,13 @@ def test_two_concurrent_checks_share_one_cold_cache(tmp_path):
 
 
 def _plain_fields(obj) -> dict:
-    """Every field of a spec dataclass except callables and case inputs, recursively."""
+    """Every field of a spec dataclass except callables, case inputs and anchors (test-only),
+    recursively."""
     import dataclasses
 
     out = {}
     for f in dataclasses.fields(obj):
-        if (type(obj).__name__, f.name) in cache._INPUT_FIELDS:
+        if (type(obj).__name__, f.name) in cache._INPUT_FIELDS | cache._TEST_ONLY_FIELDS:
             continue
         v = getattr(obj, f.name)
         if isinstance(v, tuple) and v and dataclasses.is_dataclass(v[0]):

@@ -215,7 +215,9 @@ def test_training_slice_agrees_with_the_shipped_study_within_what_another_cpu_mo
     k = shipped.config.eval_every
     got = _slice(fns, shipped, k)
     want = {key: values[:2] for key, values in shipped.runs["grpo"][0].items()}
-    assert got.keys() == want.keys()
+    # the shipped file predates issue 21's metrics (greedy accuracy, Pass@K, correct_logp):
+    # every metric it holds must be reproduced; the new ones are checked in test_tiny_model_beyond
+    assert want.keys() <= got.keys(), sorted(want.keys() - got.keys())
     assert not _beyond_cross_cpu_tolerance(got, want, window=k)
     assert got["heldout_accuracy"][1] > got["heldout_accuracy"][0]  # learning from step one
 

@@ -25,15 +25,22 @@ Public API (stable; notebooks 05 and 06 call it with the learner's functions)
     ident = check_identity(model, fns)             # the SGD first-order identity, measured per prompt
     run = train(fns, "nthr", seed=0)               # -> TrainResult: run.history per step and per eval
     study = load_shipped()                         # the 4 methods x 5 seeds study notebook 06 loads
+    study07 = load_shipped(SHIPPED_07)             # issue 21: 8 methods x 5 seeds, first 50 steps
+    print(study07.beyond_table())                  # greedy, Pass@K, online Eq. 2, paired with GRPO
     task.format_response(tokens)                   # '07 15.'
 
 Methods: ``grpo``; ``pos_only`` (negative advantages set to 0); ``nthr``
 (selected negative tokens weighted by η: 0 in the probe, ``eta_schedule(p)``
 in training); ``random`` (as many random negative tokens as NTHR selects).
+Training only (issue 21, thr.py): ``thr_exploit`` / ``thr_explore`` (THR
+weights 1 ± p on dominant tokens), ``nll`` (VAPO's NLL on correct responses),
+``smaug`` (the floor max(0, ln π_ref(y+) − ln π(y+))); every method takes
+clip-higher (``clip_eps_high``: the ratio clipped to [1 − ε_low, 1 + ε_high]).
 Logged per training step: reward_mean, zero_adv_frac, kl_ref,
-correct_logp_change, selected_frac, response_len, clip_frac, loss, lr; per
-held-out evaluation (step 0, every 50 steps, the end): heldout_accuracy,
-heldout_answer_logp.
+correct_logp_change, selected_frac, response_len, clip_frac, loss, lr,
+correct_logp; per held-out evaluation (step 0, every 50 steps, the end):
+heldout_accuracy, heldout_answer_logp, heldout_greedy_accuracy,
+heldout_pass@1/2/4/8 (8 draws per problem, the unbiased estimator).
 
 Command line (``--help`` for all options):
 ``python -m tiny_model probe --optimizer adam|sgd --seeds 0-4``,
@@ -93,6 +100,22 @@ How this departs from the papers' setting (every simplification)
    margin). CUDA runs are seeded but not guaranteed bit-identical, and the
    large configuration's warm-up stops at a target accuracy (checked every
    50 steps) instead of a fixed step count.
+8. THR (issue 21; Deng et al., arXiv 2510.03669, whose method section could
+   not be opened: only its abstract and its OpenReview reviews were). Our
+   reading: THR_{j,k} = A_j · s_{j,k}, s the token's score against every
+   token of the group's correct responses (06's ``token_scores``, a correct
+   response's own tokens included); a token is dominant when |s| > τ, NTHR's
+   threshold (the reviews say τ follows that earlier heuristic); dominant
+   tokens' advantages are multiplied by 1 + p·sign(THR), p = +0.5
+   (``thr_exploit``) or −0.5 (``thr_explore``), the others keep 1. The
+   paper's value of p, its normalisation of THR and whether non-dominant
+   tokens are also masked are not known to us.
+9. NLL (VAPO's positive-example LM loss, μ = 0.1): token mean of −ln π over
+   the batch's correct responses, added to the GRPO loss. SMAUG-style floor
+   (DPO-Positive's term): mean over correct responses of
+   max(0, ln π_ref(y+) − ln π(y+)), π_ref the frozen warm model, weight 1
+   (our choice). Clip-higher binds only with inner_steps > 1 (one on-policy
+   step has ratio 1), so the study's single-step runs cannot show it.
 
 Measured on the shipped warm model (probe: lr 1e-5, 5 seeds x 60 groups; every
 machine loads the same weights, and the printed digits held on every CPU
@@ -111,6 +134,15 @@ held-out ln pi(correct) (paired t over seeds): the paper's training-level
 claim does not show here. Positive-only ends less accurate (-0.027
 [-0.039, -0.016]) while keeping the correct responses more likely during
 the run.
+Issue 21 (docs/notebook-07-plan.md; tiny_model/results/train_07.json: the
+first 50 steps of that schedule, 8 methods x 5 seeds, held-out sampled
+accuracy 0.49-0.61 at the end): no fix beats GRPO significantly on greedy
+accuracy, Pass@K or the online Eq. 2 (thr_exploit - GRPO greedy +0.018
+[-0.019, +0.054] over 10 seeds); thr_explore trails (and collapses at
+|p| = 1); SMAUG and NLL match GRPO; positive-only leads early (+0.059
+[+0.001, +0.116] sampled accuracy). The one-step probe separates them:
+thr_exploit +1.5e-3 [+1.0e-3, +2.2e-3], NLL +1.2e-3 [+0.9e-3, +1.6e-3],
+thr_explore -9.3e-3 [-11.5e-3, -7.2e-3] nats against GRPO, SMAUG exactly 0.
 """
 
 from tiny_model.experiment import train
@@ -120,7 +152,7 @@ from tiny_model.model import TinyConfig, TinyModel
 from tiny_model.pooled import PooledProbe, run_probe_seeds
 from tiny_model.probe import OPTIMIZERS, ProbeConfig, ProbeResult, run_probe, show_group
 from tiny_model.seam import Functions
-from tiny_model.study import TrainStudy, load_shipped, run_study
+from tiny_model.study import SHIPPED_07, TrainStudy, load_shipped, run_study
 from tiny_model.task import SumTask
 from tiny_model.training import TrainConfig, TrainResult
 from tiny_model.warm import LARGE_WARMUP, WarmupConfig, load_warm
@@ -129,6 +161,7 @@ __all__ = [
     "LARGE_WARMUP",
     "METHODS",
     "OPTIMIZERS",
+    "SHIPPED_07",
     "Functions",
     "Groups",
     "IdentityResult",

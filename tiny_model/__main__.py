@@ -2,7 +2,9 @@
 
 python -m tiny_model probe --optimizer adam --seeds 0-4     # the paper's observations, pooled
 python -m tiny_model probe --optimizer sgd --seeds 0-4      # the first-order control
-python -m tiny_model train --methods all --seeds 0-4 --write-shipped   # notebook 06's file
+python -m tiny_model train --methods grpo,pos_only,nthr,random --seeds 0-4 --write-shipped
+                                                            # notebook 06's file
+python -m tiny_model train --methods all --seeds 0-4 --steps 150   # issue 21: all 8 methods
 python -m tiny_model probe --config large --device cuda --seeds 0-4    # the GPU configuration
 """
 
@@ -14,7 +16,7 @@ import sys
 from pathlib import Path
 
 from tiny_model import experiment
-from tiny_model.grpo import LOSS_AGG_MODES, METHODS
+from tiny_model.grpo import ALL_METHODS, LOSS_AGG_MODES, METHODS
 from tiny_model.pooled import parse_seeds
 from tiny_model.probe import OPTIMIZERS, ProbeConfig
 from tiny_model.training import LR_SCHEDULES, TrainConfig
@@ -23,14 +25,26 @@ from tiny_model.warm import LARGE_WARMUP, WarmupConfig, cache_path
 CONFIGS = {"course": WarmupConfig(), "large": LARGE_WARMUP}
 
 
+def _method_list(text: str, known: tuple[str, ...]) -> tuple[str, ...]:
+    if text.strip() == "all":
+        return known
+    methods = tuple(m.strip() for m in text.split(",") if m.strip())
+    bad = [m for m in methods if m not in known]
+    if bad or not methods or len(set(methods)) != len(methods):
+        raise argparse.ArgumentTypeError(f"methods from {','.join(known)} or all; got {text!r}")
+    return methods
+
+
 def _methods(text: str) -> tuple[str, ...]:
+    """The probe's methods: ``all`` is notebooks 05-06's four; issue 21's may be named."""
     if text.strip() == "all":
         return METHODS
-    methods = tuple(m.strip() for m in text.split(",") if m.strip())
-    bad = [m for m in methods if m not in METHODS]
-    if bad or not methods or len(set(methods)) != len(methods):
-        raise argparse.ArgumentTypeError(f"methods from {','.join(METHODS)} or all; got {text!r}")
-    return methods
+    return _method_list(text, ALL_METHODS)
+
+
+def _train_methods(text: str) -> tuple[str, ...]:
+    """Training's methods: those of 05-06 and issue 21's (thr_exploit, thr_explore, nll, smaug)."""
+    return _method_list(text, ALL_METHODS)
 
 
 def _seeds(text: str) -> tuple[int, ...]:
@@ -71,7 +85,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
 
     pr = sub.add_parser("probe", parents=[common], help="the one-step LLD probe (Eq. 2)")
-    pr.add_argument("--methods", type=_methods, default=METHODS)
+    pr.add_argument(
+        "--methods",
+        type=_methods,
+        default=METHODS,
+        help="comma-separated (issue 21's thr_exploit, thr_explore, nll, smaug too), or all "
+        "(notebooks 05-06's four)",
+    )
     pr.add_argument("--groups", type=int, default=ProbeConfig.groups, help="mixed groups per seed")
     pr.add_argument("--group-size", type=int, default=ProbeConfig.group_size)
     pr.add_argument("--lr", type=float, default=ProbeConfig.lr)
@@ -92,9 +112,17 @@ def build_parser() -> argparse.ArgumentParser:
     pr.add_argument("--random-draws", type=int, default=ProbeConfig.random_draws)
 
     t = sub.add_parser("train", parents=[common], help="GRPO runs: every method at every seed")
-    t.add_argument("--methods", type=_methods, default=METHODS, help="comma-separated, or all")
+    t.add_argument(
+        "--methods", type=_train_methods, default=METHODS, help="comma-separated, or all"
+    )
     t.add_argument("--seeds", type=_seeds, default=None, help="e.g. 0-4 (overrides --seed)")
     t.add_argument("--steps", type=int, default=TrainConfig.steps)
+    t.add_argument(
+        "--stop-after",
+        type=int,
+        default=None,
+        help="stop after this many steps, the --steps schedule unchanged (its first part)",
+    )
     t.add_argument("--lr", type=float, default=TrainConfig.lr)
     t.add_argument("--lr-warmup", type=int, default=TrainConfig.lr_warmup)
     t.add_argument("--lr-schedule", choices=LR_SCHEDULES, default=TrainConfig.lr_schedule)
@@ -103,10 +131,25 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--loss-agg", choices=LOSS_AGG_MODES, default=TrainConfig.loss_agg)
     t.add_argument("--inner-steps", type=int, default=TrainConfig.inner_steps)
     t.add_argument("--eval-every", type=int, default=TrainConfig.eval_every)
+    t.add_argument("--clip-eps", type=float, default=TrainConfig.clip_eps, help="lower clip bound")
+    t.add_argument(
+        "--clip-eps-high",
+        type=float,
+        default=TrainConfig.clip_eps_high,
+        help="clip-higher: upper bound 1 + this (default: symmetric, 1 + --clip-eps)",
+    )
+    t.add_argument("--thr-p", type=float, default=TrainConfig.thr_p)
+    t.add_argument("--nll-coef", type=float, default=TrainConfig.nll_coef)
+    t.add_argument("--smaug-coef", type=float, default=TrainConfig.smaug_coef)
     t.add_argument(
         "--write-shipped",
-        action="store_true",
-        help="also copy metrics.json to tiny_model/results/train_seeds.json (notebook 06 loads it)",
+        nargs="?",
+        const="06",
+        choices=("06", "07"),
+        default=None,
+        help="also copy metrics.json to the shipped study: 06 (default) "
+        "tiny_model/results/train_seeds.json, notebook 06's (its 4 methods only); "
+        "07 tiny_model/results/train_07.json (issue 21's study)",
     )
     return p
 
@@ -120,6 +163,8 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(str(e))
     out = args.out or Path("runs") / args.command
     warm = CONFIGS[args.config]
+    if args.command == "train" and args.write_shipped == "06" and set(args.methods) - set(METHODS):
+        parser.error("--write-shipped 06 takes notebook 06's methods only (07 for the others)")
     if args.command == "warmup":
         config = dataclasses.replace(warm, seed=args.seed, steps=args.steps or warm.steps)
         checkpoint = args.checkpoint or (
@@ -159,6 +204,7 @@ def main(argv: list[str] | None = None) -> int:
                 warm=warm,
                 write_shipped=args.write_shipped,
                 steps=args.steps,
+                stop_after=args.stop_after,
                 lr=args.lr,
                 lr_warmup=args.lr_warmup,
                 lr_schedule=args.lr_schedule,
@@ -167,6 +213,11 @@ def main(argv: list[str] | None = None) -> int:
                 loss_agg=args.loss_agg,
                 inner_steps=args.inner_steps,
                 eval_every=args.eval_every,
+                clip_eps=args.clip_eps,
+                clip_eps_high=args.clip_eps_high,
+                thr_p=args.thr_p,
+                nll_coef=args.nll_coef,
+                smaug_coef=args.smaug_coef,
             )
             print(study.table())
     print(f"wrote {out}/metrics.json and figures")

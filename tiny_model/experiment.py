@@ -28,7 +28,7 @@ from tiny_model.model import TinyModel
 from tiny_model.pooled import PooledProbe, run_probe_seeds
 from tiny_model.probe import ProbeConfig, ProbeResult, run_probe
 from tiny_model.seam import Functions
-from tiny_model.study import COLORS, SHIPPED, TrainStudy, run_study, study_figure
+from tiny_model.study import COLORS, SHIPPED, SHIPPED_07, TrainStudy, run_study, study_figure
 from tiny_model.training import TrainConfig, TrainResult
 from tiny_model.warm import (
     CHECKPOINT,
@@ -176,21 +176,23 @@ def cmd_train(
     methods: Sequence[str],
     seeds: Sequence[int] = (0,),
     *,
-    write_shipped: bool = False,
+    write_shipped: bool | str | None = False,
     **overrides: object,
 ) -> TrainStudy:
     """Train every method at every seed; write metrics.json (the study) and train.png.
 
-    ``write_shipped`` also copies metrics.json to ``study.SHIPPED`` (the file
-    notebook 06 loads), atomically.
+    ``write_shipped`` also copies metrics.json, atomically, to ``study.SHIPPED`` (True or
+    "06": the file notebook 06 loads) or ``study.SHIPPED_07`` ("07": issue 21's study).
     """
     steps = int(overrides.get("steps", TrainConfig.steps))
+    if overrides.get("stop_after") is not None:
+        steps = min(steps, int(overrides["stop_after"]))
     with progress_bar(steps * len(methods) * len(seeds), "train") as bar:
         study = run_study(fns, methods, seeds, device=device, progress=bar.update, **overrides)
     write_json(out / "metrics.json", study.to_dict())
     save_png(study_figure(study), out / "train.png")
     if write_shipped:
-        write_json(SHIPPED, study.to_dict())
+        write_json(SHIPPED_07 if write_shipped == "07" else SHIPPED, study.to_dict())
     return study
 
 

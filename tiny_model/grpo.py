@@ -7,6 +7,13 @@ Methods (all are GRPO with a per-token weight w on the advantage, A_{i,t} = A_i 
     nthr      w = eta on the negative tokens NTHR selects (s- > tau), 1 elsewhere
     random    w = eta on as many negative tokens as NTHR selects in that group,
               drawn uniformly at random (the control for "how many" vs "which")
+    thr_exploit / thr_explore (issue 21, thr.py)
+              w = 1 + p * sign(THR) on dominant tokens (|s| > tau) of every response,
+              p = +thr_p (exploitation) or -thr_p (exploration); 1 elsewhere
+    nll, smaug (issue 21) w = 1 (GRPO's weights); training adds VAPO's NLL on the correct
+              responses or the SMAUG-style floor to the loss (thr.py)
+
+Every method takes clip-higher: ``grpo_loss(clip_eps=lower, clip_eps_high=upper)``.
 
 The group advantages, sequence log likelihoods, likelihood changes and the
 NTHR scores, threshold and eta all come from ``fns`` (the seam, see seam.py).
@@ -23,8 +30,18 @@ import torch
 from tiny_model.model import TinyModel
 from tiny_model.seam import Functions
 from tiny_model.task import DEFAULT, SumTask, response_mask
+from tiny_model.thr import (
+    NEW_METHODS,
+    REGULARISED,
+    THR_METHODS,
+    thr_token_scores,
+    thr_weights,
+)
 
 METHODS = ("grpo", "pos_only", "nthr", "random")
+"""The methods of notebooks 05-06 (the probe's and notebook 06's study's)."""
+ALL_METHODS = METHODS + NEW_METHODS
+"""Every method training takes (``python -m tiny_model train --methods all``)."""
 LOSS_AGG_MODES = (
     "seq-mean-token-mean",
     "token-mean",
@@ -244,21 +261,25 @@ def token_weights(
     beta: float = 1.0,
     eta: float | torch.Tensor = 0.0,
     generator: torch.Generator | None = None,
+    thr_p: float = 0.5,
 ) -> TokenWeights:
     """Per-token weights of ``method`` (see the module docstring).
 
     advantages (N, G); logits (N, G, 5, V) and hidden (N, G, 5, C) at θ (only
-    for nthr/random); eta a float or (N,) per group; ``generator`` (CPU) draws
-    the random baseline's tokens.
+    for nthr/random/thr_*); eta a float or (N,) per group; ``generator`` (CPU) draws
+    the random baseline's tokens; ``thr_p`` the THR methods' |p|.
     """
-    if method not in METHODS:
-        raise ValueError(f"unknown method {method!r}; expected one of {METHODS}")
+    if method not in ALL_METHODS:
+        raise ValueError(f"unknown method {method!r}; expected one of {ALL_METHODS}")
     mask = groups.mask  # (N, G, 5)
     negative = mask & (advantages < 0).unsqueeze(-1)  # (N, G, 5)
     weights = torch.ones(mask.shape, dtype=torch.float32, device=mask.device)  # (N, G, 5)
     modified = torch.zeros_like(mask)  # (N, G, 5)
-    if method == "grpo":
+    if method == "grpo" or method in REGULARISED:  # nll, smaug: the loss changes, not w
         return TokenWeights(weights, negative, modified)
+    if method in THR_METHODS:
+        p = thr_p if method == "thr_exploit" else -thr_p
+        return thr_token_weights(fns, groups, advantages, logits, hidden, beta=beta, p=p)
     if method == "pos_only":
         return TokenWeights(weights.masked_fill(negative, 0.0), negative, negative.clone())
     if logits is None or hidden is None:
@@ -288,6 +309,60 @@ def token_weights(
         weights[i][neg_tok] = w  # (Nn,) into (G, 5)
         modified[i][neg_tok] = selected
     return TokenWeights(weights, negative, modified, scores, tau)
+
+
+def thr_token_weights(
+    fns: Functions,
+    groups: Groups,
+    advantages: torch.Tensor,
+    logits: torch.Tensor | None,
+    hidden: torch.Tensor | None,
+    *,
+    beta: float = 1.0,
+    p: float = 0.5,
+) -> TokenWeights:
+    """THR weights (thr.py) on every valid token of the mixed groups; 1 elsewhere.
+
+    A token is dominant when |s| > tau, s its score against all correct tokens (the seam's
+    ``token_scores``; a correct response's own tokens included, as NTHR's anchor scores are)
+    and tau NTHR's threshold beta * min over correct responses of their mean score. ``modified``
+    marks the negative tokens whose weight changed (``selected_frac``); ``scores`` holds THR.
+    """
+    if logits is None or hidden is None:
+        raise ValueError("the THR methods need the logits and hidden states at θ")
+    fns.require("prediction_errors", "token_scores")
+    mask = groups.mask  # (N, G, R)
+    n, g, r = mask.shape
+    negative = mask & (advantages < 0).unsqueeze(-1)  # (N, G, R)
+    weights = torch.ones(mask.shape, dtype=torch.float32, device=mask.device)
+    modified = torch.zeros_like(mask)
+    thr_all = torch.full(mask.shape, float("nan"), device=mask.device)  # (N, G, R)
+    tau = torch.full((n,), float("nan"))
+    for i in range(n):
+        adv = advantages[i]  # (G,)
+        if not (bool((adv > 0).any()) and bool((adv < 0).any())):
+            continue
+        _, _, pos_mean, _ = nthr_group_scores(
+            fns, logits[i], hidden[i], groups.responses[i], mask[i], adv
+        )
+        v = logits.shape[-1]
+        err = torch.as_tensor(
+            fns.prediction_errors(logits[i].reshape(g * r, v), groups.responses[i].reshape(g * r))
+        ).reshape(g, r, v)  # (G, R, V)
+        valid = mask[i]  # (G, R)
+        pos_tok = valid & (adv > 0).unsqueeze(1)  # (G, R)
+        s = torch.as_tensor(
+            fns.token_scores(hidden[i][valid], err[valid], hidden[i][pos_tok], err[pos_tok])
+        )  # (Nv,)
+        tok_adv = adv.unsqueeze(1).expand(g, r)[valid]  # (Nv,)
+        thr = thr_token_scores(s, tok_adv)  # (Nv,)
+        tau[i] = beta * float(pos_mean.min())
+        dominant = s.abs() > tau[i]  # (Nv,)
+        w = thr_weights(thr, dominant, p)  # (Nv,)
+        weights[i][valid] = w.to(weights.dtype)
+        thr_all[i][valid] = thr.to(thr_all.dtype)
+        modified[i][valid] = (w != 1) & (tok_adv < 0)
+    return TokenWeights(weights, negative, modified, thr_all, tau)
 
 
 # ------------------------------------------------------------------------------ loss
@@ -330,16 +405,20 @@ def grpo_loss(
     kl_coef: float = 0.0,
     ref_logp: torch.Tensor | None = None,
     loss_agg: str = "seq-mean-token-mean",
+    clip_eps_high: float | None = None,
 ) -> tuple[torch.Tensor, dict[str, float]]:
     """The clipped GRPO surrogate with per-token advantages, plus optional k3 KL.
 
     logp, logp_old, ref_logp, token_advantages, mask: (B, T). ``clip_eps=None``
     drops clipping (the one-step probe: on-policy the ratio is 1 anyway).
+    ``clip_eps_high`` (DAPO's clip-higher): the ratio is clipped to
+    [1 - clip_eps, 1 + clip_eps_high]; None: symmetric, 1 + clip_eps.
     """
     ratio = torch.exp(logp - logp_old)  # (B, T) pi_theta / pi_old per token
     surrogate = ratio * token_advantages  # (B, T)
+    high = clip_eps if clip_eps_high is None else clip_eps_high
     if clip_eps is not None:
-        clipped = torch.clamp(ratio, 1 - clip_eps, 1 + clip_eps) * token_advantages  # (B, T)
+        clipped = torch.clamp(ratio, 1 - clip_eps, 1 + high) * token_advantages  # (B, T)
         surrogate = torch.minimum(surrogate, clipped)  # (B, T)
     per_token = -surrogate  # (B, T)
     if kl_coef:
@@ -350,6 +429,9 @@ def grpo_loss(
     with torch.no_grad():
         valid = mask.sum().clamp(min=1)
         clip_frac = 0.0
-        if clip_eps is not None:
+        if clip_eps is not None and clip_eps_high is None:
             clip_frac = float((((ratio - 1).abs() > clip_eps) & mask).sum() / valid)
+        elif clip_eps is not None:
+            outside = (ratio < 1 - clip_eps) | (ratio > 1 + high)  # (B, T)
+            clip_frac = float((outside & mask).sum() / valid)
     return loss, {"loss": float(loss.detach()), "clip_frac": clip_frac}

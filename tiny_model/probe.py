@@ -40,8 +40,11 @@ from tiny_model.grpo import Groups, TokenWeights
 from tiny_model.model import TinyModel
 from tiny_model.seam import Functions
 from tiny_model.task import DEFAULT, SumTask
+from tiny_model.thr import NEW_METHODS, REGULARISED, THR_METHODS, nll_on_correct, smaug_floor
 
-PAIRS = (("pos_only", "grpo"), ("nthr", "grpo"), ("nthr", "random"))
+PAIRS = (("pos_only", "grpo"), ("nthr", "grpo"), ("nthr", "random")) + tuple(
+    (m, "grpo") for m in NEW_METHODS
+)
 OPTIMIZERS = ("adam", "sgd")
 
 
@@ -77,6 +80,12 @@ class ProbeConfig:
     """Bootstrap resamples for the paired intervals."""
     task: SumTask = field(default_factory=lambda: DEFAULT)
     """The task; groups are drawn from its training problems."""
+    thr_p: float = 0.5
+    """|p| of thr_exploit / thr_explore (issue 21)."""
+    nll_coef: float = 0.1
+    """Weight of the NLL on correct responses (method nll)."""
+    smaug_coef: float = 1.0
+    """Weight of the SMAUG-style floor (method smaug; its gradient is 0 at θ = the reference)."""
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -246,6 +255,18 @@ def update(grad: torch.Tensor, config: ProbeConfig) -> torch.Tensor:
     raise ValueError(f"unknown optimizer {config.optimizer!r}; expected one of {OPTIMIZERS}")
 
 
+def regulariser_at_theta(
+    method: str, config: ProbeConfig, logp: torch.Tensor, mask: torch.Tensor, correct: torch.Tensor
+) -> torch.Tensor:
+    """nll's or smaug's extra loss for the probe's one step from θ (the reference is θ itself).
+
+    logp (G, R) with gradient, mask (G, R), correct (G,)."""
+    if method == "nll":
+        return config.nll_coef * nll_on_correct(logp, mask, correct)
+    seq = (logp * mask.to(logp.dtype)).sum(dim=-1)  # (G,)
+    return config.smaug_coef * smaug_floor(seq, seq.detach(), correct)
+
+
 def one_step_changes(
     model: TinyModel,
     fns: Functions,
@@ -277,11 +298,14 @@ def one_step_changes(
                 beta=config.beta,
                 eta=config.eta,
                 generator=generator,
+                thr_p=config.thr_p,
             )
             tok_adv = (adv.unsqueeze(-1) * tw.weights).flatten(0, 1)  # (G, 5)
             loss, _ = grpo.grpo_loss(
                 logp_tok, logp_tok.detach(), tok_adv, mask, clip_eps=None, loss_agg=config.loss_agg
             )
+            if m in REGULARISED:
+                loss = loss + regulariser_at_theta(m, config, logp_tok, mask, group.correct[0])
             grads = torch.autograd.grad(loss, list(params.values()), retain_graph=True)
             stepped = {
                 k: p.detach() - update(g, config) for (k, p), g in zip(params.items(), grads)
@@ -334,8 +358,10 @@ def _run_probe(
         raise ValueError(f"unknown optimizer {config.optimizer!r}; expected one of {OPTIMIZERS}")
     methods = tuple(config.methods)
     for m in methods:
-        if m not in grpo.METHODS:
-            raise ValueError(f"unknown method {m!r}; expected one of {grpo.METHODS}")
+        if m not in grpo.ALL_METHODS:
+            raise ValueError(f"unknown method {m!r}; expected one of {grpo.ALL_METHODS}")
+    if any(m in THR_METHODS for m in methods):
+        fns.require("prediction_errors", "token_scores")
     if any(m in ("nthr", "random") for m in methods):
         fns.require("prediction_errors", "token_scores", "nthr_weights")
     device = next(model.parameters()).device

@@ -26,13 +26,45 @@ import torch
 from tiny_model.harness import deterministic, figure
 from tiny_model.probe import verdict
 from tiny_model.seam import Functions
-from tiny_model.training import EVALUATED, TrainConfig, TrainResult, train
+from tiny_model.thr import NEW_METHODS
+from tiny_model.training import EVALUATED, PASS_K, TrainConfig, TrainResult, train
 from tiny_model.warm import WarmupConfig, load_warm
 
 SHIPPED = Path(__file__).resolve().parent / "results" / "train_seeds.json"
-WINDOWED = ("reward_mean", "correct_logp_change", "selected_frac", "kl_ref", "zero_adv_frac")
-PAIRS = (("nthr", "grpo"), ("nthr", "random"), ("pos_only", "grpo"))
-COLORS = {"grpo": "tab:red", "pos_only": "tab:green", "nthr": "tab:blue", "random": "tab:gray"}
+SHIPPED_07 = Path(__file__).resolve().parent / "results" / "train_07.json"
+"""Issue 21's study (every method, the regime where they separate; docs/notebook-07-plan.md)."""
+WINDOWED = (
+    "reward_mean",
+    "correct_logp_change",
+    "selected_frac",
+    "kl_ref",
+    "zero_adv_frac",
+    "correct_logp",
+)
+PAIRS_06 = (("nthr", "grpo"), ("nthr", "random"), ("pos_only", "grpo"))
+PAIRS = PAIRS_06 + tuple((m, "grpo") for m in NEW_METHODS)
+COLORS = {
+    "grpo": "tab:red",
+    "pos_only": "tab:green",
+    "nthr": "tab:blue",
+    "random": "tab:gray",
+    "thr_exploit": "tab:purple",
+    "thr_explore": "tab:orange",
+    "nll": "tab:brown",
+    "smaug": "tab:olive",
+}
+BEYOND = ("heldout_greedy_accuracy",) + tuple(f"heldout_pass@{k}" for k in PASS_K)
+"""Final held-out metrics of issue 21 (absent from studies made before it)."""
+ONLINE = ("correct_logp_change", "correct_logp")
+"""Per-step metrics on the batch's freshly sampled correct responses, averaged over the run."""
+LABELS = {
+    "heldout_accuracy": "sampled acc.",
+    "heldout_answer_logp": "ln π(correct)",
+    "heldout_greedy_accuracy": "greedy acc.",
+    "correct_logp_change": "online Eq. 2",
+    "correct_logp": "online ln π(y+)",
+    **{f"heldout_pass@{k}": f"Pass@{k}" for k in PASS_K},
+}
 # two-sided 95 % quantiles of Student's t, df = 1..30 (beyond: the normal 1.96)
 _T975 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179,
          2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064,
@@ -86,9 +118,49 @@ class TrainStudy:
         return float(np.mean([self.runs[self.methods[0]][s][metric][0] for s in self.seeds]))
 
     def paired(self, a: str, b: str, metric: str = "heldout_accuracy") -> dict[str, float]:
-        """Final ``metric`` of a minus b, paired by seed: mean and 95 % t interval."""
-        fin = self.final(metric)
+        """Final ``metric`` of a minus b, paired by seed: mean and 95 % t interval.
+
+        For the online metrics (ONLINE) the value of a run is its mean over the whole run."""
+        fin = self.run_mean(metric) if metric in ONLINE else self.final(metric)
         return paired_t_interval(fin[a] - fin[b])
+
+    def run_mean(self, metric: str) -> dict[str, np.ndarray]:
+        """method -> (seeds,) a windowed metric averaged over every window of the run."""
+        return {
+            m: np.array([float(np.nanmean(self.runs[m][s][metric][1:])) for s in self.seeds])
+            for m in self.methods
+        }
+
+    def has(self, metric: str) -> bool:
+        """Does every run hold ``metric`` (studies made before issue 21 lack its metrics)?"""
+        return all(metric in self.runs[m][s] for m in self.methods for s in self.seeds)
+
+    def beyond_table(self) -> str:
+        """Issue 21's metrics: greedy accuracy, Pass@K, online Eq. 2, each method minus GRPO."""
+        metrics = [m for m in BEYOND + ONLINE if self.has(m)]
+        head = f"{'method':<12}" + "".join(f"{LABELS[m]:>16}" for m in metrics)
+        lines = ["final held-out (greedy, Pass@K) and run-mean online metrics, mean over seeds:"]
+        lines.append(head)
+        for meth in self.methods:
+            cells = []
+            for metric in metrics:
+                v = self.run_mean(metric) if metric in ONLINE else self.final(metric)
+                cells.append(f"{v[meth].mean():>16.4f}")
+            lines.append(f"{meth:<12}" + "".join(cells))
+        if len(self.seeds) > 1 and "grpo" in self.methods:
+            lines.append(
+                f"each method - GRPO, paired over {len(self.seeds)} seeds, 95 % t interval:"
+            )
+            for meth in self.methods:
+                if meth == "grpo":
+                    continue
+                for metric in ("heldout_accuracy",) + tuple(metrics):
+                    p = self.paired(meth, "grpo", metric)
+                    lines.append(
+                        f"  {meth + '-grpo':<18}{LABELS[metric]:<17}{p['mean']:+.4f} "
+                        f"[{p['ci_low']:+.4f}, {p['ci_high']:+.4f}]  {verdict(p)}"
+                    )
+        return "\n".join(lines)
 
     def curve(self, method: str, metric: str) -> tuple[np.ndarray, np.ndarray]:
         """(eval steps, (seeds, points) values) of one method."""
@@ -98,24 +170,27 @@ class TrainStudy:
     def table(self) -> str:
         c = self.config
         held = c.task.n_heldout
+        w = max(10, 1 + max(len(m) for m in self.methods))  # 10: notebook 06's layout
         lines = [
             f"training: {len(self.methods)} methods x {len(self.seeds)} seeds "
-            f"({','.join(map(str, self.seeds))}), {c.steps} steps of {c.prompts_per_step} prompts"
+            f"({','.join(map(str, self.seeds))}), {c.steps} steps"
+            + (f" (stopped after {c.stop_after})" if c.stop_after is not None else "")
+            + f" of {c.prompts_per_step} prompts"
             f" x {c.group_size}, Adam lr {c.lr:g} ({c.lr_warmup}-step ramp, {c.lr_schedule}); "
             f"held-out: {held} problems x {c.eval_samples} samples",
             f"warm model: held-out accuracy {self.start():.3f}, "
             f"ln π(correct) {self.start('heldout_answer_logp'):+.3f}",
-            f"{'method':<10}{'final held-out accuracy per seed':<40}{'mean':>7}{'sd':>7}"
+            f"{'method':<{w}}{'final held-out accuracy per seed':<40}{'mean':>7}{'sd':>7}"
             f"{'ln π(correct)':>15}",
         ]
         acc, lp = self.final(), self.final("heldout_answer_logp")
         for m in self.methods:
             per = " ".join(f"{v:.3f}" for v in acc[m])
             sd = acc[m].std(ddof=1) if len(self.seeds) > 1 else float("nan")
-            lines.append(f"{m:<10}{per:<40}{acc[m].mean():>7.3f}{sd:>7.3f}{lp[m].mean():>+15.3f}")
+            lines.append(f"{m:<{w}}{per:<40}{acc[m].mean():>7.3f}{sd:>7.3f}{lp[m].mean():>+15.3f}")
         if len(self.seeds) > 1:
             lines.append(f"paired over {len(self.seeds)} seeds, final values, 95 % t interval:")
-            for a, b in PAIRS:
+            for a, b in PAIRS_06:
                 if a in self.methods and b in self.methods:
                     for metric, label in (
                         ("heldout_accuracy", "accuracy"),
@@ -126,6 +201,8 @@ class TrainStudy:
                             f"  {a + '-' + b:<14}{label:<15}{p['mean']:+.4f} "
                             f"[{p['ci_low']:+.4f}, {p['ci_high']:+.4f}]  {verdict(p)}"
                         )
+        if self.has("heldout_greedy_accuracy"):
+            lines.append(self.beyond_table())
         return "\n".join(lines)
 
     def __str__(self) -> str:
@@ -144,11 +221,20 @@ class TrainStudy:
                 for metric in ("heldout_accuracy", "heldout_answer_logp")
             },
         }
+        beyond = [m for m in BEYOND if self.has(m)]
+        online = [m for m in ONLINE if self.has(m)] if beyond else []
+        for metric in beyond:
+            out["final"][metric] = {m: v.tolist() for m, v in self.final(metric).items()}
+        if online:
+            out["run_mean"] = {
+                metric: {m: v.tolist() for m, v in self.run_mean(metric).items()}
+                for metric in online
+            }
         if len(self.seeds) > 1:
             out["paired"] = {
                 f"{a}-{b}": {
                     metric: self.paired(a, b, metric)
-                    for metric in ("heldout_accuracy", "heldout_answer_logp")
+                    for metric in ("heldout_accuracy", "heldout_answer_logp", *beyond, *online)
                 }
                 for a, b in PAIRS
                 if a in self.methods and b in self.methods

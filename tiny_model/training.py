@@ -31,14 +31,17 @@ from dataclasses import asdict, dataclass, field
 import torch
 
 from tiny_model import grpo
-from tiny_model.grpo import LOSS_AGG_MODES, METHODS, k3, token_logprobs
+from tiny_model.grpo import ALL_METHODS, LOSS_AGG_MODES, k3, token_logprobs
 from tiny_model.model import TinyModel
 from tiny_model.seam import Functions
 from tiny_model.task import DEFAULT, SumTask, response_mask
-from tiny_model.warm import sampled_accuracy
+from tiny_model.thr import REGULARISED, THR_METHODS, nll_on_correct, smaug_floor
+from tiny_model.warm import greedy_accuracy, sampled_accuracy
 
 LR_SCHEDULES = ("cosine", "constant")
 EVAL_SEED_OFFSET = 1_000_003  # held-out draws: their own stream, the same for every method
+PASS_SEED_OFFSET = 2_000_003  # the Pass@K draws: another stream of their own
+PASS_K = (1, 2, 4, 8)  # Pass@K reported at these K (unbiased estimator from pass_samples draws)
 
 
 @dataclass
@@ -46,7 +49,7 @@ class TrainConfig:
     """A GRPO run from the warm model (one field, one knob)."""
 
     method: str = "grpo"
-    """grpo, pos_only, nthr or random (see grpo.py)."""
+    """grpo, pos_only, nthr, random, thr_exploit, thr_explore, nll or smaug (see grpo.py)."""
     steps: int = 800
     """Optimizer iterations over fresh batches of training problems (the schedule's length)."""
     stop_after: int | None = None
@@ -83,6 +86,16 @@ class TrainConfig:
     """Seeds problem draws, sampling, the random baseline and the held-out draws."""
     task: SumTask = field(default_factory=lambda: DEFAULT)
     """The task (its split gives the training and held-out problems)."""
+    clip_eps_high: float | None = None
+    """Clip-higher (DAPO): the ratio's upper bound is 1 + clip_eps_high; None: 1 + clip_eps."""
+    thr_p: float = 0.5
+    """|p| of the THR methods: weights 1 ± p on dominant tokens (thr_exploit +p, thr_explore -p)."""
+    nll_coef: float = 0.1
+    """Weight of the NLL on correct responses (method nll; VAPO's mu = 0.1)."""
+    smaug_coef: float = 1.0
+    """Weight of the SMAUG-style floor max(0, ln pi_ref(y+) - ln pi(y+)) (method smaug)."""
+    pass_samples: int = 8
+    """Samples per held-out problem for Pass@K (K in PASS_K, at most this many)."""
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -96,8 +109,8 @@ class TrainConfig:
 
     def check(self) -> None:
         """Raise ValueError for settings that cannot run."""
-        if self.method not in METHODS:
-            raise ValueError(f"unknown method {self.method!r}; expected one of {METHODS}")
+        if self.method not in ALL_METHODS:
+            raise ValueError(f"unknown method {self.method!r}; expected one of {ALL_METHODS}")
         if self.loss_agg not in LOSS_AGG_MODES:
             raise ValueError(f"unknown loss aggregation {self.loss_agg!r}")
         if self.lr_schedule not in LR_SCHEDULES:
@@ -106,6 +119,12 @@ class TrainConfig:
             raise ValueError("steps >= 0, eval_every >= 1 and group_size >= 2 are needed")
         if self.stop_after is not None and self.stop_after < 0:
             raise ValueError("stop_after must be >= 0 (or None)")
+        if self.pass_samples < max(PASS_K):
+            raise ValueError(f"pass_samples must be >= {max(PASS_K)} (Pass@{max(PASS_K)})")
+        if not 0.0 <= self.thr_p <= 1.0:
+            raise ValueError("thr_p must be in [0, 1]")
+        if self.clip_eps_high is not None and (self.clip_eps is None or self.clip_eps_high < 0):
+            raise ValueError("clip_eps_high needs clip_eps (the lower bound) and must be >= 0")
 
     def lr_factor(self, step: int) -> float:
         """The multiplier of lr at optimizer step ``step`` (0-based)."""
@@ -135,12 +154,39 @@ LOGGED = (
     "clip_frac",  # fraction of tokens with |ratio - 1| > clip_eps (last inner step)
     "loss",
     "lr",  # the learning rate of this step
+    "correct_logp",  # mean ln pi(y+|x) of this batch's sampled correct responses, before the step
 )
 EVALUATED = (
     "eval_step",  # steps taken before the evaluation (0 = the warm model)
     "heldout_accuracy",  # sampled accuracy on the held-out problems
     "heldout_answer_logp",  # mean ln pi(correct scratchpad | x) on the held-out problems
-)
+    "heldout_greedy_accuracy",  # greedy decoding on the held-out problems
+) + tuple(f"heldout_pass@{k}" for k in PASS_K)  # Pass@K, unbiased from pass_samples draws
+
+
+def pass_at_k(n_correct: torch.Tensor, n: int, k: int) -> float:
+    """Mean over problems of 1 - C(n - c, k) / C(n, k): P(some of k of the n draws is right)."""
+    if not 1 <= k <= n:
+        raise ValueError(f"need 1 <= k <= n, got k={k}, n={n}")
+    c = n_correct.to(torch.float64)  # (N,)
+    # C(n - c, k) / C(n, k) = prod_{j=0}^{k-1} (n - c - j) / (n - j), 0 once n - c < k
+    miss = torch.ones_like(c)
+    for j in range(k):
+        miss = miss * ((n - c - j).clamp(min=0) / (n - j))
+    return float((1 - miss).mean())
+
+
+@torch.no_grad()
+def pass_at_ks(
+    model: TinyModel, problems: torch.Tensor, samples: int, seed: int, task: SumTask
+) -> dict[int, float]:
+    """Pass@K for K in PASS_K on ``problems`` from ``samples`` draws each (temperature 1)."""
+    device = next(model.parameters()).device
+    gen = torch.Generator(device=device).manual_seed(seed)
+    prompts = task.prompt_tokens(problems)  # (N, P)
+    responses = grpo.sample_responses(model, prompts, samples, gen, 1.0, task.response_len)
+    c = (task.rewards(problems, responses) > 0.5).sum(dim=1)  # (N,) correct draws per problem
+    return {k: pass_at_k(c, samples, k) for k in PASS_K}
 
 
 def answer_logprob(
@@ -152,6 +198,21 @@ def answer_logprob(
         logits, _ = grpo.response_forward(model, problems, target, task=task)  # (N, 1, R, V)
     mask = response_mask(target)  # (N, 1, R)
     return float(grpo.sequence_logprobs(fns, logits, target, mask).mean())
+
+
+def regulariser(
+    config: TrainConfig,
+    logp: torch.Tensor,
+    ref_logp: torch.Tensor,
+    mask: torch.Tensor,
+    correct: torch.Tensor,
+) -> torch.Tensor:
+    """The extra loss of method nll or smaug (thr.py): logp, ref_logp, mask (B, R), correct (B,)."""
+    if config.method == "nll":
+        return config.nll_coef * nll_on_correct(logp, mask, correct)
+    m = mask.to(logp.dtype)
+    seq, ref_seq = (logp * m).sum(dim=-1), (ref_logp * m).sum(dim=-1)  # (B,), (B,)
+    return config.smaug_coef * smaug_floor(seq, ref_seq, correct)
 
 
 def train(
@@ -173,6 +234,8 @@ def _train(
     progress: Callable[[int], object] | None,
 ) -> TrainResult:
     config.check()
+    if config.method in THR_METHODS:
+        fns.require("prediction_errors", "token_scores")
     if config.method in ("nthr", "random"):
         fns.require("prediction_errors", "token_scores", "nthr_weights")
         if config.eta is None:
@@ -201,6 +264,10 @@ def _train(
             )
         )
         history["heldout_answer_logp"].append(answer_logprob(fns, model, held, task))
+        history["heldout_greedy_accuracy"].append(greedy_accuracy(model, problems=held, task=task))
+        passes = pass_at_ks(model, held, config.pass_samples, config.seed + PASS_SEED_OFFSET, task)
+        for k, v in passes.items():
+            history[f"heldout_pass@{k}"].append(v)
         model.train(was)
 
     evaluate(0)
@@ -238,9 +305,11 @@ def _train(
             beta=config.nthr_beta,
             eta=eta,
             generator=cpu_gen,
+            thr_p=config.thr_p,
         )
         tok_adv = (adv.unsqueeze(-1) * tw.weights).flatten(0, 1)  # (N*G, R)
         mask = groups.mask.flatten(0, 1)  # (N*G, R)
+        correct = groups.correct.flatten()  # (N*G,)
         lr_now = opt.param_groups[0]["lr"]
         for _ in range(config.inner_steps):
             logits, _ = grpo.response_forward(model, groups.problems, groups.responses, task=task)
@@ -254,7 +323,11 @@ def _train(
                 kl_coef=config.kl_coef,
                 ref_logp=ref_logp.flatten(0, 1),
                 loss_agg=config.loss_agg,
+                clip_eps_high=config.clip_eps_high,
             )
+            if config.method in REGULARISED:
+                loss = loss + regulariser(config, logp, ref_logp.flatten(0, 1), mask, correct)
+                stats["loss"] = float(loss.detach())
             opt.zero_grad(set_to_none=True)
             loss.backward()
             opt.step()
@@ -282,6 +355,8 @@ def _train(
         history["clip_frac"].append(stats["clip_frac"])
         history["loss"].append(stats["loss"])
         history["lr"].append(lr_now)
+        right = seq_before[groups.correct]  # (n_correct,) ln pi of the sampled correct responses
+        history["correct_logp"].append(float(right.mean()) if right.numel() else float("nan"))
         if (step + 1) % config.eval_every == 0 or step + 1 == last:
             evaluate(step + 1)
         if progress is not None:

@@ -35,6 +35,16 @@ LOG_BASE_SOURCE = cite(src.FIELDTRIP_686, src.KANSA_71, src.SCIPY_ENTROPY)
 
 LOG_RATIOS = FunctionSpec(
     "log_ratios",
+    anchors={
+        "story": (
+            [-1.609438, 0.587787],
+            "CURRICULUM 01: the sampled log ratios -1.609438, +0.587787",
+        ),
+        # log(0.25 / 0.75) = -log 3, log(0.75 / 0.25) = log 3
+        "tuples": ([-math.log(3), math.log(3)], "by hand: ±log 3"),
+        # log(0.2/0.4), log(0.3/0.4), log(0.5/0.2)
+        "three-outcomes": ([math.log(1 / 2), math.log(3 / 4), math.log(5 / 2)], "by hand"),
+    },
     cases=(
         Case("story", STORY, note="the story's pair: [-1.609438, 0.587787]"),
         Case("three-outcomes", ([0.2, 0.3, 0.5], [0.4, 0.4, 0.2]), note="three outcomes"),
@@ -160,6 +170,14 @@ def _kl_cases(story_note: str) -> tuple[Case, ...]:
 
 FORWARD_KL = FunctionSpec(
     "forward_kl",
+    anchors={
+        "story": (0.368064, "CURRICULUM 01: exact forward KL 0.368064"),
+        # 0.25·log(1/3) + 0.75·log 3 = 0.5·log 3
+        "tuples": (0.5 * math.log(3), "by hand: 0.5·log 3"),
+        # p_1 = 0 drops out: 0.4·log(0.4/0.3) + 0.6·log(0.6/0.5)
+        "policy-zero": (0.4 * math.log(4 / 3) + 0.6 * math.log(6 / 5), "by hand"),
+        "reference-zero": (math.inf, "CURRICULUM 01: math.inf when some q_i = 0 < p_i"),
+    },
     cases=(
         *_kl_cases("the story's pair: exact forward KL 0.368064"),
         Case(
@@ -260,6 +278,13 @@ FORWARD_KL = FunctionSpec(
 
 REVERSE_KL = FunctionSpec(
     "reverse_kl",
+    anchors={
+        # 0.5·log(0.5/0.1) + 0.5·log(0.5/0.9) = 0.5·log(25/9) = log(5/3)
+        "story": (math.log(5 / 3), "by hand: log(5/3) = 0.510826"),
+        # 0.75·log 3 + 0.25·log(1/3) = 0.5·log 3
+        "tuples": (0.5 * math.log(3), "by hand: 0.5·log 3"),
+        "policy-zero": (math.inf, "CURRICULUM 01: math.inf, the roles of forward_kl swapped"),
+    },
     cases=(
         *_kl_cases("the story's pair"),
         Case(

@@ -212,6 +212,11 @@ NONFINITE_ACCEPTED = Mistake(
 
 K1_SPEC = FunctionSpec(
     "k1",
+    anchors={
+        "scalars": (-0.9, "by hand: -1.2 - (-0.3)"),
+        "nested-lists": ([[0.5, 0.0], [-1.5, 2.9]], "by hand: elementwise differences"),
+        "large-gaps": ([-49.0, 47.9, -14.5, 12.0, -24.8], "by hand: the note's log ratios"),
+    },
     cases=_per_sample_cases(),
     mistakes=(
         Mistake(
@@ -247,6 +252,11 @@ K1_SPEC = FunctionSpec(
 
 K2_SPEC = FunctionSpec(
     "k2",
+    anchors={
+        "scalars": (0.405, "by hand: 0.5 · 0.9²"),
+        # 0.5·0.5², 0, 0.5·1.5², 0.5·2.9²
+        "nested-lists": ([[0.125, 0.0], [1.125, 4.205]], "by hand"),
+    },
     cases=_per_sample_cases(),
     mistakes=(
         Mistake(
@@ -282,6 +292,13 @@ K2_SPEC = FunctionSpec(
 
 K3_SPEC = FunctionSpec(
     "k3",
+    anchors={
+        # r = exp(ref_logp - logp) = exp(-2): r - 1 - log r = exp(-2) - 1 + 2
+        "zero-logp": (math.exp(-2) + 1, "by hand: 1 + e⁻²"),
+        "scalars": (math.exp(0.9) - 1.9, "by hand: r = e^0.9, r - 1 - 0.9"),
+        # r = 0.5/0.1 = 5 and r = 0.5/0.9 = 5/9: r - 1 - log r
+        "story": ([4 - math.log(5), 5 / 9 - 1 - math.log(5 / 9)], "by hand: r = 5 and 5/9"),
+    },
     cases=_per_sample_cases(),
     mistakes=(
         Mistake(
@@ -326,6 +343,11 @@ K3_SPEC = FunctionSpec(
 
 CLIPPED_K1_SPEC = FunctionSpec(
     "clipped_k1",
+    anchors={
+        "scalars": (0.0, "by hand: max(0, -0.9)"),
+        "nested-lists": ([[0.5, 0.0], [0.0, 2.9]], "by hand: max(0, ·) of k1's differences"),
+        "large-gaps": ([0.0, 47.9, 0.0, 12.0, 0.0], "by hand: the note's positive log ratios"),
+    },
     cases=_per_sample_cases(),
     mistakes=(
         # indirect: TRL's per-token penalty is the unclipped k1, and it goes negative
@@ -393,6 +415,12 @@ def _ce_nan_zero_terms(p, q):
 
 CLIPPED_EXPECTATION = FunctionSpec(
     "clipped_expectation",
+    anchors={
+        "story": (0.529008, "CURRICULUM 02: the clipped expectation of the 01 pair, 0.529008"),
+        # 0.25·max(0, log(1/3)) + 0.75·log 3
+        "tuples": (0.75 * math.log(3), "by hand: 0.75·log 3"),
+        "reference-zero": (math.inf, "by hand: 0.5·log(0.5/0) is infinite"),
+    },
     cases=(
         Case("story", STORY, note="the story's pair: 0.529008 (the exact KL is 0.368064)"),
         Case("three-outcomes", ([0.2, 0.3, 0.5], [0.4, 0.4, 0.2]), note="three outcomes"),
@@ -533,6 +561,19 @@ def _np_cov(w, v):
 
 ESTIMATOR_MOMENTS = FunctionSpec(
     "estimator_moments",
+    anchors={
+        # mean: Σ p·k1 = the KL; variance: 0.1·log(5)² + 0.9·log(1.8)² - mean²
+        "story-k1": (
+            [0.368064, 0.1 * math.log(5) ** 2 + 0.9 * math.log(1.8) ** 2 - 0.368064**2],
+            "CURRICULUM 01 (mean = exact KL 0.368064); variance by hand",
+        ),
+        # values 0 (p = 0.1) and log 1.8 (p = 0.9): mean 0.9·log 1.8, variance 0.9·0.1·log(1.8)²
+        "story-clipped": (
+            [0.529008, 0.09 * math.log(1.8) ** 2],
+            "CURRICULUM 02 (mean 0.529008); variance by hand",
+        ),
+        "deterministic-policy": ([math.log(2), 0.0], "by hand: k1 = log(1/0.5) with p = 1"),
+    },
     cases=(
         Case(
             "story-k1",
@@ -689,6 +730,12 @@ STORY_SAMPLE = [0] + [1] * 9  # the policy's frequencies exactly
 
 MONTE_CARLO_KL = FunctionSpec(
     "monte_carlo_kl",
+    anchors={
+        # one log(0.1/0.5) and nine log(0.9/0.5), averaged: the exact KL
+        "story-frequencies-k1": (0.368064, "CURRICULUM 01: exact forward KL 0.368064"),
+        "one-sample-k3": (4 - math.log(5), "by hand: r = 0.5/0.1 = 5, r - 1 - log r"),
+        "reference-one": (math.log(0.5), "by hand: log(0.5/1)"),
+    },
     cases=(
         Case(
             "story-frequencies-k1",

@@ -150,6 +150,15 @@ def _list_cases(before: tuple = (), after: tuple = ()) -> list[Case]:
 
 MEAN_SAMPLED_LOG_RATIO = FunctionSpec(
     "mean_sampled_log_ratio",
+    anchors={
+        "source-one-token": (
+            -2.0,
+            "the source's check: mean_sampled_log_ratio([-4.0], [-2.0]) == -2.0",
+        ),
+        "story": (1.0, "by hand: ((-1 + 2) + (-3 + 4)) / 2"),
+        # (0.3 - 4.0 + 0.1 - 0.5) / 4 = -4.1 / 4
+        "uneven-tokens": (-1.025, "by hand"),
+    },
     cases=(
         Case(
             "source-one-token",
@@ -249,6 +258,15 @@ def _penalised(per_token):
 
 SHAPED_REWARD = FunctionSpec(
     "shaped_reward",
+    anchors={
+        "source-one-token": (
+            1.0,
+            "the source's check: shaped_reward(0.0, [-4.0], [-2.0], 0.5) == 1.0",
+        ),
+        "story": (-0.5, "by hand: 0 - 0.5 · 1"),
+        # log ratios 0.2, -0.4, 0.05, 1.1: mean 0.2375; 1 - 0.05 · 0.2375
+        "rlef": (0.988125, "by hand"),
+    },
     cases=(
         Case(
             "source-one-token",
@@ -440,6 +458,11 @@ def _mask_as_index(values, mask) -> np.ndarray:
 
 MASKED_MEAN = FunctionSpec(
     "masked_mean",
+    anchors={
+        "hand": ([2.5, 5.5], "the notebook's example: (1+2+3+4)/4 and (5+6)/2"),
+        "one-row": ([1.0], "by hand: (0.5 - 1.5 + 4) / 3"),
+        "non-finite-padding": ([1.0, 3.0], "by hand: 1 and (2 + 4) / 2"),
+    },
     cases=(
         Case(
             "hand",
@@ -697,6 +720,12 @@ def _mode_cases(mode: str, tag: str) -> list[Case]:
 
 AGGREGATE_LOSS = FunctionSpec(
     "aggregate_loss",
+    anchors={
+        "grpo-hand": (4.0, "the notebook's example: mean of the row means 2.5 and 5.5"),
+        "dapo-hand": (3.5, "the notebook's example: 21 / 6 valid tokens"),
+        "seq-sum-hand": (10.5, "the notebook's example: mean of the row sums 10 and 11"),
+        "dr-grpo-hand": (21 / 32, "the notebook's example: (10 + 11) / (2 · 16)"),
+    },
     cases=(
         *_mode_cases(SMTM, "grpo"),
         *_mode_cases(TM, "dapo"),

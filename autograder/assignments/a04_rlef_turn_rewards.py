@@ -213,6 +213,11 @@ def _or_empty(code: str | None) -> str:
 
 EXTRACT_CODE = FunctionSpec(
     "extract_code",
+    anchors={
+        "single-block": ("def add(a, b):\n    return a + b", "by hand: the block's body"),
+        "no-fallback": (None, "CURRICULUM 04: the first python block, None when it does not parse"),
+        "first-of-two": ("a = 1", "CURRICULUM 04: the first fenced python block"),
+    },
     cases=(
         Case(
             "single-block",
@@ -428,6 +433,15 @@ def _random_task_args(rng: np.random.Generator):
 
 TASK_REWARD = FunctionSpec(
     "task_reward",
+    anchors={
+        "final-solved": (
+            1.0,
+            "RLEF §2.2 (arXiv 2410.02089): +1 for a final turn passing all tests",
+        ),
+        "final-private-failed": (-1.0, "RLEF §2.2: -1 for a final turn failing a private test"),
+        "nonfinal-no-code": (-0.2, "RLEF §2.2: -0.2 for a non-final turn without valid code"),
+        "nonfinal-valid-failed": (0.0, "CURRICULUM 04: non-final turn with valid code, 0"),
+    },
     split=Split(
         value=85,
         edge=0,
@@ -636,6 +650,38 @@ def _random_episode_args(max_turns: int | None = None):
 
 TURN_REWARDS = FunctionSpec(
     "turn_rewards",
+    anchors={
+        # turn 1: invalid, non-final: -0.2; log ratios 0.5 each; -0.2 - 0.05·0.5
+        # turn 2: final, all tests pass: +1; log ratios -1, -3: mean -2; 1 + 0.05·2
+        "story-invalid-then-fixed": (
+            [
+                Obj.of(
+                    "TurnReward",
+                    task_reward=-0.2,
+                    mean_log_ratio=0.5,
+                    beta=0.05,
+                    shaped_reward=-0.225,
+                ),
+                Obj.of(
+                    "TurnReward", task_reward=1.0, mean_log_ratio=-2.0, beta=0.05, shaped_reward=1.1
+                ),
+            ],
+            "by hand, RLEF §2.2 rewards",
+        ),
+        # final, public only: -1; log ratios -1, -1, -0.2, -0.8: mean -0.75; -1 + 0.05·0.75
+        "max-turns-1": (
+            [
+                Obj.of(
+                    "TurnReward",
+                    task_reward=-1.0,
+                    mean_log_ratio=-0.75,
+                    beta=0.05,
+                    shaped_reward=-0.9625,
+                )
+            ],
+            "by hand, RLEF §2.2 rewards",
+        ),
+    },
     cases=(
         Case(
             "story-invalid-then-fixed",
@@ -856,6 +902,12 @@ def _random_rewards(rng: np.random.Generator):
 
 EPISODE_RETURN = FunctionSpec(
     "episode_return",
+    anchors={
+        "story": (0.875, "by hand: -0.225 + 1.1, the self-check episode"),
+        # shaped: -0.2 - 0.15, -0.2 - 0.4, -1 - 0.05
+        "invalid-twice": (-2.0, "by hand: -0.35 - 0.6 - 1.05"),
+        "single-turn": (0.9825, "by hand: 1 - 0.05 · 0.35"),
+    },
     cases=(
         Case(
             "story",

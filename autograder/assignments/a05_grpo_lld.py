@@ -10,6 +10,8 @@ ones are the reference with its input checks removed.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import torch
 
@@ -81,6 +83,17 @@ def _rloo(rewards, eps):
 
 GROUP_ADVANTAGES = FunctionSpec(
     "group_advantages",
+    anchors={
+        # mean 0.5, Bessel std sqrt(4·0.25/3) = sqrt(1/3), eps 1e-6 outside the root
+        "half-correct": (
+            [[d / (math.sqrt(1 / 3) + 1e-6) for d in (0.5, -0.5, -0.5, 0.5)]],
+            "by hand: ±0.5 / (sqrt(1/3) + 1e-6)",
+        ),
+        # std of (1, 0) with Bessel's correction: sqrt(0.5)
+        "pair": ([[d / (math.sqrt(0.5) + 1e-6) for d in (0.5, -0.5)]], "by hand"),
+        # row 2 (0, 1, 0.5): mean 0.5, std sqrt(0.5/2) = 0.5
+        "equal-eps0": ([[0.0, 0.0, 0.0], [-1.0, 1.0, 0.0]], "by hand"),
+    },
     cases=(
         Case("half-correct", (_t([[1, 0, 0, 1]]),), note="two of four correct: ±0.866025"),
         Case(
@@ -326,6 +339,19 @@ _SMALL = (
 
 SEQUENCE_LOGPROBS = FunctionSpec(
     "sequence_logprobs",
+    anchors={
+        "uniform": ([2 * math.log(1 / 4)], "by hand: 2·log(1/4) = -2.772589"),
+        # log_softmax of (0, 200, 0) at 0 and of (3, -1, 0.5) at 2
+        "unlikely-token": (
+            [
+                -200
+                - math.log(1 + 2 * math.exp(-200))
+                + 0.5
+                - math.log(math.exp(3) + math.exp(-1) + math.exp(0.5))
+            ],
+            "by hand",
+        ),
+    },
     cases=(
         Case(
             "uniform",
@@ -502,11 +528,18 @@ SEQUENCE_LOGPROBS = FunctionSpec(
 # -- likelihood_change -----------------------------------------------------------------------
 
 
-def _group(g: int):
+def _group(g: int, as_int: bool = False):
+    """A random group of ``g``; ``as_int``: ``correct`` as a 0/1 integer tensor whose first
+    entry is 0 and which is not symmetric, so indexing with it (entries 0 and 1 picked by
+    position) gives another mean than masking."""
+
     def make(rng):
         before = -rng.uniform(2.0, 20.0, size=g)
         after = before + 0.3 * rng.standard_normal(g)
         correct = rng.permutation(np.arange(g) < rng.integers(1, g))  # 1 .. g-1 correct
+        if as_int:
+            correct[0], correct[-1] = False, True  # x[0] is what x[mask == 0] picks
+            return _t(before), _t(after), torch.tensor(correct.astype(np.int64))
         return _t(before), _t(after), torch.tensor(correct)
 
     return make
@@ -519,13 +552,20 @@ def _change(formula):
 
 LIKELIHOOD_CHANGE = FunctionSpec(
     "likelihood_change",
+    anchors={
+        "example": (0.125, "by hand: ((-2.5 + 3) + (-4.25 + 4)) / 2"),
+        "one-correct": (0.5, "by hand: -7 + 7.5"),
+        # changes 0.5, -0.5 and 0.75 of the three correct responses
+        "all-correct": (0.25, "by hand: 0.75 / 3"),
+        "displaced": (-0.375, "by hand: (-0.25 - 0.5) / 2"),
+    },
     rtol=1e-4,  # a difference of two float32 sums of log probabilities
     atol=1e-5,
     cases=(
         Case(
             "example",
             (_t([-3.0, -5.0, -4.0]), _t([-2.5, -6.0, -4.25]), torch.tensor([True, False, True])),
-            note="two correct responses: (0.5 - 0.25) / 2 = 0.125",
+            note="two correct responses: ((-2.5 + 3) + (-4.25 + 4)) / 2 = 0.125",
         ),
         Case(
             "one-correct",
@@ -552,7 +592,17 @@ LIKELIHOOD_CHANGE = FunctionSpec(
             ),
             note="correct responses lose likelihood (LLD); 0/1 integer mask",
         ),
+        Case(
+            "int-mask-uneven",
+            (_t([-3.0, -5.0, -4.0]), _t([-2.5, -6.0, -4.25]), torch.tensor([1, 0, 1])),
+            note="a 0/1 integer mask (1, 0, 1): a mask, not indices; responses 1 and 3 change by 0.125 on average",
+        ),
         Case("random-8", make=_group(8), note="a random group of 8"),
+        Case(
+            "random-int-mask",
+            make=_group(9, as_int=True),
+            note="a random group of 9 with a 0/1 integer mask",
+        ),
         Case("random-16", make=_group(16), note="a random group of 16"),
         Case(
             "none-correct",
@@ -619,6 +669,12 @@ LIKELIHOOD_CHANGE = FunctionSpec(
             source="arXiv 2505.18830 (Deng et al.) §3: the average change over the correct responses",
         ),
         Mistake(
+            "index-not-mask",
+            "you indexed with the integer 0/1 `correct` (x[torch.tensor([1, 0, 1])] picks entries 1, 0 and 1 by position); make it a mask first: correct.bool()",
+            formula=lambda before, after, correct: float((after - before)[correct].mean()),
+            source="reward-drills issue 16: a learner's (after - before)[correct] with an integer 0/1 correct gave -0.5 instead of 0.125 on (1, 0, 1)",
+        ),
+        Mistake(
             "incorrect-responses",
             "you averaged over the incorrect responses; LLD is about the correct ones",
             formula=_change(lambda b, a, c: (a - b)[~c].mean()),
@@ -659,6 +715,11 @@ def _changes(n: int):
 
 LLD_RATE = FunctionSpec(
     "lld_rate",
+    anchors={
+        "example": (0.5, "by hand: -0.2 and 0 of 4 are ≤ 0"),
+        "tie-at-eps": (0.75, "by hand: 3 of 4 are ≤ 0.25"),
+        "negative-eps": (1 / 3, "by hand: only -0.25 of 3 is ≤ -0.125"),
+    },
     cases=(
         Case(
             "example",

@@ -9,6 +9,8 @@ spec.Mistake); the ``unchecked`` ones are the reference without its checks.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import torch
 
@@ -50,8 +52,22 @@ def _pe(formula):
     return wrong
 
 
+_Z1 = math.exp(2) + 1 + math.exp(-1)  # softmax denominators of the two-positions anchor
+_Z2 = 2 + math.exp(3)
+
 PREDICTION_ERRORS = FunctionSpec(
     "prediction_errors",
+    anchors={
+        "uniform": ([[-0.25, -0.25, 0.75, -0.25]], "by hand: one-hot minus softmax, 1/4 each"),
+        # row 1: softmax of (2, 0, -1), target 0; row 2: softmax of (0, 3, 0), target 2
+        "two-positions": (
+            [
+                [1 - math.exp(2) / _Z1, -1 / _Z1, -math.exp(-1) / _Z1],
+                [-1 / _Z2, -math.exp(3) / _Z2, 1 - 1 / _Z2],
+            ],
+            "by hand, Z1 = e² + 1 + e⁻¹, Z2 = 2 + e³",
+        ),
+    },
     cases=(
         Case(
             "uniform",
@@ -208,6 +224,12 @@ _EB = _t([[0.7, -0.5, -0.2], [-0.2, 0.9, -0.7], [0.3, 0.3, -0.6]])
 
 TOKEN_SCORES = FunctionSpec(
     "token_scores",
+    anchors={
+        "example": ([0.5, 2.0], "the docstring's example"),
+        # row 1: α = (0.66, -0.34, 0.18), ⟨h, h⟩ = (2.5, 0, 3): 1.65 + 0 + 0.54
+        # row 2: α = (0, -0.53, -0.36), ⟨h, h⟩ = (-1.5, -2.5, 0.75): 0 + 1.325 - 0.27
+        "two-by-three": ([2.19, 1.055], "by hand, Σ_j α_ij·⟨h_a,i, h_b,j⟩"),
+    },
     rtol=1e-4,  # sums of Na x Nb float32 products: summation order matters
     atol=1e-4,
     cases=(
@@ -372,6 +394,11 @@ def _min_tau(p, b):
 
 NTHR_WEIGHTS = FunctionSpec(
     "nthr_weights",
+    anchors={
+        "example": ([1.0, 0.25, 1.0], "by hand: τ = 1·min(2, 1) = 1, only 3.0 > τ gets η"),
+        "tie": ([1.0, 1.0, 0.5], "by hand: τ = 0.75, only 1.0 > τ (strictly)"),
+        "negative-threshold": ([1.0, 0.125, 0.125], "by hand: τ = 1.5·(-1) = -1.5"),
+    },
     cases=(
         Case(
             "example",
@@ -570,6 +597,11 @@ def _eta(formula):
 
 ETA_SCHEDULE = FunctionSpec(
     "eta_schedule",
+    anchors={
+        "quarter": (0.5, "CURRICULUM 06: 2·|0.5 - 0.25|"),
+        "balanced": (0.0, "CURRICULUM 06: 2·|0.5 - 0.5|"),
+        "tensor": ([1.0, 0.5, 0.0, 0.25, 1.0], "CURRICULUM 06: 2·|0.5 - p| for each p"),
+    },
     cases=(
         Case("quarter", (0.25,), note="p = 0.25: η = 0.5"),
         Case("three-quarters", (0.75,), note="p = 0.75: η = 0.5"),

@@ -3,8 +3,13 @@
 A :class:`Case` is either fixed (``args`` given, public: its inputs appear in
 feedback) or generated (``make`` given: inputs drawn from a generator seeded by
 the course secret, the assignment and the case id; hidden in feedback).
-Expected values are never written here: they come from running the reference
-solution of the source notebook on the same inputs.
+Expected values are not written here: they come from running the reference
+solution of the source notebook on the same inputs. A fixed case may carry an
+*anchor* (``expected=`` with ``anchor=``, where the number comes from): a value
+computed by hand or from the paper, independently of the reference, that the
+reference must reproduce within the function's tolerance
+(``autograder.scoring.anchors``, ``tests/test_anchors.py``). Anchors are checked
+by the tests only; grading still compares with the reference's own output.
 
 Every case has a kind, and each function splits its points between the kinds
 (:class:`Split`):
@@ -40,6 +45,9 @@ KINDS = ("value", "edge", "invalid")
 KIND_LABELS = {"value": "the formula", "edge": "edge cases", "invalid": "input checks"}
 MAX_INVALID_SHARE = 20  # percent: input checks never outweigh the formula
 NO_SOURCE = "common slip (no source found)"
+# What `drills new-function` writes where the author has something to fill in (a string, so a
+# scaffolded case module still imports); tests/test_scaffold.py fails while one is left.
+TODO = "TODO(scaffold)"
 
 
 @dataclass(frozen=True)
@@ -71,6 +79,14 @@ class Fn:
     source: str
 
 
+class _Unset:
+    def __repr__(self) -> str:
+        return "UNSET"
+
+
+UNSET: Any = _Unset()  # a Case without an anchor (None is a value a function may return)
+
+
 @dataclass(frozen=True)
 class Case:
     id: str  # stable: part of the seed of generated inputs
@@ -86,8 +102,21 @@ class Case:
     # description in the notebook says them (filled from assignments/rules.py by FunctionSpec)
     rule: str = ""
     kind: str = ""  # "value" | "edge" | "invalid"; "" derives it: invalid when raises, else value
+    # An independent anchor for the reference: the value the function must return on ``args``,
+    # computed by hand (fractions, math) or taken from the paper or the notebook's worked
+    # example, never by calling the reference; ``anchor`` says where it comes from. Numbers,
+    # (nested) lists of numbers, None, strings and Obj values (compared field by field).
+    expected: Any = UNSET
+    anchor: str = ""
 
     def __post_init__(self) -> None:
+        if self.expected is not UNSET:
+            if self.make is not None or self.raises is not None:
+                raise ValueError(f"case {self.id}: only a fixed case that returns can be anchored")
+            if not self.anchor:
+                raise ValueError(
+                    f"case {self.id}: expected= needs anchor= saying where the value comes from"
+                )
         kind = self.kind or ("invalid" if self.raises is not None else "value")
         if kind not in KINDS:
             raise ValueError(f"case {self.id}: kind {kind!r} is not one of {KINDS}")
@@ -100,6 +129,10 @@ class Case:
     @property
     def hidden(self) -> bool:
         return self.make is not None
+
+    @property
+    def anchored(self) -> bool:
+        return self.expected is not UNSET
 
 
 @dataclass(frozen=True)
@@ -284,11 +317,28 @@ class FunctionSpec:
     # (tests/test_field_maths.py proves both). The notebook states it (grading_line).
     rtol: float = DEFAULT_RTOL
     atol: float = DEFAULT_ATOL
+    # Independent anchors, by case id: (the expected value computed by hand or taken from the
+    # paper, where it comes from); set onto the cases as Case.expected / Case.anchor.
+    anchors: Mapping[str, tuple[Any, str]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         from autograder.cases.rules import RULES
 
         rules = RULES.get(self.name, {})
+        unknown = sorted(set(self.anchors) - {c.id for c in self.cases})
+        if unknown:
+            raise ValueError(f"{self.name}: anchors for no case: {unknown}")
+        if self.anchors:
+            object.__setattr__(
+                self,
+                "cases",
+                tuple(
+                    replace(c, expected=self.anchors[c.id][0], anchor=self.anchors[c.id][1])
+                    if c.id in self.anchors
+                    else c
+                    for c in self.cases
+                ),
+            )
         object.__setattr__(
             self,
             "cases",

@@ -357,6 +357,8 @@ class Grader:
                     cases.mutants[name],
                     after_generated.get(name, True),
                     clean,
+                    prog.stub_notes.get(name, ""),
+                    prog.broken_notes.get(name, ""),
                 )
             )
         if self.isolation.reduced:
@@ -368,6 +370,11 @@ class Grader:
     @staticmethod
     def _missing_reason(name: str, prog: submission.Program, ex: sandbox.Execution) -> str:
         gid = prog.defined_in.get(name, name)
+        syntax = [
+            prog.syntax[i] for i, (g, _) in enumerate(prog.cells) if g == gid and i in prog.syntax
+        ]
+        if syntax:
+            return f"{name} is not defined: its cell does not compile. {syntax[-1]}"
         errors = [
             ex.cell_errors[i]
             for i, (g, _) in enumerate(prog.cells)

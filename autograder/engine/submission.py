@@ -23,11 +23,13 @@ from __future__ import annotations
 
 import ast
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from autograder.cases import codec, seeds
 from autograder.notebooks import nbjson, notebook
+from autograder.scoring import stubs
 
 MAX_NOTEBOOK_BYTES = 20 * 1024 * 1024
 
@@ -356,6 +358,12 @@ class Program:
         default_factory=dict
     )  # function -> grade_id of its source cell
     warnings: list[str] = field(default_factory=list)
+    # index in ``cells`` -> why that cell does not compile (syntax_problem), said in full
+    syntax: dict[int, str] = field(default_factory=dict)
+    # graded function -> the sentence naming the helpers it calls that are still stubs
+    stub_notes: dict[str, str] = field(default_factory=dict)
+    # graded function -> the sentence naming the helpers it calls whose cell does not compile
+    broken_notes: dict[str, str] = field(default_factory=dict)
 
 
 def _top_level_defs(source: str) -> set[str]:
@@ -382,6 +390,81 @@ def _lone_surrogate(source: str) -> tuple[int, str] | None:
     if m is None:
         return None
     return source.count("\n", 0, m.start()) + 1, f"\\u{ord(m.group()):04x}"
+
+
+# Characters that look like a space, a quote or a minus (or like nothing) but are not the
+# ASCII one Python needs: pasted from a web page, a PDF or a chat, they make a line that
+# reads right fail to compile.
+LOOKALIKES = {
+    "\u00a0": ("a non-breaking space", "type a plain space instead"),
+    "\u2002": ("an en space", "type a plain space instead"),
+    "\u2003": ("an em space", "type a plain space instead"),
+    "\u2009": ("a thin space", "type a plain space instead"),
+    "\u202f": ("a narrow non-breaking space", "type a plain space instead"),
+    "\u3000": ("an ideographic space", "type a plain space instead"),
+    "\u200b": ("a zero-width space", "delete it"),
+    "\u200c": ("a zero-width non-joiner", "delete it"),
+    "\u200d": ("a zero-width joiner", "delete it"),
+    "\u2060": ("a word joiner", "delete it"),
+    "\ufeff": ("a zero-width no-break space (byte-order mark)", "delete it"),
+    "\u2018": ("a curly opening quote ‘", "type a straight quote ' instead"),
+    "\u2019": ("a curly closing quote ’", "type a straight quote ' instead"),
+    "\u201c": ("a curly opening double quote “", 'type a straight double quote " instead'),
+    "\u201d": ("a curly closing double quote ”", 'type a straight double quote " instead'),
+    "\u2212": ("a minus sign −", "type a hyphen-minus - instead"),
+    "\u2013": ("an en dash –", "type a hyphen-minus - instead"),
+    "\u00d7": ("a multiplication sign ×", "type * instead"),
+}
+MAX_LOOKALIKES = 3
+
+
+def lookalikes(source: str) -> list[str]:
+    """Where ``source`` holds a character of LOOKALIKES, as "line L, column C: a non-breaking
+    space (U+00A0): type a plain space instead" (the first MAX_LOOKALIKES, then how many more)."""
+    found = []
+    for number, line in enumerate(source.splitlines(), 1):
+        for col, ch in enumerate(line, 1):
+            if ch in LOOKALIKES:
+                what, instead = LOOKALIKES[ch]
+                found.append(f"line {number}, column {col}: {what} (U+{ord(ch):04X}): {instead}")
+    if len(found) > MAX_LOOKALIKES:
+        found = found[:MAX_LOOKALIKES] + [f"and {len(found) - MAX_LOOKALIKES} more"]
+    return found
+
+
+def syntax_problem(source: str, gid: str, number: int) -> str | None:
+    """Why the learner's cell ``gid`` (cell ``number`` of the notebook) does not compile, with
+    the line, the column, the line itself, and every look-alike character it holds (a
+    non-breaking space, a zero-width space, a curly quote: see LOOKALIKES); None when it
+    compiles. Compiling runs nothing."""
+    try:
+        compile(source, f"<cell:{gid}>", "exec", dont_inherit=True)
+        return None
+    except SyntaxError as e:
+        err = e
+    except (ValueError, OverflowError, MemoryError, RecursionError) as e:
+        return f"SyntaxError in your cell {gid!r} (cell {number} of the notebook): {e}"
+    where = f"line {err.lineno}" if err.lineno else "somewhere"
+    if err.lineno and err.offset:
+        where += f", column {err.offset}"
+    text = (
+        f"{type(err).__name__} in your cell {gid!r} (cell {number} of the notebook), "
+        f"{where}: {err.msg}"
+    )
+    lines = source.splitlines()
+    if err.lineno and 1 <= err.lineno <= len(lines):
+        line = lines[err.lineno - 1]
+        text += "\n    " + line.rstrip()[:200]
+        if err.offset and 1 <= err.offset <= len(line) + 1 and err.offset <= 200:
+            text += "\n    " + " " * (err.offset - 1) + "^"
+    found = lookalikes(source)
+    if found:
+        text += (
+            "\nThis cell holds characters that look like ordinary ones but are not what "
+            "Python reads (pasted text brings them; in a string or a comment they do no "
+            "harm): " + "; ".join(found) + "."
+        )
+    return text
 
 
 def build_program(assignment: str, source_nb, learner_nb, functions: list[str]) -> Program:
@@ -425,7 +508,42 @@ def build_program(assignment: str, source_nb, learner_nb, functions: list[str]) 
             )
             prog.warnings.append(f"cell {number} ({gid!r}): {why}")
             source = f"raise SyntaxError({why!r})\n"
+        else:
+            problem = syntax_problem(source, gid, number)
+            if problem is not None:
+                prog.syntax[len(prog.cells)] = problem
         prog.cells.append((gid, source))
+    defs = stubs.top_level_functions(src for _, src in prog.cells)
+    where: dict[str, str] = {}
+    for gid, src in prog.cells:
+        for name in stubs.top_level_functions([src]):
+            where[name] = gid
+    for f in functions:
+        helpers = stubs.stub_callees(defs, f)
+        if helpers:
+            prog.stub_notes[f] = stubs.stub_text(
+                f, helpers, {h: where[h] for h in helpers if where.get(h) != where.get(f)}
+            )
+    # helpers a cell that does not compile meant to define: a function elsewhere that calls
+    # one raises NameError, and the cause is that cell
+    broken: dict[str, str] = {}
+    for i, (gid, src) in enumerate(prog.cells):
+        if i in prog.syntax:
+            for name in re.findall(r"^(?:async\s+)?def\s+(\w+)\s*\(", src, re.M):
+                if name not in defs:
+                    broken[name] = gid
+    for f in functions:
+        if f not in defs:
+            continue
+        lost = [n for n in stubs.names_reached(defs, f) if n in broken]
+        if lost:
+            prog.broken_notes[f] = (
+                f"{f} calls "
+                + " and ".join(f"`{n}`" for n in lost)
+                + f", not defined because {'its cell' if len(lost) == 1 else 'their cells'} "
+                + ", ".join(sorted({repr(broken[n]) for n in lost}))
+                + " does not compile: fix the SyntaxError reported for that cell, then check again"
+            )
     for gid, n in counts.items():
         if n > 1:
             prog.warnings.append(

@@ -379,6 +379,8 @@ def store(kind: str, key: dict, value: Any, root: Path | None = None) -> bool:
 
 # A case's inputs are kept apart (materialized, per secret and student): not in its outline.
 _INPUT_FIELDS = {("Case", "args"), ("Case", "kwargs")}
+# Anchors (hand-computed expected values) are read by the tests only, never by scoring.
+_TEST_ONLY_FIELDS = {("Case", "expected"), ("Case", "anchor"), ("FunctionSpec", "anchors")}
 
 
 class NotOutlined(ValueError):
@@ -404,7 +406,7 @@ def _outline(v: Any) -> Any:
             "fields": {
                 f.name: _outline(getattr(v, f.name))
                 for f in dataclasses.fields(v)
-                if (t.__name__, f.name) not in _INPUT_FIELDS
+                if (t.__name__, f.name) not in _INPUT_FIELDS | _TEST_ONLY_FIELDS
             },
         }
     if t is tuple:

@@ -431,6 +431,102 @@ def _match(
     return chosen
 
 
+# A near miss: every value within NEAR_MISS_FACTOR times the stated tolerance of the expected
+# one (and at least one outside it). Each catalogued mistake differs from the reference by far
+# more on the cases that catch it (tests/test_field_maths.py); a stabiliser, float32 or
+# a clamp at a tiny bound lands here.
+NEAR_MISS_FACTOR = 100.0
+NEAR_MISS_CAUSES = (
+    "look for an epsilon (a stabiliser the formula does not have, or a larger one), float32 "
+    "(or float16) arithmetic where float64 is needed, or a clamp"
+)
+
+
+@dataclass
+class NearMiss:
+    cases: list[int]  # the failed cases that are near misses
+    error: float  # the worst case's error: relative, or absolute when ``relative`` is False
+    tolerance: float  # what the tolerance allows there, in the same terms
+    relative: bool
+    rtol: float  # the stated tolerance of the worst case
+    atol: float
+
+
+def _excess(case: Case, expected: dict, got: dict) -> tuple[float, float, float, bool, Case] | None:
+    """(how many times the tolerance, error, tolerance, relative?) of the worst value of a
+    failed case whose values all have the expected shape and are finite where the expected
+    ones are; None otherwise (an exception, a shape, NaN or inf where a number belongs)."""
+    from autograder.cases.compare import numeric
+
+    if "value" not in expected or "value" not in got:
+        return None
+    ne, ng = numeric(expected["value"]), numeric(got["value"])
+    if ne is None or ng is None or ne[0] != ng[0]:
+        return None
+    worst = (0.0, 0.0, 0.0, True, case)
+    for e, g in zip(ne[1], ng[1]):
+        if not math.isfinite(e) or not math.isfinite(g):
+            if e == g or (math.isnan(e) and math.isnan(g)):
+                continue
+            return None
+        err = abs(g - e)
+        allowed = case.atol + case.rtol * abs(e)
+        if allowed <= 0:
+            return None
+        ratio = err / allowed
+        if ratio > worst[0]:
+            relative = case.rtol * abs(e) >= case.atol
+            worst = (
+                ratio,
+                err / abs(e) if relative else err,
+                (allowed / abs(e)) if relative else allowed,
+                relative,
+                case,
+            )
+    return worst
+
+
+def near_miss(fspec: FunctionSpec, failed: list[int], expected, got) -> NearMiss | None:
+    """The failed cases of ``failed`` that miss by at most NEAR_MISS_FACTOR times the stated
+    tolerance, with the worst error among them; None when there are none."""
+    near, worst = [], None
+    for i in failed:
+        ex = _excess(fspec.cases[i], expected[i], got[i])
+        if ex is None or not 1.0 < ex[0] <= NEAR_MISS_FACTOR:
+            continue
+        near.append(i)
+        if worst is None or ex[0] > worst[0]:
+            worst = ex
+    if not near or worst is None:
+        return None
+    return NearMiss(near, worst[1], worst[2], worst[3], worst[4].rtol, worst[4].atol)
+
+
+def near_miss_text(nm: NearMiss, failed: int, others: list[str] = ()) -> str:
+    """The near miss in words: how far, against what, and where to look; nothing of a
+    generated case but the size of the error. ``others``: the ids of the failed checks that
+    are not near misses (named, so that a learner looks at them too)."""
+    what = "relative error" if nm.relative else "error (the expected value is near 0)"
+    where = (
+        "your values are close to the expected ones but outside the stated tolerance"
+        if len(nm.cases) == failed
+        else f"on {len(nm.cases)} of the {failed} failed checks your values are close to the "
+        "expected ones but outside the stated tolerance"
+    )
+    return (
+        f"A near miss: {where} (|yours − expected| ≤ {nm.atol:g} + {nm.rtol:g} · |expected|). "
+        f"The largest {what} is {nm.error:.2g}, against a tolerance of {nm.tolerance:.2g} "
+        f"there: {NEAR_MISS_CAUSES}."
+    ) + (
+        f" The other failed {'check is' if len(others) == 1 else 'checks are'} further off: "
+        + ", ".join(others[:3])
+        + (f" and {len(others) - 3} more" if len(others) > 3 else "")
+        + "."
+        if others
+        else ""
+    )
+
+
 def diagnose_all(
     fspec: FunctionSpec,
     points: float,
@@ -469,6 +565,19 @@ def diagnose_all(
 
     matched = _match(fspec, concept_cases, failed, expected, got, mutants, concept, 2)
     concept_failed = failed & set(concept_cases)
+    # every failure a near miss and no catalogued mistake exactly: say so, rather than a
+    # mistake matched loosely or a shape read from rounding noise
+    close = near_miss(fspec, sorted(concept_failed), expected, got) if not matched else None
+    if close is not None and len(close.cases) == len(concept_failed):
+        first = [
+            Diagnosis(
+                "near-miss", near_miss_text(close, len(concept_failed)), "shape", cost(close.cases)
+            )
+        ]
+        return (
+            first
+            + _validation(fspec, invalid_cases, failed, expected, got, mutants, validation, cost)
+        )[:3]
     near = not matched and bool(concept_failed)
     if near:
         matched = _match(
@@ -501,17 +610,35 @@ def diagnose_all(
                     "shape:" + found.id, found.text, "shape", cost(value_failed), found.detail
                 )
             ]
-    second: list[Diagnosis] = []
-    if first or not concept_failed:
-        second = [
-            Diagnosis(m.id, m.diagnosis, "validation", cost(idx))
-            for m, idx in _match(
-                fspec, invalid_cases, failed, expected, got, mutants, validation, 3, True
+    if concept_failed and not first and close is not None:
+        # some failures are near misses and nothing names the others: the near ones at least,
+        # and which checks are further off (a case id is public)
+        others = [fspec.cases[i].id for i in sorted(concept_failed - set(close.cases))]
+        first = [
+            Diagnosis(
+                "near-miss",
+                near_miss_text(close, len(concept_failed), others),
+                "shape",
+                cost(close.cases),
             )
         ]
+    second: list[Diagnosis] = []
+    if first or not concept_failed:
+        second = _validation(fspec, invalid_cases, failed, expected, got, mutants, validation, cost)
     first.sort(key=lambda d: -d.points)
-    second.sort(key=lambda d: -d.points)
     return (first + second)[:3]
+
+
+def _validation(fspec, invalid_cases, failed, expected, got, mutants, validation, cost):
+    """The validation mistakes that explain the failed input checks, costliest first."""
+    found = [
+        Diagnosis(m.id, m.diagnosis, "validation", cost(idx))
+        for m, idx in _match(
+            fspec, invalid_cases, failed, expected, got, mutants, validation, 3, True
+        )
+    ]
+    found.sort(key=lambda d: -d.points)
+    return found
 
 
 def score(
@@ -525,6 +652,8 @@ def score(
     mutants: Mapping[str, list[dict]],
     after_generated: bool = False,
     fixed_apart: bool = False,
+    stub_note: str = "",
+    broken_note: str = "",
 ) -> FunctionResult:
     """Verdicts, the score (points x Σ_kind share x weighted fraction passed, 2 decimals), diagnoses.
 
@@ -534,6 +663,11 @@ def score(
     ``fixed_apart``: the fixed cases ran in processes that held no generated input (`drills
     grade` under a course secret), or the secret is the public default (its generated inputs
     are anyone's to draw), so none of them is marked ``after_generated``.
+    ``stub_note``: the function calls helpers that are still stubs (stubs.stub_text): when
+    every case raises NotImplementedError it is the reason given (``error``), never "not
+    attempted"; when some do, the first diagnosis. ``broken_note``: it calls helpers left
+    undefined because their cell does not compile (submission.Program.broken_notes): the first
+    diagnosis when some case raises NameError.
     """
     times = times or [0.0] * len(inputs)
     cases = []
@@ -572,6 +706,8 @@ def score(
         kinds=kind_scores(fspec, points, passed),
         note=callee_note(inputs),
     )
+    if stub_note and not attempted:
+        result.error = "not graded yet: " + stub_note
     if attempted and fraction < 1.0:
         result.diagnoses = diagnose_all(
             fspec,
@@ -583,6 +719,21 @@ def score(
             _arg_names(assignment, fspec.name),
             [c.hidden or c.after_generated for c in cases],
         )
+        for did, raised, note in (
+            ("broken-helper", "NameError", broken_note),
+            ("stub-helper", "NotImplementedError", stub_note),
+        ):
+            hit = [i for i, g in enumerate(got) if g.get("raised") == raised]
+            if note and hit:
+                worth = case_points(fspec, points)
+                result.diagnoses = [
+                    Diagnosis(
+                        did,
+                        f"{note} ({len(hit)} of {len(got)} checks raise {raised})",
+                        "shape",
+                        round(sum(worth[i] for i in hit), 2),
+                    )
+                ] + (result.diagnoses[:2] if len(hit) < len(got) else [])
         if result.diagnoses:
             result.mistake, result.diagnosis = result.diagnoses[0].id, result.diagnoses[0].text
     return result

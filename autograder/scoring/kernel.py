@@ -30,6 +30,7 @@ from autograder import assignments
 from autograder.cases import seeds
 from autograder.cases.seeds import PUBLIC_DEFAULT_SECRET, autograde_student, course_secret
 from autograder.notebooks import notebook
+from autograder.scoring import stubs
 from autograder.scoring.evaluate import FunctionResult, feedback_text, materialize, run_cases, score
 from autograder.scoring.memo import LazyMistakes, reference_outcomes
 
@@ -89,4 +90,14 @@ def grade_function(
         times,
         LazyMistakes(assignment, name, inputs, root),
         after_generated,
+        stub_note=_stub_note(name, fn, ns, got),
     )
+
+
+def _stub_note(name: str, fn, ns: dict, got: list[dict]) -> str:
+    """The helpers ``fn`` calls that are still stubs (stubs.stub_text), read only when some
+    case raised NotImplementedError."""
+    if not any(g.get("raised") == "NotImplementedError" for g in got):
+        return ""
+    helpers = stubs.live_stub_callees(fn, ns)
+    return stubs.stub_text(name, helpers) if helpers else ""

@@ -561,6 +561,36 @@ def run(
     return report
 
 
+def helper_users(assignment: str, helper: str, root: Path | None = None) -> list[str]:
+    """The graded functions of ``assignment`` whose mutants include the helper ``helper``."""
+    from autograder import assignments
+
+    return [
+        f.name
+        for f in assignments.get(assignment).functions
+        if any(d.name == helper for d in targets(assignment, f.name, root))
+    ]
+
+
+def survivor_advice(assignment: str, function: str, mutant_id: str, root=None) -> str:
+    """A surviving mutant's id and what to do about it, naming the functions that share the
+    helper it lives in (a helper is mutated once per graded function that calls it)."""
+    where = mutant_id.split(": ", 1)[0]
+    if where == function or not where.startswith("_"):
+        return (
+            f"{mutant_id}\n      add a case of {function} on which this change alters the "
+            "outcome, or list the mutant with why no input can tell it apart"
+        )
+    users = helper_users(assignment, where, root)
+    shared = f"a helper shared by {', '.join(users)}" if len(users) > 1 else "a helper"
+    return (
+        f"{mutant_id}\n      survivor in {where}, {shared}: a case of {function} must kill it "
+        f"(an input of {function} that reaches this line of {where} and changes the outcome); "
+        f"if {function} cannot reach it, list it as equivalent under {assignment}/{function} "
+        "with that reason"
+    )
+
+
 def all_functions(root: Path | None = None) -> Iterator[tuple[str, str]]:
     from autograder import assignments
 

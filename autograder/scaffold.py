@@ -1,0 +1,387 @@
+"""`drills new-function`: the starting point of a new graded function, in every place it lives.
+
+    drills new-function ASSIGNMENT NAME --points P [--params "x, y"] [--mistakes a,b,c,d,e]
+
+writes, for an existing assignment:
+
+- five cells into the source notebook ``solutions/<id>/<id>.ipynb``, after the last graded
+  function: the description (markdown), the solution cell (nbgrader ``solution: true``,
+  ``grade_id`` NAME), the grading line (markdown, as ``drills cases`` prints it), the
+  self-check (tagged ``self-check``) and the locked hidden-test cell (``grade: true``,
+  ``grade_id`` test_NAME, the points);
+- a ``FunctionSpec`` in the case module ``autograder/assignments/aNN_<name>.py`` with one case
+  of each kind (a fixed value case, a generated one, an edge case, an invalid case), the
+  mistakes (one unless ``--mistakes`` names them), two anchor placeholders, and the spec
+  added to the module's ``SPEC``;
+- a row per mistake in the notebook's common-mistakes table;
+- the function's Grading table and Known mistakes rows in CHANGELOG.md, and an entry;
+
+and prints the checklist of what is left. Every placeholder is the text ``TODO(scaffold)``
+(:data:`TODO`; in the case module a string, so the module imports and the other functions'
+tests keep running); ``tests/test_scaffold.py`` fails while one is left in the repository.
+"""
+
+from __future__ import annotations
+
+import ast
+import datetime
+import importlib.util
+import json
+import keyword
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+from autograder import assignments
+from autograder.assignments import catalogue
+from autograder.cases.spec import DEFAULT_ATOL, DEFAULT_RTOL, DEFAULT_SPLIT, TODO, grading_line
+from autograder.notebooks import nbjson, notebook
+
+PLACES = ("solutions/", "autograder/assignments/", "CHANGELOG.md")
+
+
+class ScaffoldError(ValueError):
+    """The function cannot be scaffolded here; the message says why."""
+
+
+def _lines(text: str) -> list[str]:
+    return text.splitlines(keepends=True)
+
+
+def _cell(kind: str, cell_id: str, source: str, metadata: dict | None = None) -> dict:
+    if kind == "code":  # the key order of the course's notebooks (sorted, as Jupyter writes)
+        return {
+            "cell_type": kind,
+            "execution_count": None,
+            "id": cell_id,
+            "metadata": metadata or {},
+            "outputs": [],
+            "source": _lines(source),
+        }
+    return {"cell_type": kind, "id": cell_id, "metadata": metadata or {}, "source": _lines(source)}
+
+
+def notebook_cells(assignment: str, name: str, points: float, params: list[str]) -> list[dict]:
+    """The five cells of a graded function, with nbgrader metadata and stable ids."""
+    sig = ", ".join(params)
+    first = params[0]
+    slug = name.replace("_", "-")
+    description = (
+        f"## {TODO}: the section's title\n"
+        "\n"
+        f"Write `{name}({sig})`: {TODO}: what it returns, with its formula.\n"
+        "\n"
+        f"- {TODO}: the edge rule, in words the edge case's rule repeats.\n"
+        f"- Raise `ValueError` with a message that says what is wrong when {first} is invalid "
+        f"({TODO}: say which inputs are invalid).\n"
+        "\n"
+        f"{TODO}: a worked example (its numbers become the anchors and the self-check)."
+    )
+    solution = (
+        f"def {name}({sig}):\n"
+        f'    """{TODO}: one line: what {name} returns.\n'
+        "\n"
+        "    Args:\n"
+        f"        {first}: {TODO}: type and shape.\n"
+        "    Returns:\n"
+        f"        {TODO}: type and shape.\n"
+        "    Raises:\n"
+        f"        ValueError: when {first} is invalid.\n"
+        '    """\n'
+        "    ### BEGIN SOLUTION\n"
+        f'    raise NotImplementedError("{TODO}: the reference solution")\n'
+        "    ### END SOLUTION\n"
+    )
+    line = grading_line(name, points, DEFAULT_SPLIT, (DEFAULT_RTOL, DEFAULT_ATOL))
+    check = (
+        "# Self-check (visible asserts; the hidden tests check more).\n"
+        f'assert False, "{TODO}: assert {name} on the worked example"\n'
+        f'print("{name}: self-check passed")\n'
+    )
+    test = (
+        f"# Hidden tests: when your notebook is graded, `{name}` is checked here\n"
+        "# on more cases, some of them generated. Nothing to do in this cell.\n"
+        "### BEGIN HIDDEN TESTS\n"
+        f'import autograder; autograder.grade_cell("{assignment}", "{name}", {name})\n'
+        "### END HIDDEN TESTS"
+    )
+    return [
+        _cell("markdown", f"md-{slug}", description),
+        _cell(
+            "code",
+            f"code-{slug}",
+            solution,
+            {
+                "nbgrader": {
+                    "grade": False,
+                    "grade_id": name,
+                    "locked": False,
+                    "schema_version": 3,
+                    "solution": True,
+                }
+            },
+        ),
+        _cell("markdown", f"grading-{slug}", line),
+        _cell("code", f"check-{slug}", check, {"tags": ["self-check"]}),
+        _cell(
+            "code",
+            f"test-{slug}",
+            test,
+            {
+                "deletable": False,
+                "editable": False,
+                "nbgrader": {
+                    "grade": True,
+                    "grade_id": f"test_{name}",
+                    "locked": True,
+                    "points": int(points) if float(points).is_integer() else points,
+                    "schema_version": 3,
+                    "solution": False,
+                },
+            },
+        ),
+    ]
+
+
+def case_module_entry(name: str, params: list[str], mistakes: list[str]) -> str:
+    """The FunctionSpec of a new function, with one case of each kind and two anchors."""
+    const = f"{name.upper()}_SPEC"
+    todo_args = "(" + ", ".join("TODO" for _ in params) + ("," if len(params) == 1 else "") + ")"
+    sig = ", ".join(params)
+    first = params[0]
+    mistake_text = "".join(
+        f"""        Mistake(
+            "{m}",
+            "{TODO}: you did …; do … instead (second person: what was done, what to change)",
+            formula=lambda {sig}: TODO,  # {TODO}: the wrong computation, on valid inputs
+            source=NO_SOURCE,  # {TODO}: "<where>: <what it shows>", or keep NO_SOURCE
+        ),
+"""
+        for m in mistakes
+    )
+    return f'''
+
+# -- {name} (scaffolded by `drills new-function`; fill every TODO, docs/authoring.md) ---------
+
+
+def _{name}_inputs(rng):
+    """{TODO}: a tuple of {name}'s positional arguments drawn from ``rng`` (numpy Generator)."""
+    return {todo_args}
+
+
+{const} = FunctionSpec(
+    "{name}",
+    cases=(
+        Case("example", {todo_args}, note="{TODO}: the worked example"),
+        Case("random", make=_{name}_inputs, note="{TODO}: what the generated inputs are"),
+        Case(
+            "edge",
+            {todo_args},
+            kind="edge",
+            note="{TODO}: what the edge case checks",
+            rule="{TODO}: the edge rule, in words the edge case's rule repeats",
+        ),
+        Case(
+            "invalid",
+            {todo_args},
+            raises=ValueError,
+            note="{TODO}: which invalid input raises ValueError",
+            rule="{first} is invalid",
+        ),
+    ),
+    mistakes=(
+{mistake_text}    ),
+    # Independent anchors: the value computed by hand (show the computation in a comment) or
+    # taken from the paper or the worked example, and where it comes from. Never the reference.
+    anchors={{
+        "example": (TODO, "{TODO}: where the value comes from"),
+        "edge": (TODO, "{TODO}: where the value comes from"),
+    }},
+)
+'''
+
+
+def _add_to_spec_tuple(text: str, const: str) -> str:
+    tree = ast.parse(text)
+    for node in tree.body:
+        if (
+            isinstance(node, ast.Assign)
+            and any(isinstance(t, ast.Name) and t.id == "SPEC" for t in node.targets)
+            and isinstance(node.value, ast.Call)
+            and len(node.value.args) == 2
+            and isinstance(node.value.args[1], ast.Tuple)
+        ):
+            tup = node.value.args[1]
+            lines = text.splitlines(keepends=True)
+            offset = sum(len(x) for x in lines[: tup.end_lineno - 1]) + tup.end_col_offset - 1
+            before = text[:offset].rstrip()
+            joiner = " " if before.endswith(",") else ", "
+            return before + joiner + const + text[offset:]
+    raise ScaffoldError("the case module has no SPEC = AssignmentSpec(id, (...)) to add to")
+
+
+def _insert_after_last(lines: list[str], start: int, stop: int, prefix: str, rows: list[str]):
+    """Insert ``rows`` after the last line in lines[start:stop] that starts with ``prefix``
+    (else after the table's last row)."""
+    table = [i for i in range(start, stop) if lines[i].startswith("|")]
+    if not table:
+        raise ScaffoldError("no table found where the rows go")
+    mine = [i for i in table if lines[i].startswith(prefix)]
+    at = (mine or table)[-1] + 1
+    lines[at:at] = rows
+
+
+def _section_bounds(lines: list[str], title: str) -> tuple[int, int]:
+    start = next(i for i, x in enumerate(lines) if x.startswith(f"## {title}"))
+    stop = next((i for i in range(start + 1, len(lines)) if lines[i].startswith("## ")), len(lines))
+    return start, stop
+
+
+def changelog_text(
+    text: str, assignment: str, grading_row: str, mistake_row: str, name: str
+) -> str:
+    lines = text.splitlines(keepends=True)
+    s, e = _section_bounds(lines, "Grading table")
+    _insert_after_last(lines, s, e, f"| {assignment} |", [grading_row + "\n"])
+    s, e = _section_bounds(lines, "Known mistakes")
+    _insert_after_last(lines, s, e, f"| {assignment} |", [mistake_row + "\n"])
+    s, _ = _section_bounds(lines, "Changes")
+    today = datetime.date.today().isoformat()
+    entry = (
+        f"### {today} — {assignment}: a new graded function, `{name}` ({TODO}: why)\n\n"
+        f"- {TODO}: what it grades, its points, its cases and mistakes (`drills cases "
+        f"{assignment} --scores` prints their scores), and whether earlier scores move "
+        "(a new function moves no earlier score of the other functions).\n\n"
+    )
+    lines[s + 2 : s + 2] = [entry]
+    return "".join(lines)
+
+
+def scaffold(
+    assignment: str,
+    name: str,
+    points: float,
+    params: list[str] | None = None,
+    mistakes: list[str] | None = None,
+    root: Path | None = None,
+) -> list[str]:
+    """Write the new function into every place it lives; return the checklist's lines."""
+    root = root or notebook.course_root()
+    params = params or ["x"]
+    mistakes = mistakes or ["todo-mistake"]
+    if assignment not in assignments.MODULES:
+        raise ScaffoldError(
+            f"unknown assignment {assignment!r}; known: {', '.join(assignments.MODULES)}"
+        )
+    if not name.isidentifier() or keyword.iskeyword(name) or name.startswith("_"):
+        raise ScaffoldError(f"{name!r} is not a public Python function name")
+    if not all(p.isidentifier() and not keyword.iskeyword(p) for p in params):
+        raise ScaffoldError(f"--params {params!r}: each must be a Python name")
+    if not points > 0:
+        raise ScaffoldError("--points must be > 0")
+    bad = [m for m in mistakes if not re.fullmatch(r"[a-z0-9][a-z0-9.\-]*", m)]
+    if bad or len(set(mistakes)) != len(mistakes):
+        raise ScaffoldError(
+            f"mistake ids must be distinct, lower-case words with '-': {bad or mistakes}"
+        )
+    if (
+        name in notebook.solution_defs(assignment, root)
+        or name in assignments.get(assignment).names
+    ):
+        raise ScaffoldError(f"{assignment} already has a function {name!r}")
+
+    nb_path = notebook.source_path(assignment, root)
+    module_path = root / "autograder" / "assignments" / f"{assignments.MODULES[assignment]}.py"
+    changelog_path = root / "CHANGELOG.md"
+
+    # 1. the notebook: five cells after the last test cell, and the common-mistakes rows
+    raw = json.loads(nb_path.read_text(encoding="utf-8"))
+    cells = raw["cells"]
+    ids = {c.get("id") for c in cells}
+    new = notebook_cells(assignment, name, points, params)
+    clash = [c["id"] for c in new if c["id"] in ids]
+    if clash:
+        raise ScaffoldError(f"cell ids {clash} already exist in {nb_path.name}")
+    last_test = max(i for i, c in enumerate(cells) if notebook.cell_role(nbjson.node(c)) == "test")
+    cells[last_test + 1 : last_test + 1] = new
+    table_cell = next(
+        c
+        for c in cells
+        if c["cell_type"] == "markdown" and "## Common mistakes" in "".join(c["source"])
+    )
+    md = "".join(table_cell["source"]).splitlines(keepends=True)
+    s, e = _section_bounds(md, "Common mistakes")
+    rows = [
+        f"| {f'`{name}` ' if i == 0 else ''}| {TODO}: the mistake | {TODO}: what you get | `{m}` |\n"
+        for i, m in enumerate(mistakes)
+    ]
+    _insert_after_last(md, s, e, "|", rows)
+    table_cell["source"] = _lines("".join(md).rstrip("\n"))
+    nb_path.write_text(json.dumps(raw, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+
+    # 2. the case module: the FunctionSpec, added to SPEC
+    const = f"{name.upper()}_SPEC"
+    text = module_path.read_text(encoding="utf-8")
+    spec_at = re.search(r"^SPEC = AssignmentSpec\(", text, re.M)
+    if not spec_at:
+        raise ScaffoldError(f"{module_path.name} has no `SPEC = AssignmentSpec(` line")
+    text = (
+        text[: spec_at.start()].rstrip("\n")
+        + "\n"
+        + case_module_entry(name, params, mistakes)
+        + "\n\n"
+        + text[spec_at.start() :]
+    )
+    text = _add_to_spec_tuple(text, const)
+    needed = "from autograder.cases.spec import TODO\n"
+    if needed not in text:
+        first_import = re.search(r"^from autograder\.", text, re.M)
+        text = text[: first_import.start()] + needed + text[first_import.start() :]
+    module_path.write_text(text, encoding="utf-8")
+    if shutil.which("ruff"):
+        subprocess.run(["ruff", "format", "-q", str(module_path)], check=False)
+        subprocess.run(
+            ["ruff", "check", "-q", "--fix", "--select", "I", str(module_path)], check=False
+        )
+
+    # 3. CHANGELOG.md: the rows of the function as the code now has it, and an entry
+    loader = importlib.util.spec_from_file_location(f"_scaffolded_{module_path.stem}", module_path)
+    module = importlib.util.module_from_spec(loader)
+    loader.loader.exec_module(module)
+    fspec = module.SPEC.function(name)
+    changelog_path.write_text(
+        changelog_text(
+            changelog_path.read_text(encoding="utf-8"),
+            assignment,
+            catalogue.grading_row(assignment, fspec, points),
+            catalogue.mistake_row(assignment, fspec),
+            name,
+        ),
+        encoding="utf-8",
+    )
+
+    rel = lambda p: p.relative_to(root)  # noqa: E731
+    return [
+        f"Scaffolded `{name}` ({points:g} points) in {assignment}. What is left, in the order of "
+        "docs/authoring.md (every placeholder reads TODO(scaffold)):",
+        f"  1. {rel(nb_path)}: the description, the docstring, the reference between "
+        "### BEGIN SOLUTION and ### END SOLUTION, the self-check's asserts "
+        f"(cells md-, code-, check-{name.replace('_', '-')}).",
+        f"  2. {rel(module_path)}, {const}: the cases' inputs and notes, more value cases "
+        "(fixed and generated), the edge and invalid cases of every rule the description "
+        "states (their rule= words must be in the description).",
+        "  3. Two anchors or more: values computed by hand or taken from the paper, with where "
+        "they come from (never the reference's output).",
+        f"  4. The mistakes ({', '.join(mistakes)}): formula=, diagnosis, source=; at least five "
+        "(--mistakes a,b,c,d,e scaffolds them all); their rows in the notebook's Common "
+        "mistakes table.",
+        "  5. CHANGELOG.md: the entry's why; once the cases are final, the Grading table row "
+        "(tests/test_changelog.py prints the current one).",
+        f"  6. Run: grep -rn 'TODO(scaffold)' {' '.join(PLACES)}",
+        f"          python -m pytest -q -p no:cacheprovider tests/test_cases.py tests/test_anchors.py "
+        f"tests/test_rules.py tests/test_changelog.py tests/test_scaffold.py -k '{name} or "
+        f"{assignment} or changelog or placeholder'",
+        f"          python benchmarks/mutation_score.py {assignment} {name} --survivors",
+        f"          drills cases {assignment} --scores && drills release {assignment}",
+    ]

@@ -1,0 +1,146 @@
+"""Helpers left as stubs: which functions a graded function calls that still raise NotImplementedError.
+
+A released exercise hands the learner every body to write, private helpers included (05's
+``_require_tensor``, 01's ``_check_distributions``): each is a docstring, maybe a comment, and
+``raise NotImplementedError()``. A learner who writes ``group_advantages`` but not the helper it
+calls sees every case raise NotImplementedError, which reads as "not attempted yet" unless
+the helper is named. These functions read the learner's *source* (never run it) and say which
+stubs a function reaches, through the functions it calls, as the cells define them.
+"""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import textwrap
+from collections.abc import Iterable
+
+
+def is_stub(node: ast.AST) -> bool:
+    """Is this function's body only a docstring and ``raise NotImplementedError`` (with or
+    without a call or a message)?"""
+    if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return False
+    body = list(node.body)
+    if (
+        body
+        and isinstance(body[0], ast.Expr)
+        and isinstance(body[0].value, ast.Constant)
+        and isinstance(body[0].value.value, str)
+    ):
+        body = body[1:]
+    if len(body) != 1 or not isinstance(body[0], ast.Raise) or body[0].exc is None:
+        return False
+    exc = body[0].exc
+    if isinstance(exc, ast.Call):
+        exc = exc.func
+    return isinstance(exc, ast.Name) and exc.id == "NotImplementedError"
+
+
+def top_level_functions(sources: Iterable[str]) -> dict[str, ast.AST]:
+    """The top-level functions of ``sources`` (cells in the order they run; the last
+    definition of a name wins, as in a kernel); a cell that does not compile adds none."""
+    out: dict[str, ast.AST] = {}
+    for src in sources:
+        try:
+            tree = ast.parse(src)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            continue
+        for node in tree.body:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                out[node.name] = node
+    return out
+
+
+def _called(node: ast.AST) -> list[str]:
+    """Names a function's body reads, in order of appearance, each once."""
+    seen: list[str] = []
+    for n in ast.walk(node):
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id not in seen:
+            seen.append(n.id)
+    return seen
+
+
+def stub_callees(defs: dict[str, ast.AST], name: str) -> list[str]:
+    """The stubs that ``name`` reaches through the functions of ``defs`` it calls (directly
+    or through each other), in the order met; [] when ``name`` is itself a stub or undefined."""
+    if name not in defs or is_stub(defs[name]):
+        return []
+    found: list[str] = []
+    seen = {name}
+    todo = [name]
+    while todo:
+        for callee in _called(defs[todo.pop(0)]):
+            if callee in seen or callee not in defs:
+                continue
+            seen.add(callee)
+            if is_stub(defs[callee]):
+                found.append(callee)
+            else:
+                todo.append(callee)
+    return found
+
+
+def names_reached(defs: dict[str, ast.AST], name: str) -> list[str]:
+    """Every name ``name``'s body reads, and those of the functions of ``defs`` it calls
+    (directly or through each other), in the order met."""
+    out: list[str] = []
+    seen = {name}
+    todo = [name]
+    while todo:
+        for n in _called(defs[todo.pop(0)]):
+            if n in seen:
+                continue
+            seen.add(n)
+            out.append(n)
+            if n in defs:
+                todo.append(n)
+    return out
+
+
+def live_stub_callees(fn, namespace: dict) -> list[str]:
+    """:func:`stub_callees` for a function object in a kernel (the in-kernel engine): its
+    source and that of the functions of ``namespace`` it reaches, read with inspect; [] when
+    a source cannot be read."""
+    defs: dict[str, ast.AST] = {}
+
+    def parse(obj) -> ast.AST | None:
+        try:
+            tree = ast.parse(textwrap.dedent(inspect.getsource(obj)))
+        except (OSError, TypeError, SyntaxError, ValueError):
+            return None
+        return tree.body[0] if tree.body else None
+
+    root = parse(fn)
+    name = getattr(fn, "__name__", "")
+    if root is None or not name:
+        return []
+    defs[name] = root
+    todo = [root]
+    while todo:
+        for callee in _called(todo.pop(0)):
+            obj = namespace.get(callee)
+            if callee in defs or not inspect.isfunction(obj):
+                continue
+            node = parse(obj)
+            if node is not None:
+                defs[callee] = node
+                todo.append(node)
+    return stub_callees(defs, name)
+
+
+def stub_text(function: str, helpers: list[str], where: dict[str, str] | None = None) -> str:
+    """The sentence that names the stubs ``function`` calls."""
+    where = where or {}
+
+    def one(h: str) -> str:
+        cell = f" (in your cell {where[h]!r})" if where.get(h) else ""
+        return f"`{h}`{cell}"
+
+    names = " and ".join(one(h) for h in helpers)
+    one_ = len(helpers) == 1
+    return (
+        f"{function} calls {names}, which still {'raises' if one_ else 'raise'} "
+        f"NotImplementedError: write {'its' if one_ else 'their'} body too (the exercise "
+        "leaves the helpers to you as well), then check again"
+    )
