@@ -1,6 +1,6 @@
 """`drills new-function`: the starting point of a new graded function, in every place it lives.
 
-    drills new-function ASSIGNMENT NAME --points P [--params "x, y"] [--mistakes a,b,c,d,e]
+    drills new-function ASSIGNMENT NAME --points P [--params "x, y, eps=1e-8"] [--mistakes a,b,c,d,e]
 
 writes, for an existing assignment:
 
@@ -62,10 +62,42 @@ def _cell(kind: str, cell_id: str, source: str, metadata: dict | None = None) ->
     return {"cell_type": kind, "id": cell_id, "metadata": metadata or {}, "source": _lines(source)}
 
 
+def parse_params(params: str | list[str]) -> list[str]:
+    """The parameters as written (``"values, mask, eps=1e-8"``), one string each, checked by
+    parsing them as a ``def``'s: names, with or without a default; no ``*args``/``**kwargs``
+    (the grader passes each case's arguments by position)."""
+    text = params if isinstance(params, str) else ", ".join(params)
+    try:
+        fn = ast.parse(f"def _({text}): pass").body[0]
+    except SyntaxError as e:
+        raise ScaffoldError(
+            f"--params {text!r} is not a Python parameter list (names, each with an optional "
+            f'default: "values, mask, eps=1e-8"): {e.msg}'
+        ) from None
+    a = fn.args
+    if a.vararg or a.kwarg or a.posonlyargs or a.kwonlyargs:
+        raise ScaffoldError(
+            f"--params {text!r}: plain parameters only (no *, /, *args or **kwargs): the grader "
+            "passes each case's arguments by position"
+        )
+    if not a.args:
+        raise ScaffoldError("--params: at least one parameter")
+    defaults = [None] * (len(a.args) - len(a.defaults)) + list(a.defaults)
+    return [
+        p.arg if d is None else f"{p.arg}={ast.get_source_segment(f'def _({text}): pass', d)}"
+        for p, d in zip(a.args, defaults)
+    ]
+
+
+def _required(params: list[str]) -> list[str]:
+    """The parameters without a default: the ones every case passes."""
+    return [p for p in params if "=" not in p]
+
+
 def notebook_cells(assignment: str, name: str, points: float, params: list[str]) -> list[dict]:
     """The five cells of a graded function, with nbgrader metadata and stable ids."""
     sig = ", ".join(params)
-    first = params[0]
+    first = params[0].split("=")[0]
     slug = name.replace("_", "-")
     description = (
         f"## {TODO}: the section's title\n"
@@ -147,9 +179,12 @@ def notebook_cells(assignment: str, name: str, points: float, params: list[str])
 def case_module_entry(name: str, params: list[str], mistakes: list[str]) -> str:
     """The FunctionSpec of a new function, with one case of each kind and two anchors."""
     const = f"{name.upper()}_SPEC"
-    todo_args = "(" + ", ".join("TODO" for _ in params) + ("," if len(params) == 1 else "") + ")"
+    required = _required(params)
+    todo_args = (
+        "(" + ", ".join("TODO" for _ in required) + ("," if len(required) == 1 else "") + ")"
+    )
     sig = ", ".join(params)
-    first = params[0]
+    first = params[0].split("=")[0]
     mistake_text = "".join(
         f"""        Mistake(
             "{m}",
@@ -262,13 +297,13 @@ def scaffold(
     assignment: str,
     name: str,
     points: float,
-    params: list[str] | None = None,
+    params: str | list[str] | None = None,
     mistakes: list[str] | None = None,
     root: Path | None = None,
 ) -> list[str]:
     """Write the new function into every place it lives; return the checklist's lines."""
     root = root or notebook.course_root()
-    params = params or ["x"]
+    params = parse_params(params or "x")
     mistakes = mistakes or ["todo-mistake"]
     if assignment not in assignments.MODULES:
         raise ScaffoldError(
@@ -276,8 +311,6 @@ def scaffold(
         )
     if not name.isidentifier() or keyword.iskeyword(name) or name.startswith("_"):
         raise ScaffoldError(f"{name!r} is not a public Python function name")
-    if not all(p.isidentifier() and not keyword.iskeyword(p) for p in params):
-        raise ScaffoldError(f"--params {params!r}: each must be a Python name")
     if not points > 0:
         raise ScaffoldError("--points must be > 0")
     bad = [m for m in mistakes if not re.fullmatch(r"[a-z0-9][a-z0-9.\-]*", m)]
