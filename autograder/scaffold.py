@@ -176,9 +176,15 @@ def notebook_cells(assignment: str, name: str, points: float, params: list[str])
     ]
 
 
-def case_module_entry(name: str, params: list[str], mistakes: list[str]) -> str:
+def spec_constant(name: str, module_text: str) -> str:
+    """The FunctionSpec's name in the case module: NAME in capitals, as the others are named,
+    or NAME_SPEC when the module already binds that name."""
+    const = name.upper()
+    return f"{const}_SPEC" if re.search(rf"^{const}\b", module_text, re.M) else const
+
+
+def case_module_entry(name: str, params: list[str], mistakes: list[str], const: str) -> str:
     """The FunctionSpec of a new function, with one case of each kind and two anchors."""
-    const = f"{name.upper()}_SPEC"
     required = _required(params)
     todo_args = (
         "(" + ", ".join("TODO" for _ in required) + ("," if len(required) == 1 else "") + ")"
@@ -354,15 +360,15 @@ def scaffold(
     nb_path.write_text(json.dumps(raw, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
 
     # 2. the case module: the FunctionSpec, added to SPEC
-    const = f"{name.upper()}_SPEC"
     text = module_path.read_text(encoding="utf-8")
+    const = spec_constant(name, text)
     spec_at = re.search(r"^SPEC = AssignmentSpec\(", text, re.M)
     if not spec_at:
         raise ScaffoldError(f"{module_path.name} has no `SPEC = AssignmentSpec(` line")
     text = (
         text[: spec_at.start()].rstrip("\n")
         + "\n"
-        + case_module_entry(name, params, mistakes)
+        + case_module_entry(name, params, mistakes, const)
         + "\n\n"
         + text[spec_at.start() :]
     )

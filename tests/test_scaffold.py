@@ -25,6 +25,7 @@ from autograder.scaffold import (
     case_module_entry,
     notebook_cells,
     parse_params,
+    spec_constant,
 )
 
 COPIED = ("autograder", "solutions", "tests", "benchmarks", "CHANGELOG.md", "pyproject.toml")
@@ -266,7 +267,7 @@ def test_params_take_defaults_as_in_a_def():
     assert params == ["values", "mask", "eps=1e-8"]
     cells = notebook_cells("03_sum_vs_mean", "masked_whiten", 2, params)
     assert "".join(cells[1]["source"]).startswith("def masked_whiten(values, mask, eps=1e-8):\n")
-    entry = case_module_entry("masked_whiten", params, ["m"])
+    entry = case_module_entry("masked_whiten", params, ["m"], "MASKED_WHITEN")
     assert "formula=lambda values, mask, eps=1e-8: TODO" in entry
     assert 'Case("example", (TODO, TODO), note=' in entry
     assert "return (TODO, TODO)" in entry
@@ -287,3 +288,11 @@ def test_params_take_defaults_as_in_a_def():
 def test_params_that_a_case_cannot_pass_are_refused(bad, says):
     with pytest.raises(ScaffoldError, match=says):
         parse_params(bad)
+
+
+def test_spec_constant_is_named_as_the_others_unless_taken():
+    """The module's specs are named MASKED_MEAN, LOG_RATIOS: the new one too (it was
+    MASKED_WHITEN_SPEC), unless the module already binds the name."""
+    assert spec_constant("masked_whiten", "MASKED_MEAN = FunctionSpec(\n") == "MASKED_WHITEN"
+    assert spec_constant("mask", "HAND_MASK = 1\nMASK_ROWS = 2\n") == "MASK"
+    assert spec_constant("mask", "MASK = np.array([1, 0])\n") == "MASK_SPEC"
