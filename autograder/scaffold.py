@@ -415,12 +415,19 @@ def scaffold(
         f"  4. The mistakes ({', '.join(mistakes)}): formula=, diagnosis, source=; at least five "
         "(--mistakes a,b,c,d,e scaffolds them all); their rows in the notebook's Common "
         "mistakes table.",
-        "  5. CHANGELOG.md: the entry's why; once the cases are final, the Grading table row "
-        "(tests/test_changelog.py prints the current one).",
+        "  5. CHANGELOG.md: the entry's why; once the cases are final, the Grading table row, "
+        "and the Known mistakes row if you add or rename a mistake (python tests/test_changelog.py "
+        "prints both as the code has them).",
         f"  6. Run: grep -rn 'TODO(scaffold)' {' '.join(PLACES)}",
         f"          python -m pytest -q -p no:cacheprovider tests/test_cases.py tests/test_anchors.py "
         f"tests/test_rules.py tests/test_changelog.py tests/test_scaffold.py -k '{name} or "
         f"{assignment} or changelog or placeholder'",
         f"          python benchmarks/mutation_score.py {assignment} {name} --survivors",
         f"          drills cases {assignment} --scores && drills release {assignment}",
+        "  7. Then the slower tests of this notebook (minutes: they execute it, run nbgrader):",
+        f"          drills release {assignment} --check",
+        "          python -m pytest -q -p no:cacheprovider tests/test_notebooks.py "
+        "tests/test_mutation.py tests/test_field_maths.py tests/test_recognition.py "
+        "tests/test_kinds.py tests/test_callees.py tests/test_nbgrader_agreement.py "
+        f"-k '{name} or {assignment}'",
     ]
