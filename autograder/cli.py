@@ -116,10 +116,9 @@ def _scores(spec) -> int:
 def _new_function(args: argparse.Namespace) -> int:
     from autograder.scaffold import ScaffoldError, scaffold
 
-    params = [p.strip() for p in args.params.split(",") if p.strip()]
     mistakes = [m.strip() for m in args.mistakes.split(",") if m.strip()] if args.mistakes else None
     try:
-        checklist = scaffold(args.assignment, args.name, args.points, params, mistakes)
+        checklist = scaffold(args.assignment, args.name, args.points, args.params, mistakes)
     except (ScaffoldError, KeyError, OSError) as e:
         print(f"drills new-function: {e}", file=sys.stderr)
         return 2
@@ -196,7 +195,11 @@ def build_parser() -> argparse.ArgumentParser:
     n.add_argument("assignment")
     n.add_argument("name", help="the function's name")
     n.add_argument("--points", type=float, required=True, help="its points (the test cell's)")
-    n.add_argument("--params", default="x", help='its parameters, e.g. "logp_new, logp_old"')
+    n.add_argument(
+        "--params",
+        default="x",
+        help='its parameters as in its def, defaults allowed: "values, mask, eps=1e-8"',
+    )
     n.add_argument(
         "--mistakes", help="ids of the mistakes to catalogue, comma-separated (default: one)"
     )

@@ -1,6 +1,6 @@
 """`drills new-function`: the starting point of a new graded function, in every place it lives.
 
-    drills new-function ASSIGNMENT NAME --points P [--params "x, y"] [--mistakes a,b,c,d,e]
+    drills new-function ASSIGNMENT NAME --points P [--params "x, y, eps=1e-8"] [--mistakes a,b,c,d,e]
 
 writes, for an existing assignment:
 
@@ -62,10 +62,42 @@ def _cell(kind: str, cell_id: str, source: str, metadata: dict | None = None) ->
     return {"cell_type": kind, "id": cell_id, "metadata": metadata or {}, "source": _lines(source)}
 
 
+def parse_params(params: str | list[str]) -> list[str]:
+    """The parameters as written (``"values, mask, eps=1e-8"``), one string each, checked by
+    parsing them as a ``def``'s: names, with or without a default; no ``*args``/``**kwargs``
+    (the grader passes each case's arguments by position)."""
+    text = params if isinstance(params, str) else ", ".join(params)
+    try:
+        fn = ast.parse(f"def _({text}): pass").body[0]
+    except SyntaxError as e:
+        raise ScaffoldError(
+            f"--params {text!r} is not a Python parameter list (names, each with an optional "
+            f'default: "values, mask, eps=1e-8"): {e.msg}'
+        ) from None
+    a = fn.args
+    if a.vararg or a.kwarg or a.posonlyargs or a.kwonlyargs:
+        raise ScaffoldError(
+            f"--params {text!r}: plain parameters only (no *, /, *args or **kwargs): the grader "
+            "passes each case's arguments by position"
+        )
+    if not a.args:
+        raise ScaffoldError("--params: at least one parameter")
+    defaults = [None] * (len(a.args) - len(a.defaults)) + list(a.defaults)
+    return [
+        p.arg if d is None else f"{p.arg}={ast.get_source_segment(f'def _({text}): pass', d)}"
+        for p, d in zip(a.args, defaults)
+    ]
+
+
+def _required(params: list[str]) -> list[str]:
+    """The parameters without a default: the ones every case passes."""
+    return [p for p in params if "=" not in p]
+
+
 def notebook_cells(assignment: str, name: str, points: float, params: list[str]) -> list[dict]:
     """The five cells of a graded function, with nbgrader metadata and stable ids."""
     sig = ", ".join(params)
-    first = params[0]
+    first = params[0].split("=")[0]
     slug = name.replace("_", "-")
     description = (
         f"## {TODO}: the section's title\n"
@@ -144,12 +176,21 @@ def notebook_cells(assignment: str, name: str, points: float, params: list[str])
     ]
 
 
-def case_module_entry(name: str, params: list[str], mistakes: list[str]) -> str:
+def spec_constant(name: str, module_text: str) -> str:
+    """The FunctionSpec's name in the case module: NAME in capitals, as the others are named,
+    or NAME_SPEC when the module already binds that name."""
+    const = name.upper()
+    return f"{const}_SPEC" if re.search(rf"^{const}\b", module_text, re.M) else const
+
+
+def case_module_entry(name: str, params: list[str], mistakes: list[str], const: str) -> str:
     """The FunctionSpec of a new function, with one case of each kind and two anchors."""
-    const = f"{name.upper()}_SPEC"
-    todo_args = "(" + ", ".join("TODO" for _ in params) + ("," if len(params) == 1 else "") + ")"
+    required = _required(params)
+    todo_args = (
+        "(" + ", ".join("TODO" for _ in required) + ("," if len(required) == 1 else "") + ")"
+    )
     sig = ", ".join(params)
-    first = params[0]
+    first = params[0].split("=")[0]
     mistake_text = "".join(
         f"""        Mistake(
             "{m}",
@@ -262,13 +303,13 @@ def scaffold(
     assignment: str,
     name: str,
     points: float,
-    params: list[str] | None = None,
+    params: str | list[str] | None = None,
     mistakes: list[str] | None = None,
     root: Path | None = None,
 ) -> list[str]:
     """Write the new function into every place it lives; return the checklist's lines."""
     root = root or notebook.course_root()
-    params = params or ["x"]
+    params = parse_params(params or "x")
     mistakes = mistakes or ["todo-mistake"]
     if assignment not in assignments.MODULES:
         raise ScaffoldError(
@@ -276,8 +317,6 @@ def scaffold(
         )
     if not name.isidentifier() or keyword.iskeyword(name) or name.startswith("_"):
         raise ScaffoldError(f"{name!r} is not a public Python function name")
-    if not all(p.isidentifier() and not keyword.iskeyword(p) for p in params):
-        raise ScaffoldError(f"--params {params!r}: each must be a Python name")
     if not points > 0:
         raise ScaffoldError("--points must be > 0")
     bad = [m for m in mistakes if not re.fullmatch(r"[a-z0-9][a-z0-9.\-]*", m)]
@@ -321,15 +360,15 @@ def scaffold(
     nb_path.write_text(json.dumps(raw, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
 
     # 2. the case module: the FunctionSpec, added to SPEC
-    const = f"{name.upper()}_SPEC"
     text = module_path.read_text(encoding="utf-8")
+    const = spec_constant(name, text)
     spec_at = re.search(r"^SPEC = AssignmentSpec\(", text, re.M)
     if not spec_at:
         raise ScaffoldError(f"{module_path.name} has no `SPEC = AssignmentSpec(` line")
     text = (
         text[: spec_at.start()].rstrip("\n")
         + "\n"
-        + case_module_entry(name, params, mistakes)
+        + case_module_entry(name, params, mistakes, const)
         + "\n\n"
         + text[spec_at.start() :]
     )
@@ -376,12 +415,19 @@ def scaffold(
         f"  4. The mistakes ({', '.join(mistakes)}): formula=, diagnosis, source=; at least five "
         "(--mistakes a,b,c,d,e scaffolds them all); their rows in the notebook's Common "
         "mistakes table.",
-        "  5. CHANGELOG.md: the entry's why; once the cases are final, the Grading table row "
-        "(tests/test_changelog.py prints the current one).",
+        "  5. CHANGELOG.md: the entry's why; once the cases are final, the Grading table row, "
+        "and the Known mistakes row if you add or rename a mistake (python tests/test_changelog.py "
+        "prints both as the code has them).",
         f"  6. Run: grep -rn 'TODO(scaffold)' {' '.join(PLACES)}",
         f"          python -m pytest -q -p no:cacheprovider tests/test_cases.py tests/test_anchors.py "
         f"tests/test_rules.py tests/test_changelog.py tests/test_scaffold.py -k '{name} or "
         f"{assignment} or changelog or placeholder'",
         f"          python benchmarks/mutation_score.py {assignment} {name} --survivors",
         f"          drills cases {assignment} --scores && drills release {assignment}",
+        "  7. Then the slower tests of this notebook (minutes: they execute it, run nbgrader):",
+        f"          drills release {assignment} --check",
+        "          python -m pytest -q -p no:cacheprovider tests/test_notebooks.py "
+        "tests/test_mutation.py tests/test_field_maths.py tests/test_recognition.py "
+        "tests/test_kinds.py tests/test_callees.py tests/test_nbgrader_agreement.py "
+        f"-k '{name} or {assignment}'",
     ]

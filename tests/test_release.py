@@ -52,3 +52,20 @@ def test_release_check_cli_exit_status(tmp_path):
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "up to date" in proc.stdout
+
+
+@pytest.mark.parametrize("assignment", available_assignments())
+def test_source_notebook_carries_no_outputs(assignment):
+    """An instructor who edits solutions/<id>/<id>.ipynb in Jupyter (docs/authoring.md, step 2)
+    and saves it run would commit outputs and execution counts into the source: exercises/ hides
+    it (nbgrader clears outputs), nothing else would."""
+    nb = json.loads((ROOT / "solutions" / assignment / f"{assignment}.ipynb").read_text())
+    ran = [
+        c.get("id")
+        for c in nb["cells"]
+        if c["cell_type"] == "code" and (c.get("outputs") or c.get("execution_count") is not None)
+    ]
+    assert not ran, (
+        f"solutions/{assignment}/{assignment}.ipynb: cells {ran} carry outputs or an execution "
+        "count: clear them (Jupyter: Edit, Clear Outputs of All Cells) and save"
+    )

@@ -19,7 +19,14 @@ import pytest
 from conftest import ROOT
 
 from autograder.cases.spec import TODO
-from autograder.scaffold import PLACES
+from autograder.scaffold import (
+    PLACES,
+    ScaffoldError,
+    case_module_entry,
+    notebook_cells,
+    parse_params,
+    spec_constant,
+)
 
 COPIED = ("autograder", "solutions", "tests", "benchmarks", "CHANGELOG.md", "pyproject.toml")
 MISTAKES = ["off-by-one", "abs", "squared", "negated", "mean"]
@@ -250,3 +257,42 @@ def test_scaffold_output_passes_the_sync_tests_once_filled(tmp_path):
         "test_changelog.py::test_changelog_grading_table_matches_cases_points_splits_and_tolerances",
     ):
         assert f"PASSED tests/{test}" in sync.stdout, test
+
+
+def test_params_take_defaults_as_in_a_def():
+    """`--params "values, mask, eps=1e-8"` (refused before: "each must be a Python name"): the
+    def, the mistakes' formulas and the description carry the default; the cases pass only the
+    parameters without one."""
+    params = parse_params("values, mask, eps=1e-8")
+    assert params == ["values", "mask", "eps=1e-8"]
+    cells = notebook_cells("03_sum_vs_mean", "masked_whiten", 2, params)
+    assert "".join(cells[1]["source"]).startswith("def masked_whiten(values, mask, eps=1e-8):\n")
+    entry = case_module_entry("masked_whiten", params, ["m"], "MASKED_WHITEN")
+    assert "formula=lambda values, mask, eps=1e-8: TODO" in entry
+    assert 'Case("example", (TODO, TODO), note=' in entry
+    assert "return (TODO, TODO)" in entry
+    compile(entry, "<scaffold>", "exec")
+
+
+@pytest.mark.parametrize(
+    "bad, says",
+    [
+        ("x, *rest", "plain parameters only"),
+        ("x, /, y", "plain parameters only"),
+        ("x, **kw", "plain parameters only"),
+        ("x=1, y", "not a Python parameter list"),
+        ("class", "not a Python parameter list"),
+        ("", "at least one parameter"),
+    ],
+)
+def test_params_that_a_case_cannot_pass_are_refused(bad, says):
+    with pytest.raises(ScaffoldError, match=says):
+        parse_params(bad)
+
+
+def test_spec_constant_is_named_as_the_others_unless_taken():
+    """The module's specs are named MASKED_MEAN, LOG_RATIOS: the new one too (it was
+    MASKED_WHITEN_SPEC), unless the module already binds the name."""
+    assert spec_constant("masked_whiten", "MASKED_MEAN = FunctionSpec(\n") == "MASKED_WHITEN"
+    assert spec_constant("mask", "HAND_MASK = 1\nMASK_ROWS = 2\n") == "MASK"
+    assert spec_constant("mask", "MASK = np.array([1, 0])\n") == "MASK_SPEC"
