@@ -28,6 +28,7 @@ from autograder.scaffold import (
     _add_to_spec_tuple,
     _import_spec_names,
     case_module_entry,
+    common_mistakes_cell,
     insertion_index,
     notebook_cells,
     parse_params,
@@ -400,6 +401,8 @@ def test_first_function_of_a_new_notebook(tmp_path):
     for name, params in (("first_fn", "values"), ("second_fn", "x, y")):
         run = _new_function(repo, "08_probe", name, "--points", "1", "--params", params)
         assert run.returncode == 0, run.stderr
+        assert "drills cases 08_probe --grading-lines" in run.stdout  # the stale-line fix
+        assert "A new notebook's functions share one entry" in run.stdout
     nb = json.loads((repo / "solutions/08_probe/08_probe.ipynb").read_text())
     ids = [c["id"] for c in nb["cells"]]
     slugs = [
@@ -534,3 +537,25 @@ def test_grading_lines_are_rewritten_after_a_change_of_points_or_tolerance(tmp_p
     )
     assert "≤ 1e-06 + 1e-05" in "".join(by_id["grading-aggregate-loss"]["source"])
     assert sync_grading_lines(a, tmp_path) == []
+
+
+def test_a_common_mistakes_section_without_a_table_gets_its_header():
+    """A skeleton's `## Common mistakes` with prose and no table ("no table found where the
+    rows go" before): the table's header is added under the prose, and the rows go under it."""
+    cells = [
+        {
+            "cell_type": "markdown",
+            "id": "a",
+            "metadata": {},
+            "source": ["## Common mistakes\n", "\n", "Soon."],
+        },
+        {"cell_type": "markdown", "id": "b", "metadata": {}, "source": ["## Check my work"]},
+    ]
+    cell = common_mistakes_cell(cells)
+    assert cell is cells[0] and len(cells) == 2
+    text = "".join(cell["source"])
+    assert text.startswith("## Common mistakes\n\nSoon.\n\n| function | mistake |"), text
+    assert common_mistakes_cell(cells)["source"] == cell["source"]  # once
+    fresh = [cells[1]]
+    made = common_mistakes_cell(fresh)
+    assert [c["id"] for c in fresh] == ["md-common-mistakes", "b"] and made is fresh[0]
