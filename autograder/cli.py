@@ -52,6 +52,21 @@ def _cases(args: argparse.Namespace) -> int:
     spec = assignments.get(args.assignment)
     if getattr(args, "scores", False):
         return _scores(spec)
+    if getattr(args, "grading_lines", False):
+        from autograder.scaffold import ScaffoldError, sync_grading_lines
+
+        try:
+            changed = sync_grading_lines(args.assignment)
+        except ScaffoldError as e:
+            print(f"drills cases: {e}", file=sys.stderr)
+            return 2
+        print(
+            f"rewrote the grading line of {', '.join(changed)} in "
+            f"{notebook.source_path(args.assignment)}; then: drills release {args.assignment}"
+            if changed
+            else "every grading line matches the case module and the points"
+        )
+        return 0
     for f in spec.functions:
         pts = notebook.points(spec.id, f.name)
         counts = ", ".join(f"{k} {len(f.of_kind(k))}" for k in KINDS)
@@ -185,6 +200,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--scores",
         action="store_true",
         help="each mistake's score and the no-checks score, in the CHANGELOG's format",
+    )
+    c.add_argument(
+        "--grading-lines",
+        action="store_true",
+        help="rewrite the grading line under each function in the source notebook as the case "
+        "module has it (after a change of points, split, rtol or atol)",
     )
     c.set_defaults(func=_cases)
 

@@ -2,23 +2,28 @@
 
     drills new-function ASSIGNMENT NAME --points P [--params "x, y, eps=1e-8"] [--mistakes a,b,c,d,e]
 
-writes, for an existing assignment:
+writes, for a registered assignment (its first function too: docs/authoring.md, "A new
+notebook"):
 
 - five cells into the source notebook ``solutions/<id>/<id>.ipynb``, after the last graded
-  function: the description (markdown), the solution cell (nbgrader ``solution: true``,
-  ``grade_id`` NAME), the grading line (markdown, as ``drills cases`` prints it), the
+  function (the first one before the notebook's closing sections): the description
+  (markdown), the solution cell (nbgrader ``solution: true``, ``grade_id`` NAME), the grading
+  line (markdown, as ``drills cases`` prints it), the
   self-check (tagged ``self-check``) and the locked hidden-test cell (``grade: true``,
   ``grade_id`` test_NAME, the points);
 - a ``FunctionSpec`` in the case module ``autograder/assignments/aNN_<name>.py`` with one case
   of each kind (a fixed value case, a generated one, an edge case, an invalid case), the
   mistakes (one unless ``--mistakes`` names them), two anchor placeholders, and the spec
   added to the module's ``SPEC``;
-- a row per mistake in the notebook's common-mistakes table;
+- a row per mistake in the notebook's common-mistakes table (the table too, if it has none);
 - the function's Grading table and Known mistakes rows in CHANGELOG.md, and an entry;
 
 and prints the checklist of what is left. Every placeholder is the text ``TODO(scaffold)``
-(:data:`TODO`; in the case module a string, so the module imports and the other functions'
-tests keep running); ``tests/test_scaffold.py`` fails while one is left in the repository.
+(:data:`TODO`; in the case module the quoted string itself, so the module imports, the other
+functions' tests keep running and nothing is imported for it); ``tests/test_scaffold.py`` fails
+while one is left in the repository. ``drills cases ASSIGNMENT --grading-lines``
+(:func:`sync_grading_lines`) rewrites the grading lines after a change of split, tolerance or
+points.
 """
 
 from __future__ import annotations
@@ -186,16 +191,15 @@ def spec_constant(name: str, module_text: str) -> str:
 def case_module_entry(name: str, params: list[str], mistakes: list[str], const: str) -> str:
     """The FunctionSpec of a new function, with one case of each kind and two anchors."""
     required = _required(params)
-    todo_args = (
-        "(" + ", ".join("TODO" for _ in required) + ("," if len(required) == 1 else "") + ")"
-    )
+    todo = f'"{TODO}"'  # the placeholder as a literal: grep finds it, nothing to import
+    todo_args = "(" + ", ".join(todo for _ in required) + ("," if len(required) == 1 else "") + ")"
     sig = ", ".join(params)
     first = params[0].split("=")[0]
     mistake_text = "".join(
         f"""        Mistake(
             "{m}",
             "{TODO}: you did …; do … instead (second person: what was done, what to change)",
-            formula=lambda {sig}: TODO,  # {TODO}: the wrong computation, on valid inputs
+            formula=lambda {sig}: {todo},  # the wrong computation, on valid inputs
             source=NO_SOURCE,  # {TODO}: "<where>: <what it shows>", or keep NO_SOURCE
         ),
 """
@@ -236,14 +240,23 @@ def _{name}_inputs(rng):
     # Independent anchors: the value computed by hand (show the computation in a comment) or
     # taken from the paper or the worked example, and where it comes from. Never the reference.
     anchors={{
-        "example": (TODO, "{TODO}: where the value comes from"),
-        "edge": (TODO, "{TODO}: where the value comes from"),
+        "example": ({todo}, "{TODO}: where the value comes from"),
+        "edge": ({todo}, "{TODO}: where the value comes from"),
     }},
 )
 '''
 
 
+def _offset(text: str, lineno: int, col: int) -> int:
+    """The character offset of an ast position (1-based line, 0-based utf-8 column)."""
+    lines = text.splitlines(keepends=True)
+    line = lines[lineno - 1] if lineno <= len(lines) else ""
+    return sum(len(x) for x in lines[: lineno - 1]) + len(line.encode()[:col].decode())
+
+
 def _add_to_spec_tuple(text: str, const: str) -> str:
+    """``SPEC = AssignmentSpec(id, (A, B))`` with ``const`` added: ``(A, B, const)``, or
+    ``(const,)`` when the assignment has no function yet."""
     tree = ast.parse(text)
     for node in tree.body:
         if (
@@ -254,12 +267,93 @@ def _add_to_spec_tuple(text: str, const: str) -> str:
             and isinstance(node.value.args[1], ast.Tuple)
         ):
             tup = node.value.args[1]
-            lines = text.splitlines(keepends=True)
-            offset = sum(len(x) for x in lines[: tup.end_lineno - 1]) + tup.end_col_offset - 1
-            before = text[:offset].rstrip()
+            end = _offset(text, tup.end_lineno, tup.end_col_offset) - 1  # the closing ")"
+            if not tup.elts:
+                start = _offset(text, tup.lineno, tup.col_offset)
+                return text[:start] + f"({const},)" + text[end + 1 :]
+            before = text[:end].rstrip()
             joiner = " " if before.endswith(",") else ", "
-            return before + joiner + const + text[offset:]
-    raise ScaffoldError("the case module has no SPEC = AssignmentSpec(id, (...)) to add to")
+            return before + joiner + const + text[end:]
+    raise ScaffoldError(
+        "the case module has no `SPEC = AssignmentSpec(id, (...))` to add to: end it with "
+        'SPEC = AssignmentSpec("<id>", ()) (docs/authoring.md, "A new notebook")'
+    )
+
+
+SPEC_NAMES = ("NO_SOURCE", "Case", "FunctionSpec", "Mistake")  # what the scaffolded entry uses
+
+
+def _import_spec_names(text: str, names=SPEC_NAMES) -> str:
+    """The module with ``names`` imported from autograder.cases.spec, each once: added to its
+    ``from autograder.cases.spec import`` line, or a new line when it has none."""
+    tree = ast.parse(text)
+    found = [
+        n
+        for n in tree.body
+        if isinstance(n, ast.ImportFrom) and n.module == "autograder.cases.spec" and not n.level
+    ]
+    have = {a.asname or a.name for n in found for a in n.names}
+    missing = [x for x in names if x not in have]
+    if not missing:
+        return text
+    if found and not any(a.asname for a in found[0].names):
+        node = found[0]
+        both = sorted({a.name for a in node.names} | set(missing), key=_isort_key)
+        start = _offset(text, node.lineno, node.col_offset)
+        end = _offset(text, node.end_lineno, node.end_col_offset)
+        return text[:start] + f"from autograder.cases.spec import {', '.join(both)}" + text[end:]
+    line = f"from autograder.cases.spec import {', '.join(sorted(missing, key=_isort_key))}\n"
+    imports = [n for n in tree.body if isinstance(n, (ast.Import, ast.ImportFrom))]
+    at = _offset(text, imports[-1].end_lineno + 1, 0) if imports else 0
+    return text[:at] + ("\n" if imports else "") + line + text[at:]
+
+
+def _isort_key(name: str) -> tuple[int, str]:
+    """ruff's order of imported names: CONSTANTS, then Classes, then functions."""
+    return (0 if name.isupper() else 1 if name[:1].isupper() else 2, name)
+
+
+CLOSING_SECTIONS = ("## Explore", "## In the field", "## Common mistakes", "## Check my work")
+COMMON_MISTAKES = (
+    "## Common mistakes\n\nThe hidden tests recognise each of these and name it in your feedback:\n"
+    "\n| function | mistake | what happens | feedback id |\n|---|---|---|---|"
+)
+
+
+def _heading(cell: dict) -> str:
+    return "".join(cell["source"]).lstrip() if cell["cell_type"] == "markdown" else ""
+
+
+def insertion_index(cells: list[dict]) -> int:
+    """Where a new function's five cells go: after the last hidden-test cell; in a notebook with
+    no graded function yet, before its first closing section (a markdown cell that starts with
+    one of :data:`CLOSING_SECTIONS`), else at its end."""
+    tests = [i for i, c in enumerate(cells) if notebook.cell_role(nbjson.node(c)) == "test"]
+    if tests:
+        return tests[-1] + 1
+    closing = [i for i, c in enumerate(cells) if _heading(c).startswith(CLOSING_SECTIONS)]
+    return closing[0] if closing else len(cells)
+
+
+def common_mistakes_cell(cells: list[dict]) -> dict:
+    """The markdown cell of the notebook's ``## Common mistakes`` table; written (before
+    ``## Check my work``, else at the end) when the notebook has none yet, and its table's
+    header when the section has no table."""
+    cell = next((c for c in cells if "## Common mistakes" in _heading(c)), None)
+    if cell is None:
+        at = next(
+            (i for i, c in enumerate(cells) if _heading(c).startswith("## Check my work")),
+            len(cells),
+        )
+        cell = _cell("markdown", "md-common-mistakes", COMMON_MISTAKES)
+        cells.insert(at, cell)
+    md = "".join(cell["source"]).splitlines(keepends=True)
+    s, e = _section_bounds(md, "Common mistakes")
+    if not any(md[i].startswith("|") for i in range(s, e)):
+        header = COMMON_MISTAKES.split("\n\n", 2)[2]
+        text = "".join(md[:e]).rstrip("\n") + "\n\n" + header + "\n" + "".join(md[e:])
+        cell["source"] = _lines(text.rstrip("\n"))
+    return cell
 
 
 def _insert_after_last(lines: list[str], start: int, stop: int, prefix: str, rows: list[str]):
@@ -313,7 +407,10 @@ def scaffold(
     mistakes = mistakes or ["todo-mistake"]
     if assignment not in assignments.MODULES:
         raise ScaffoldError(
-            f"unknown assignment {assignment!r}; known: {', '.join(assignments.MODULES)}"
+            f"unknown assignment {assignment!r}; known: {', '.join(assignments.MODULES)}. "
+            f"A new notebook is registered first: {assignment!r} in MODULES "
+            "(autograder/assignments/__init__.py) and ASSIGNMENTS (autograder/notebooks/"
+            'notebook.py), see docs/authoring.md, "A new notebook"'
         )
     if not name.isidentifier() or keyword.iskeyword(name) or name.startswith("_"):
         raise ScaffoldError(f"{name!r} is not a public Python function name")
@@ -324,15 +421,23 @@ def scaffold(
         raise ScaffoldError(
             f"mistake ids must be distinct, lower-case words with '-': {bad or mistakes}"
         )
+    nb_path = notebook.source_path(assignment, root)
+    module_path = root / "autograder" / "assignments" / f"{assignments.MODULES[assignment]}.py"
+    changelog_path = root / "CHANGELOG.md"
+    for path, what in (
+        (nb_path, "the notebook's skeleton (title, story, setup cell, Check my work)"),
+        (module_path, f'its case module, ending with SPEC = AssignmentSpec("{assignment}", ())'),
+    ):
+        if not path.is_file():
+            raise ScaffoldError(
+                f"{path.relative_to(root)} does not exist: create {what} first "
+                '(docs/authoring.md, "A new notebook")'
+            )
     if (
         name in notebook.solution_defs(assignment, root)
         or name in assignments.get(assignment).names
     ):
         raise ScaffoldError(f"{assignment} already has a function {name!r}")
-
-    nb_path = notebook.source_path(assignment, root)
-    module_path = root / "autograder" / "assignments" / f"{assignments.MODULES[assignment]}.py"
-    changelog_path = root / "CHANGELOG.md"
 
     # 1. the notebook: five cells after the last test cell, and the common-mistakes rows
     raw = json.loads(nb_path.read_text(encoding="utf-8"))
@@ -342,13 +447,9 @@ def scaffold(
     clash = [c["id"] for c in new if c["id"] in ids]
     if clash:
         raise ScaffoldError(f"cell ids {clash} already exist in {nb_path.name}")
-    last_test = max(i for i, c in enumerate(cells) if notebook.cell_role(nbjson.node(c)) == "test")
-    cells[last_test + 1 : last_test + 1] = new
-    table_cell = next(
-        c
-        for c in cells
-        if c["cell_type"] == "markdown" and "## Common mistakes" in "".join(c["source"])
-    )
+    at = insertion_index(cells)
+    cells[at:at] = new
+    table_cell = common_mistakes_cell(cells)
     md = "".join(table_cell["source"]).splitlines(keepends=True)
     s, e = _section_bounds(md, "Common mistakes")
     rows = [
@@ -373,10 +474,7 @@ def scaffold(
         + text[spec_at.start() :]
     )
     text = _add_to_spec_tuple(text, const)
-    needed = "from autograder.cases.spec import TODO\n"
-    if needed not in text:
-        first_import = re.search(r"^from autograder\.", text, re.M)
-        text = text[: first_import.start()] + needed + text[first_import.start() :]
+    text = _import_spec_names(text)
     module_path.write_text(text, encoding="utf-8")
     if shutil.which("ruff"):
         subprocess.run(["ruff", "format", "-q", str(module_path)], check=False)
@@ -409,7 +507,10 @@ def scaffold(
         f"(cells md-, code-, check-{name.replace('_', '-')}).",
         f"  2. {rel(module_path)}, {const}: the cases' inputs and notes, more value cases "
         "(fixed and generated), the edge and invalid cases of every rule the description "
-        "states (their rule= words must be in the description).",
+        "states (their rule= words must be in the description). The grading line (cell "
+        f"grading-{name.replace('_', '-')}) states the default split and tolerance: after you "
+        f"change split=, rtol=, atol= or the points, run drills cases {assignment} "
+        "--grading-lines (it rewrites the line).",
         "  3. Two anchors or more: values computed by hand or taken from the paper, with where "
         "they come from (never the reference's output).",
         f"  4. The mistakes ({', '.join(mistakes)}): formula=, diagnosis, source=; at least five "
@@ -417,7 +518,8 @@ def scaffold(
         "mistakes table.",
         "  5. CHANGELOG.md: the entry's why; once the cases are final, the Grading table row, "
         "and the Known mistakes row if you add or rename a mistake (python tests/test_changelog.py "
-        "prints both as the code has them).",
+        f"prints both as the code has them; drills cases {assignment} --scores the scores). "
+        "A new notebook's functions share one entry: merge this one into it.",
         f"  6. Run: grep -rn 'TODO(scaffold)' {' '.join(PLACES)}",
         f"          python -m pytest -q -p no:cacheprovider tests/test_cases.py tests/test_anchors.py "
         f"tests/test_rules.py tests/test_changelog.py tests/test_scaffold.py -k '{name} or "
@@ -431,3 +533,60 @@ def scaffold(
         "tests/test_kinds.py tests/test_callees.py tests/test_nbgrader_agreement.py "
         f"-k '{name} or {assignment}'",
     ]
+
+
+def sync_grading_lines(assignment: str, root: Path | None = None, write: bool = True) -> list[str]:
+    """Rewrite the grading line under each graded function of the source notebook as the case
+    module and the test cell now have it (points, split, tolerance): after a change of
+    ``FunctionSpec(rtol=, atol=, split=)`` or of the points. Returns the functions whose line
+    changed (with ``write=False``, those whose line is stale, and writes nothing)."""
+    root = root or notebook.course_root()
+    nb_path = notebook.source_path(assignment, root)
+    raw = json.loads(nb_path.read_text(encoding="utf-8"))
+    cells = raw["cells"]
+    changed = []
+    for f in assignments.get(assignment).functions:
+        i = next(
+            (
+                k
+                for k, c in enumerate(cells)
+                if notebook.cell_role(nbjson.node(c)) == "solution"
+                and re.search(rf"^def {f.name}\(", "".join(c["source"]), re.M)
+            ),
+            None,
+        )
+        if i is None:
+            raise ScaffoldError(f"{nb_path.name}: no solution cell defines {f.name}")
+        points = next(  # read here, not through notebook.points' cache: they may have changed
+            (
+                float(m["points"])
+                for c in cells
+                if notebook.cell_role(nbjson.node(c)) == "test"
+                and (m := notebook.nbgrader_meta(nbjson.node(c))).get("grade_id")
+                == f"test_{f.name}"
+            ),
+            None,
+        )
+        if points is None:
+            raise ScaffoldError(f"{nb_path.name}: no hidden-test cell test_{f.name}")
+        want = grading_line(f.name, points, f.split, (f.rtol, f.atol))
+        below = cells[i + 1] if i + 1 < len(cells) else None
+        text = "".join(below["source"]) if below and below["cell_type"] == "markdown" else None
+        if text is not None and want in text:
+            continue
+        changed.append(f.name)
+        stale = re.compile(rf"^\*\*How `{f.name}` is graded\*\*.*$", re.M)
+        m = stale.search(text) if text is not None else None
+        if m:
+            below["source"] = _lines(text[: m.start()] + want + text[m.end() :])
+        else:  # no grading line under the solution: a cell of its own
+            cell_id = f"grading-{f.name.replace('_', '-')}"
+            if cell_id in {c.get("id") for c in cells}:
+                raise ScaffoldError(
+                    f"{nb_path.name}: cell {cell_id} is not right under {f.name}'s solution "
+                    "cell; move it there"
+                )
+            cells.insert(i + 1, _cell("markdown", cell_id, want))
+    if changed and write:
+        nb_path.write_text(json.dumps(raw, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    return changed

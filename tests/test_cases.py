@@ -342,6 +342,7 @@ def test_notebook_says_under_each_function_how_it_is_graded(assignment):
         )
         assert below.cell_type == "markdown" and want in below.source, (
             f"{f.name}: the cell under the solution should say\n{want}\nit says\n{below.source}"
+            f"\n(`drills cases {assignment} --grading-lines` rewrites it)"
         )
 
 

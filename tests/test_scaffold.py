@@ -7,6 +7,7 @@ tests are run in the copy: the scaffold's output must pass them once no placehol
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import re
@@ -18,14 +19,22 @@ from pathlib import Path
 import pytest
 from conftest import ROOT
 
-from autograder.cases.spec import TODO
+from autograder import assignments
+from autograder.cases.spec import TODO, grading_line
+from autograder.notebooks import notebook
 from autograder.scaffold import (
     PLACES,
     ScaffoldError,
+    _add_to_spec_tuple,
+    _import_spec_names,
     case_module_entry,
+    common_mistakes_cell,
+    insertion_index,
     notebook_cells,
     parse_params,
+    scaffold,
     spec_constant,
+    sync_grading_lines,
 )
 
 COPIED = ("autograder", "solutions", "tests", "benchmarks", "CHANGELOG.md", "pyproject.toml")
@@ -121,24 +130,24 @@ def _fill(repo: Path) -> None:
     module = repo / "autograder/assignments/a03_sum_vs_mean.py"
     fills = {
         '"""TODO(scaffold): a tuple of probe_sum\'s positional arguments drawn from ``rng`` '
-        '(numpy Generator)."""\n    return (TODO,)': '"""Five standard normal values."""\n'
+        '(numpy Generator)."""\n    return ("TODO(scaffold)",)': '"""Five standard normal values."""\n'
         "    return (rng.standard_normal(5).tolist(),)",
-        'Case("example", (TODO,), note="TODO(scaffold): the worked example")': (
+        'Case("example", ("TODO(scaffold)",), note="TODO(scaffold): the worked example")': (
             'Case("example", ([1.0, 2.0, 3.5],), note="the worked example: 6.5")'
         ),
         'note="TODO(scaffold): what the generated inputs are"': 'note="five random values"',
-        '(TODO,),\n            kind="edge",\n            note="TODO(scaffold): what the edge case '
+        '("TODO(scaffold)",),\n            kind="edge",\n            note="TODO(scaffold): what the edge case '
         'checks",\n            rule="TODO(scaffold): the edge rule, in words the edge case\'s '
         'rule repeats",': '([-2.25],),\n            kind="edge",\n            note="one value",'
         '\n            rule="a single value is its own sum",',
-        '(TODO,),\n            raises=ValueError,\n            note="TODO(scaffold): which invalid '
+        '("TODO(scaffold)",),\n            raises=ValueError,\n            note="TODO(scaffold): which invalid '
         'input raises ValueError",\n            rule="values is invalid",': "([],),\n"
         '            raises=ValueError,\n            note="an empty list",\n'
         '            rule="values is empty",',
-        '"example": (TODO, "TODO(scaffold): where the value comes from")': (
+        '"example": ("TODO(scaffold)", "TODO(scaffold): where the value comes from")': (
             '"example": (6.5, "by hand: 1 + 2 + 3.5")'
         ),
-        '"edge": (TODO, "TODO(scaffold): where the value comes from")': (
+        '"edge": ("TODO(scaffold)", "TODO(scaffold): where the value comes from")': (
             '"edge": (-2.25, "by hand: the one value")'
         ),
     }
@@ -155,7 +164,7 @@ def _fill(repo: Path) -> None:
     for m, formula in formulas.items():
         block = re.compile(
             rf'Mistake\(\n\s+"{re.escape(m)}",\n\s+"TODO\(scaffold\)[^\n]*\n\s+formula=lambda '
-            r"values: TODO,[^\n]*\n\s+source=NO_SOURCE,[^\n]*\n"
+            r'values: "TODO\(scaffold\)",[^\n]*\n\s+source=NO_SOURCE,[^\n]*\n'
         )
         text, n = block.subn(
             f'Mistake(\n            "{m}",\n            "you computed {m}; return the sum",\n'
@@ -268,9 +277,9 @@ def test_params_take_defaults_as_in_a_def():
     cells = notebook_cells("03_sum_vs_mean", "masked_whiten", 2, params)
     assert "".join(cells[1]["source"]).startswith("def masked_whiten(values, mask, eps=1e-8):\n")
     entry = case_module_entry("masked_whiten", params, ["m"], "MASKED_WHITEN")
-    assert "formula=lambda values, mask, eps=1e-8: TODO" in entry
-    assert 'Case("example", (TODO, TODO), note=' in entry
-    assert "return (TODO, TODO)" in entry
+    assert 'formula=lambda values, mask, eps=1e-8: "TODO(scaffold)"' in entry
+    assert 'Case("example", ("TODO(scaffold)", "TODO(scaffold)"), note=' in entry
+    assert 'return ("TODO(scaffold)", "TODO(scaffold)")' in entry
     compile(entry, "<scaffold>", "exec")
 
 
@@ -296,3 +305,257 @@ def test_spec_constant_is_named_as_the_others_unless_taken():
     assert spec_constant("masked_whiten", "MASKED_MEAN = FunctionSpec(\n") == "MASKED_WHITEN"
     assert spec_constant("mask", "HAND_MASK = 1\nMASK_ROWS = 2\n") == "MASK"
     assert spec_constant("mask", "MASK = np.array([1, 0])\n") == "MASK_SPEC"
+
+
+# -- a new notebook's first function; imports; the grading line (issue 20, notebook 07) ------
+
+
+SKELETON = [  # a new notebook before its first graded function: title, setup, closing section
+    {"cell_type": "markdown", "id": "md-01", "metadata": {}, "source": ["# 08 · A probe"]},
+    {
+        "cell_type": "code",
+        "execution_count": None,
+        "id": "code-02",
+        "metadata": {
+            "deletable": False,
+            "editable": False,
+            "nbgrader": {
+                "grade": False,
+                "grade_id": "setup_imports",
+                "locked": True,
+                "schema_version": 3,
+                "solution": False,
+            },
+        },
+        "outputs": [],
+        "source": ["import math"],
+    },
+    {"cell_type": "markdown", "id": "md-03", "metadata": {}, "source": ["## Check my work"]},
+    {
+        "cell_type": "code",
+        "execution_count": None,
+        "id": "code-04",
+        "metadata": {},
+        "outputs": [],
+        "source": [
+            "from autograder.widgets import check_my_work\n",
+            "\n",
+            'check_my_work("08_probe")',
+        ],
+    },
+]
+NEW_MODULE = '''"""08_probe: a throw-away notebook of tests/test_scaffold.py."""
+
+from __future__ import annotations
+
+from autograder.cases.spec import AssignmentSpec
+
+SPEC = AssignmentSpec("08_probe", ())
+'''
+
+
+def _new_notebook_copy(tmp: Path) -> Path:
+    """A copy with notebook 08_probe registered (MODULES, ASSIGNMENTS), its skeleton and its
+    case module with no function: what docs/authoring.md's "A new notebook" says to create."""
+    repo = tmp / "repo"
+    repo.mkdir()
+    shutil.copytree(
+        ROOT / "autograder", repo / "autograder", ignore=shutil.ignore_patterns("__pycache__")
+    )
+    for name in ("CHANGELOG.md", "pyproject.toml"):
+        shutil.copy2(ROOT / name, repo / name)
+    _replace(
+        repo / "autograder/assignments/__init__.py",
+        '    "06_nthr": "a06_nthr",\n',
+        '    "06_nthr": "a06_nthr",\n    "08_probe": "a08_probe",\n',
+    )
+    _replace(
+        repo / "autograder/notebooks/notebook.py",
+        '    "06_nthr",\n',
+        '    "06_nthr",\n    "08_probe",\n',
+    )
+    (repo / "autograder/assignments/a08_probe.py").write_text(NEW_MODULE, encoding="utf-8")
+    nb = {"cells": SKELETON, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    (repo / "solutions/08_probe").mkdir(parents=True)
+    (repo / "solutions/08_probe/08_probe.ipynb").write_text(json.dumps(nb, indent=1) + "\n")
+    return repo
+
+
+def _new_function(repo: Path, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "autograder.cli", "new-function", *args],
+        capture_output=True,
+        text=True,
+        cwd=repo,
+        env=_env(repo),
+        timeout=300,
+    )
+
+
+def test_first_function_of_a_new_notebook(tmp_path):
+    """The first function of a notebook with no graded function yet (it failed: `max()` over no
+    test cell, and `AssignmentSpec(id, ())` became `(, CONST)`): its cells go before the
+    closing sections, the common-mistakes table is written, SPEC becomes `(FIRST,)` then
+    `(FIRST, SECOND)`, the spec classes are imported once, and the module imports."""
+    repo = _new_notebook_copy(tmp_path)
+    for name, params in (("first_fn", "values"), ("second_fn", "x, y")):
+        run = _new_function(repo, "08_probe", name, "--points", "1", "--params", params)
+        assert run.returncode == 0, run.stderr
+        assert "drills cases 08_probe --grading-lines" in run.stdout  # the stale-line fix
+        assert "A new notebook's functions share one entry" in run.stdout
+    nb = json.loads((repo / "solutions/08_probe/08_probe.ipynb").read_text())
+    ids = [c["id"] for c in nb["cells"]]
+    slugs = [
+        f"{k}-{n}"
+        for n in ("first-fn", "second-fn")
+        for k in ("md", "code", "grading", "check", "test")
+    ]
+    assert ids == ["md-01", "code-02", *slugs, "md-common-mistakes", "md-03", "code-04"], ids
+    table = "".join(nb["cells"][-3]["source"])
+    assert "| `first_fn` |" in table and "| `second_fn` |" in table
+
+    text = (repo / "autograder/assignments/a08_probe.py").read_text()
+    assert re.search(r'SPEC = AssignmentSpec\("08_probe", \(FIRST_FN, SECOND_FN\)\)', text), text
+    imports = re.findall(r"^from autograder\.cases\.spec import (.*)$", text, re.M)
+    assert len(imports) == 1, imports
+    assert set(imports[0].split(", ")) == {
+        "NO_SOURCE",
+        "AssignmentSpec",
+        "Case",
+        "FunctionSpec",
+        "Mistake",
+    }
+    loaded = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "from autograder import assignments; print(assignments.get('08_probe').names)",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=repo,
+        env=_env(repo),
+        timeout=300,
+    )
+    assert loaded.stdout.strip() == "['first_fn', 'second_fn']", loaded.stderr
+    changelog = (repo / "CHANGELOG.md").read_text()
+    assert "| 08_probe | `first_fn` |" in changelog and "| 08_probe | `second_fn` |" in changelog
+
+
+def test_a_new_notebook_not_yet_registered_or_created_is_refused_with_what_to_create(tmp_path):
+    """Before its registration, skeleton and case module exist, the scaffold says which to
+    create (it raised StopIteration, KeyError or ModuleNotFoundError)."""
+    with pytest.raises(ScaffoldError, match=r"MODULES .*ASSIGNMENTS .*A new notebook"):
+        scaffold("09_unknown", "f", 1, root=ROOT)
+    repo = tmp_path / "repo"
+    (repo / "solutions").mkdir(parents=True)
+    (repo / "autograder/assignments").mkdir(parents=True)
+    with pytest.raises(
+        ScaffoldError, match=r"solutions/03_sum_vs_mean/03_sum_vs_mean.ipynb does not"
+    ):
+        scaffold("03_sum_vs_mean", "f", 1, root=repo)
+    (repo / "solutions/03_sum_vs_mean").mkdir()
+    shutil.copy2(notebook.source_path("03_sum_vs_mean", ROOT), repo / "solutions/03_sum_vs_mean")
+    with pytest.raises(
+        ScaffoldError,
+        match=r'a03_sum_vs_mean.py does not exist: .*AssignmentSpec\("03_sum_vs_mean", \(\)\)',
+    ):
+        scaffold("03_sum_vs_mean", "f", 1, root=repo)
+
+
+def test_spec_tuple_takes_the_first_function_and_the_next():
+    """`AssignmentSpec(id, ())` became `(, CONST)`, a syntax error: the first function makes
+    a one-tuple, the next ones are added after it."""
+    empty = 'SPEC = AssignmentSpec("08_probe", ())\n'
+    assert _add_to_spec_tuple(empty, "FIRST") == 'SPEC = AssignmentSpec("08_probe", (FIRST,))\n'
+    one = _add_to_spec_tuple(empty, "FIRST")
+    assert (
+        _add_to_spec_tuple(one, "SECOND") == 'SPEC = AssignmentSpec("08_probe", (FIRST, SECOND))\n'
+    )
+    wrapped = 'SPEC = AssignmentSpec(\n    "08_probe",\n    (\n        A,\n        B,\n    ),\n)\n'
+    tup = ast.parse(_add_to_spec_tuple(wrapped, "C")).body[0].value.args[1]
+    assert [e.id for e in tup.elts] == ["A", "B", "C"]
+
+
+def test_spec_names_are_imported_once_and_no_todo_import():
+    """Each run re-added `from autograder.cases.spec import TODO`, left unused (ruff F401) once
+    the placeholders were filled: the scaffold's placeholders are quoted strings now, and the
+    spec classes it uses are merged into the module's one import line, each once."""
+    base = "from __future__ import annotations\n\nimport math\n\nfrom autograder.cases.spec import AssignmentSpec\n\nX = 1\n"
+    once = _import_spec_names(base)
+    assert once.count("from autograder.cases.spec import") == 1
+    assert (
+        "from autograder.cases.spec import NO_SOURCE, AssignmentSpec, Case, FunctionSpec, Mistake\n"
+        in once
+    )
+    assert _import_spec_names(once) == once
+    bare = "from __future__ import annotations\n\nimport math\n\nX = 1\n"
+    added = _import_spec_names(bare)
+    assert (
+        "import math\n\nfrom autograder.cases.spec import NO_SOURCE, Case, FunctionSpec, Mistake\n"
+        in added
+    )
+    entry = case_module_entry("probe", ["values"], ["m"], "PROBE")
+    names = {n.id for n in ast.walk(ast.parse(entry)) if isinstance(n, ast.Name)}
+    assert "TODO" not in names, "a scaffolded placeholder needs an import that outlives it"
+
+
+def test_insertion_index_after_the_last_test_or_before_the_closing_sections():
+    cells = [dict(c) for c in SKELETON]
+    assert insertion_index(cells) == 2  # before "## Check my work"
+    cells.insert(
+        2, {"cell_type": "markdown", "id": "x", "metadata": {}, "source": ["## Explore: a plot"]}
+    )
+    assert insertion_index(cells) == 2
+    assert insertion_index(cells[:2]) == 2  # no closing section: at the end
+    nb = json.loads(notebook.source_path("03_sum_vs_mean", ROOT).read_text())
+    ids = [c["id"] for c in nb["cells"]]
+    assert ids[insertion_index(nb["cells"]) - 1] == "test-20"  # after the last hidden test
+
+
+def test_grading_lines_are_rewritten_after_a_change_of_points_or_tolerance(tmp_path):
+    """The scaffolded grading line states the default split and tolerance and went stale when
+    the author changed them (tests/test_cases.py caught it later): `drills cases A
+    --grading-lines` rewrites every stale line, and leaves the others."""
+    a = "03_sum_vs_mean"
+    (tmp_path / "solutions" / a).mkdir(parents=True)
+    nb_path = tmp_path / "solutions" / a / f"{a}.ipynb"
+    shutil.copy2(notebook.source_path(a, ROOT), nb_path)
+    assert sync_grading_lines(a, tmp_path) == []
+    nb = json.loads(nb_path.read_text())
+    by_id = {c["id"]: c for c in nb["cells"]}
+    by_id["test-16"]["metadata"]["nbgrader"]["points"] = 5  # masked_mean: 2 -> 5 points
+    line = by_id["grading-aggregate-loss"]
+    line["source"] = ["".join(line["source"]).replace("≤ 1e-06 + 1e-05", "≤ 1e-08 + 1e-07")]
+    nb_path.write_text(json.dumps(nb, indent=1, ensure_ascii=False) + "\n")
+    assert sorted(sync_grading_lines(a, tmp_path, write=False)) == ["aggregate_loss", "masked_mean"]
+    assert sorted(sync_grading_lines(a, tmp_path)) == ["aggregate_loss", "masked_mean"]
+    by_id = {c["id"]: c for c in json.loads(nb_path.read_text())["cells"]}
+    f = assignments.get(a).function("masked_mean")
+    assert grading_line("masked_mean", 5, f.split, (f.rtol, f.atol)) in "".join(
+        by_id["grading-masked-mean"]["source"]
+    )
+    assert "≤ 1e-06 + 1e-05" in "".join(by_id["grading-aggregate-loss"]["source"])
+    assert sync_grading_lines(a, tmp_path) == []
+
+
+def test_a_common_mistakes_section_without_a_table_gets_its_header():
+    """A skeleton's `## Common mistakes` with prose and no table ("no table found where the
+    rows go" before): the table's header is added under the prose, and the rows go under it."""
+    cells = [
+        {
+            "cell_type": "markdown",
+            "id": "a",
+            "metadata": {},
+            "source": ["## Common mistakes\n", "\n", "Soon."],
+        },
+        {"cell_type": "markdown", "id": "b", "metadata": {}, "source": ["## Check my work"]},
+    ]
+    cell = common_mistakes_cell(cells)
+    assert cell is cells[0] and len(cells) == 2
+    text = "".join(cell["source"])
+    assert text.startswith("## Common mistakes\n\nSoon.\n\n| function | mistake |"), text
+    assert common_mistakes_cell(cells)["source"] == cell["source"]  # once
+    fresh = [cells[1]]
+    made = common_mistakes_cell(fresh)
+    assert [c["id"] for c in fresh] == ["md-common-mistakes", "b"] and made is fresh[0]
