@@ -1,0 +1,384 @@
+"""07_beyond_nthr: cases and known mistakes for clipped_surrogate, thr_weights, nll_on_correct
+and smaug_floor.
+
+Inputs are float32 torch tensors built from the case generator; tolerances are float32 ones.
+Each mistake is one entry: its diagnosis and its wrong ``formula``, which runs after the
+reference has validated the inputs (see spec.Mistake); the ``unchecked`` ones are the reference
+without its checks. Sources are the pages opened for docs/notebook-07-plan.md (section 1).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import torch
+
+from autograder.cases.spec import NO_SOURCE, AssignmentSpec, Case, FunctionSpec, Mistake
+
+DAPO_PAGE = "inclusionai.github.io/AReaL/algorithms/dapo.html"
+
+
+def _t(x, dtype=torch.float32) -> torch.Tensor:
+    return torch.tensor(np.asarray(x), dtype=dtype)
+
+
+def _b(x) -> torch.Tensor:
+    return torch.tensor(np.asarray(x), dtype=torch.bool)
+
+
+# -- clipped_surrogate -----------------------------------------------------------------------
+
+
+def _aggregate(per_token, mask, mode):
+    """Notebook 03's aggregation of a (B, T) per-token loss (the correct one)."""
+    masked = torch.where(mask, per_token, torch.zeros_like(per_token))
+    if mode == "token-mean":
+        return masked.sum() / mask.sum()
+    if mode == "seq-mean-token-sum":
+        return masked.sum(dim=1).mean()
+    return (masked.sum(dim=1) / mask.sum(dim=1)).mean()
+
+
+def _cs(objective=None, ratio=None, aggregate=_aggregate, sign=-1.0):
+    """A wrong clipped_surrogate: objective(r, A, low, high) per token, ratio(logp, logp_old)."""
+
+    def right_objective(r, a, low, high):
+        return torch.minimum(r * a, torch.clamp(r, 1 - low, 1 + high) * a)
+
+    objective = objective or right_objective
+    ratio = ratio or (lambda lp, old: torch.exp(lp - old))
+
+    def wrong(logp, logp_old, advantages, mask, eps_low, eps_high, mode):
+        high = eps_low if eps_high is None else eps_high
+        o = objective(ratio(logp, logp_old), advantages, eps_low, high)
+        return aggregate(sign * o, mask, mode)
+
+    return wrong
+
+
+def _cs_case(b: int, t: int, spread: float, low: float, high, mode: str):
+    def make(rng):
+        logp_old = -rng.uniform(0.1, 3.0, size=(b, t))
+        logp = logp_old + spread * rng.standard_normal((b, t))
+        adv = rng.standard_normal((b, t))
+        lengths = rng.integers(1, t + 1, size=b)
+        lengths[0] = t  # one full row, the others uneven
+        mask = np.arange(t)[None, :] < lengths[:, None]
+        return _t(logp), _t(logp_old), _t(adv), _b(mask), low, high, mode
+
+    return make
+
+
+_LP = _t(np.log([[1.25, 0.75, 1.5]]))
+_Z = torch.zeros(1, 3)
+_A = _t([[1.0, -1.0, -1.0]])
+_M = torch.ones(1, 3, dtype=torch.bool)
+# two rows: row 1 has one valid token (ratio 1, A = 2) and a padded one (ratio e², A = 5);
+# row 2: ratios 0.5 and 1.1, advantages 1 and 1
+_LP2 = _t([[0.0, 2.0], [math.log(0.5), math.log(1.1)]])
+_A2 = _t([[2.0, 5.0], [1.0, 1.0]])
+_M2 = _b([[True, False], [True, True]])
+_Z2 = torch.zeros(2, 2)
+# long responses: ln π near −110, where exp underflows to 0 in float32; ratios e^{∓0.3}
+_LPL = _t([[-110.3, -110.0], [-109.7, -110.0]])
+_OLDL = _t([[-110.0, -110.3], [-110.0, -109.7]])
+_AL = _t([[1.0, -1.0], [-1.0, 1.0]])
+
+CLIPPED_SURROGATE = FunctionSpec(
+    "clipped_surrogate",
+    anchors={
+        # objectives min(1.25, 1.2) = 1.2, min(-0.75, -0.8) = -0.8, min(-1.5, -1.2) = -1.5
+        "example": (1.1 / 3, "the notebook's worked example: −(1.2 − 0.8 − 1.5) / 3"),
+        # min(1.25, 1.28) = 1.25, the others unchanged: −(1.25 − 0.8 − 1.5) / 3
+        "clip-higher": (0.35, "the notebook's worked example with eps_high = 0.28: 1.05 / 3"),
+        # row 1: −min(1·2, 1·2) = −2 over 1 token; row 2: −(min(0.5, 0.8) + min(1.1, 1.1)) = −1.6
+        "two-rows-seq-mean": (-1.4, "by hand: (−2 + (−1.6) / 2) / 2"),
+        "two-rows-token-mean": (-1.2, "by hand: (−2 − 1.6) / 3"),
+        "two-rows-token-sum": (-1.8, "by hand: (−2 − 1.6) / 2"),
+    },
+    cases=(
+        Case(
+            "example", (_LP, _Z, _A, _M), note="the worked example, symmetric bounds 0.2: 1.1 / 3"
+        ),
+        Case(
+            "clip-higher",
+            (_LP, _Z, _A, _M),
+            {"eps_high": 0.28},
+            note="the worked example with clip-higher (0.2, 0.28): 0.35",
+        ),
+        Case(
+            "two-rows-seq-mean",
+            (_LP2, _Z2, _A2, _M2),
+            {"mode": "seq-mean-token-mean"},
+            note="two rows, one padded token with a large ratio; GRPO's seq-mean-token-mean",
+        ),
+        Case(
+            "two-rows-token-mean",
+            (_LP2, _Z2, _A2, _M2),
+            note="the same two rows, token-mean",
+        ),
+        Case(
+            "two-rows-token-sum",
+            (_LP2, _Z2, _A2, _M2),
+            {"mode": "seq-mean-token-sum"},
+            note="the same two rows, seq-mean-token-sum",
+        ),
+        Case(
+            "long-responses",
+            (_LPL, _OLDL, _AL, torch.ones(2, 2, dtype=torch.bool), 0.2, 0.28),
+            note="log probabilities near −110: a ratio of probabilities is 0 / 0 in float32",
+        ),
+        *[
+            Case(
+                f"random-{mode}",
+                make=_cs_case(6, 9, 0.4, 0.2, high, mode),
+                note=f"random batch, {mode}, eps_high {high}",
+            )
+            for mode, high in (
+                ("token-mean", 0.28),
+                ("seq-mean-token-mean", None),
+                ("seq-mean-token-sum", 0.3),
+            )
+        ],
+        Case(
+            "random-wide",
+            make=_cs_case(4, 12, 1.0, 0.1, 0.5, "token-mean"),
+            note="ratios far from 1, bounds 0.1 and 0.5",
+        ),
+        Case(
+            "eps-low-zero",
+            make=_cs_case(5, 6, 0.5, 0.0, 0.28, "token-mean"),
+            kind="edge",
+            note="eps_low = 0: no clipping below 1",
+            rule="eps_low = 0 is allowed",
+        ),
+        Case(
+            "eps-high-zero",
+            make=_cs_case(5, 6, 0.5, 0.2, 0.0, "seq-mean-token-mean"),
+            kind="edge",
+            note="eps_high = 0: no growth above ratio 1",
+            rule="eps_high = 0 is allowed too",
+        ),
+        Case(
+            "list-logp",
+            (
+                [[0.0, 0.0]],
+                torch.zeros(1, 2),
+                torch.zeros(1, 2),
+                torch.ones(1, 2, dtype=torch.bool),
+            ),
+            raises=ValueError,
+            note="a nested list instead of a tensor raises ValueError",
+            rule="an argument that is not a torch tensor",
+        ),
+        Case(
+            "one-dim",
+            (torch.zeros(3), torch.zeros(3), torch.zeros(3), torch.ones(3, dtype=torch.bool)),
+            raises=ValueError,
+            note="1-D tensors raise ValueError",
+            rule="tensors that are not 2-D",
+        ),
+        Case(
+            "shape-mismatch",
+            (
+                torch.zeros(2, 3),
+                torch.zeros(2, 3),
+                torch.zeros(2, 2),
+                torch.ones(2, 3, dtype=torch.bool),
+            ),
+            raises=ValueError,
+            note="advantages of another shape raise ValueError",
+            rule="whose shapes differ",
+        ),
+        Case(
+            "mask-shape",
+            (
+                torch.zeros(2, 3),
+                torch.zeros(2, 3),
+                torch.zeros(2, 3),
+                torch.ones(2, 2, dtype=torch.bool),
+            ),
+            raises=ValueError,
+            note="a mask of another shape raises ValueError",
+            rule="whose shapes differ",
+        ),
+        Case(
+            "int-logp-old",
+            (
+                torch.zeros(1, 2),
+                torch.zeros(1, 2, dtype=torch.int64),
+                torch.zeros(1, 2),
+                torch.ones(1, 2, dtype=torch.bool),
+            ),
+            raises=ValueError,
+            note="integer logp_old raises ValueError",
+            rule="non-floating or non-finite logp, logp_old or advantages",
+        ),
+        Case(
+            "nan-advantage",
+            (
+                torch.zeros(1, 2),
+                torch.zeros(1, 2),
+                _t([[float("nan"), 1.0]]),
+                torch.ones(1, 2, dtype=torch.bool),
+            ),
+            raises=ValueError,
+            note="a NaN advantage raises ValueError",
+            rule="non-floating or non-finite logp, logp_old or advantages",
+        ),
+        Case(
+            "float-mask",
+            (torch.zeros(1, 2), torch.zeros(1, 2), torch.zeros(1, 2), torch.ones(1, 2)),
+            raises=ValueError,
+            note="a float mask raises ValueError",
+            rule="a mask that is not bool",
+        ),
+        Case(
+            "empty-row",
+            (
+                torch.zeros(2, 2),
+                torch.zeros(2, 2),
+                torch.zeros(2, 2),
+                _b([[True, True], [False, False]]),
+            ),
+            raises=ValueError,
+            note="a row without a valid token raises ValueError",
+            rule="a row of mask without a valid token",
+        ),
+        Case(
+            "eps-low-one",
+            (_LP, _Z, _A, _M, 1.0),
+            raises=ValueError,
+            note="eps_low = 1 raises ValueError",
+            rule="eps_low that is not a number in [0, 1)",
+        ),
+        Case(
+            "eps-low-negative",
+            (_LP, _Z, _A, _M, -0.1, 0.28),
+            raises=ValueError,
+            note="a negative eps_low raises ValueError (eps_high given)",
+            rule="eps_low that is not a number in [0, 1)",
+        ),
+        Case(
+            "eps-low-string",
+            (_LP, _Z, _A, _M, "0.2"),
+            raises=ValueError,
+            note="eps_low given as a string raises ValueError",
+            rule="eps_low that is not a number in [0, 1)",
+        ),
+        Case(
+            "eps-high-negative",
+            (_LP, _Z, _A, _M, 0.2, -0.1),
+            raises=ValueError,
+            note="a negative eps_high raises ValueError",
+            rule="an eps_high that is negative or NaN",
+        ),
+        Case(
+            "eps-high-nan",
+            (_LP, _Z, _A, _M, 0.2, float("nan")),
+            raises=ValueError,
+            note="eps_high = NaN raises ValueError",
+            rule="an eps_high that is negative or NaN",
+        ),
+        Case(
+            "unknown-mode",
+            (_LP, _Z, _A, _M, 0.2, None, "seq-mean"),
+            raises=ValueError,
+            note="an unknown mode raises ValueError",
+            rule="an unknown mode",
+        ),
+    ),
+    mistakes=(
+        Mistake(
+            "max-not-min",
+            "you took the maximum of the clipped and unclipped objectives; PPO takes the minimum, the pessimistic bound (a negative-advantage token at ratio 1.5 is penalised in full)",
+            formula=_cs(
+                objective=lambda r, a, lo, hi: torch.maximum(
+                    r * a, torch.clamp(r, 1 - lo, 1 + hi) * a
+                )
+            ),
+            source=f"{DAPO_PAGE}: J = E[min(r·Â, clip(r, 1 − ε_low, 1 + ε_high)·Â)]",
+        ),
+        Mistake(
+            "clip-advantage",
+            "you clipped the advantage; clip the ratio r to [1 − eps_low, 1 + eps_high] and multiply by the advantage",
+            formula=_cs(
+                objective=lambda r, a, lo, hi: torch.minimum(
+                    r * a, r * torch.clamp(a, 1 - lo, 1 + hi)
+                )
+            ),
+            source=f"{DAPO_PAGE}: the objective clips r, the token probability ratio",
+        ),
+        Mistake(
+            "ratio-no-exp",
+            "you used logp − logp_old as the ratio; the ratio is exp(logp − logp_old)",
+            formula=_cs(ratio=lambda lp, old: lp - old),
+            source=f"{DAPO_PAGE}: r is the probability ratio π_θ / π_old; arXiv 2505.18830 §2.1",
+        ),
+        Mistake(
+            "ratio-of-probabilities",
+            "you divided exp(logp) by exp(logp_old): both underflow to 0 for long responses (0 / 0); take exp(logp − logp_old)",
+            formula=_cs(ratio=lambda lp, old: torch.exp(lp) / torch.exp(old)),
+            source=NO_SOURCE,
+        ),
+        Mistake(
+            "loss-sign",
+            "you returned the objective; the loss to minimise is its negative",
+            formula=_cs(sign=1.0),
+            source=NO_SOURCE,
+        ),
+        Mistake(
+            "no-clip",
+            "you did not clip: min(r·A, clip(r, 1 − eps_low, 1 + eps_high)·A) bounds how far one update moves a token",
+            formula=_cs(objective=lambda r, a, lo, hi: r * a),
+            source=f"{DAPO_PAGE}: J = E[min(r·Â, clip(r, 1 − ε_low, 1 + ε_high)·Â)]",
+        ),
+        Mistake(
+            "clipped-only",
+            "you kept only the clipped term; take the minimum of r·A and clip(r)·A",
+            formula=_cs(objective=lambda r, a, lo, hi: torch.clamp(r, 1 - lo, 1 + hi) * a),
+            source=f"{DAPO_PAGE}: J = E[min(r·Â, clip(r, 1 − ε_low, 1 + ε_high)·Â)]",
+        ),
+        Mistake(
+            "symmetric-bounds",
+            "you ignored eps_high (symmetric bounds 1 ± eps_low); clip-higher clips to [1 − eps_low, 1 + eps_high]",
+            formula=_cs(
+                objective=lambda r, a, lo, hi: torch.minimum(
+                    r * a, torch.clamp(r, 1 - lo, 1 + lo) * a
+                )
+            ),
+            source=f"{DAPO_PAGE}: asymmetric clipping through decoupled lower and upper bounds",
+        ),
+        Mistake(
+            "bounds-swapped",
+            "you swapped the bounds, clip(r, 1 − eps_high, 1 + eps_low); the lower bound is 1 − eps_low, the upper 1 + eps_high",
+            formula=_cs(
+                objective=lambda r, a, lo, hi: torch.minimum(
+                    r * a, torch.clamp(r, 1 - hi, 1 + lo) * a
+                )
+            ),
+            source=f"{DAPO_PAGE}: clip(r, 1 − ε_low, 1 + ε_high)",
+        ),
+        Mistake(
+            "mask-ignored",
+            "you aggregated over padded positions too; only the tokens where mask is True count",
+            formula=_cs(aggregate=lambda o, mask, mode: _aggregate(o, torch.ones_like(mask), mode)),
+            source="notebook 03: padded positions never count in any of the aggregations",
+        ),
+        Mistake(
+            "mode-ignored",
+            "you always used seq-mean-token-mean; aggregate with the mode asked (token-mean by default)",
+            formula=_cs(aggregate=lambda o, mask, mode: _aggregate(o, mask, "seq-mean-token-mean")),
+            source=f"notebook 03; {DAPO_PAGE}: DAPO's token-mean, 1 / Σ|oᵢ|",
+        ),
+        Mistake(
+            "no-validation",
+            "invalid inputs (non-tensors, shapes, dtypes, NaN, a row without a valid token, bounds out of range, an unknown mode) must raise ValueError",
+            unchecked=True,
+            source=NO_SOURCE,
+        ),
+    ),
+)
+
+SPEC = AssignmentSpec("07_beyond_nthr", (CLIPPED_SURROGATE,))
