@@ -381,4 +381,198 @@ CLIPPED_SURROGATE = FunctionSpec(
     ),
 )
 
-SPEC = AssignmentSpec("07_beyond_nthr", (CLIPPED_SURROGATE,))
+
+# -- thr_token_scores ------------------------------------------------------------------------
+
+
+def _errors(rng, n: int, v: int) -> torch.Tensor:
+    """Realistic prediction errors: one-hot(sampled token) − softmax(random logits)."""
+    logits = 1.5 * rng.standard_normal((n, v))
+    p = np.exp(logits - logits.max(axis=1, keepdims=True))
+    p /= p.sum(axis=1, keepdims=True)
+    tokens = np.array([rng.choice(v, p=row) for row in p])
+    return _t(np.eye(v)[tokens] - p)
+
+
+def _thr_case(t: int, d: int, v: int, zero_adv: bool = False):
+    def make(rng):
+        correct = rng.random(t) < 0.5
+        correct[0], correct[-1] = True, False  # both kinds present
+        adv = np.where(correct, rng.uniform(0.2, 2.0, t), -rng.uniform(0.2, 2.0, t))
+        if zero_adv:
+            adv[:] = 0.0
+        return _t(rng.standard_normal((t, d))), _errors(rng, t, v), _t(adv), _b(correct)
+
+    return make
+
+
+def _thr(formula):
+    """A formula of (α = err @ err.T, ⟨h, h⟩ = h @ h.T, both (T, T), advantages, correct)."""
+    return lambda h, err, token_adv, correct: formula(err @ err.T, h @ h.T, token_adv, correct)
+
+
+_TH = _t([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])
+_TE = _t([[0.5, -0.5]] * 3)
+_TA = _t([1.0, 1.0, -1.0])
+_TC = _b([True, True, False])
+_TH2 = _t([[2.0, 0.0], [1.0, 1.0]])
+_TE2 = _t([[0.6, -0.6], [-0.2, 0.2]])
+
+THR_TOKEN_SCORES_SPEC = FunctionSpec(
+    "thr_token_scores",
+    anchors={
+        # every α is 0.5; ⟨h, h⟩ against the correct tokens: (1, 0), (0, 1), (1, 1)
+        "example": ([0.5, 0.5, -1.0], "the notebook's worked example: ±0.5·Σ⟨h, h⟩"),
+        # α = 0.72 and −0.24 against the correct token, ⟨h, h⟩ = 4 and 2: 0.5·2.88, −2·(−0.48)
+        "incorrect-helps": ([1.44, 0.96], "by hand: 0.5·0.72·4 and −2·(−0.24)·2"),
+    },
+    rtol=1e-4,  # sums of T x Nc float32 products: summation order matters
+    atol=1e-4,
+    cases=(
+        Case("example", (_TH, _TE, _TA, _TC), note="the worked example: [0.5, 0.5, -1.0]"),
+        Case(
+            "incorrect-helps",
+            (_TH2, _TE2, _t([0.5, -2.0]), _b([True, False])),
+            note="an incorrect token whose push down raises the correct one: THR > 0",
+        ),
+        *[
+            Case(
+                f"random-{t}",
+                make=_thr_case(t, d, v),
+                note=f"random group, {t} tokens, D = {d}, V = {v}",
+            )
+            for t, d, v in ((6, 4, 5), (12, 8, 6), (30, 16, 10))
+        ],
+        Case(
+            "zero-advantages",
+            make=_thr_case(8, 4, 5, zero_adv=True),
+            kind="edge",
+            note="every advantage 0: THR 0",
+            rule="a token whose advantage is 0 has THR 0",
+        ),
+        Case(
+            "list-h",
+            ([[1.0, 0.0]], _t([[0.5, -0.5]]), _t([1.0]), _b([True])),
+            raises=ValueError,
+            note="a nested list instead of a tensor raises ValueError",
+            rule="an argument that is not a torch tensor",
+        ),
+        Case(
+            "one-dim-err",
+            (_TH, _t([0.5, -0.5, 0.5]), _TA, _TC),
+            raises=ValueError,
+            note="1-D err raises ValueError",
+            rule="h or err not 2-D",
+        ),
+        Case(
+            "two-dim-adv",
+            (_TH, _TE, _TA[:, None], _TC),
+            raises=ValueError,
+            note="token_adv of shape (T, 1) raises ValueError",
+            rule="token_adv or correct not 1-D",
+        ),
+        Case(
+            "err-length",
+            (_TH, _TE[:2], _TA, _TC),
+            raises=ValueError,
+            note="err with T − 1 rows raises ValueError",
+            rule="lengths that differ from T",
+        ),
+        Case(
+            "adv-length",
+            (_TH, _TE, _TA[:2], _TC),
+            raises=ValueError,
+            note="token_adv of length T − 1 raises ValueError",
+            rule="lengths that differ from T",
+        ),
+        Case(
+            "correct-length",
+            (_TH, _TE, _TA, _TC[:2]),
+            raises=ValueError,
+            note="correct of length T − 1 raises ValueError",
+            rule="lengths that differ from T",
+        ),
+        Case(
+            "int-h",
+            (_TH.long(), _TE, _TA, _TC),
+            raises=ValueError,
+            note="integer h raises ValueError",
+            rule="h, err or token_adv not floating or not finite",
+        ),
+        Case(
+            "nan-adv",
+            (_TH, _TE, _t([1.0, float("nan"), -1.0]), _TC),
+            raises=ValueError,
+            note="a NaN advantage raises ValueError",
+            rule="h, err or token_adv not floating or not finite",
+        ),
+        Case(
+            "float-correct",
+            (_TH, _TE, _TA, _t([1.0, 1.0, 0.0])),
+            raises=ValueError,
+            note="a float correct raises ValueError",
+            rule="correct not bool",
+        ),
+        Case(
+            "no-correct",
+            (_TH, _TE, _TA, _b([False, False, False])),
+            raises=ValueError,
+            note="no correct token raises ValueError",
+            rule="no correct token (THR is undefined)",
+        ),
+    ),
+    mistakes=(
+        Mistake(
+            "no-advantage",
+            "you returned the score without the advantage; THR is the advantage times the score (the sign of the token's update)",
+            formula=_thr(lambda al, hh, a, c: (al * hh)[:, c].sum(dim=1)),
+            source="arXiv 2505.18830 (Deng et al.) §2.2 and Corollary 4.5: a token's effect on the correct responses scales with its advantage",
+        ),
+        Mistake(
+            "against-all-tokens",
+            "you scored against every token; THR is the influence on the correct responses: sum over the correct tokens only",
+            formula=_thr(lambda al, hh, a, c: a * (al * hh).sum(dim=1)),
+            source="arXiv 2510.03669 (THR), abstract: a token's influence on the likelihood of correct responses",
+        ),
+        Mistake(
+            "against-incorrect",
+            "you scored against the incorrect tokens; sum over the correct tokens (correct[u] True)",
+            formula=_thr(lambda al, hh, a, c: a * (al * hh)[:, ~c].sum(dim=1)),
+            source="arXiv 2510.03669 (THR), abstract: a token's influence on the likelihood of correct responses",
+        ),
+        Mistake(
+            "own-dropped",
+            "you left each token's own term out; a correct token is scored against every correct token, its own included",
+            formula=_thr(
+                lambda al, hh, a, c: a * ((al * hh) * (1 - torch.eye(len(a))))[:, c].sum(dim=1)
+            ),
+            source="notebook 06: the course's anchor scores include the token's own response",
+        ),
+        Mistake(
+            "hidden-only",
+            "you dropped the prediction errors; the score multiplies ⟨err_t, err_u⟩ and ⟨h_t, h_u⟩",
+            formula=_thr(lambda al, hh, a, c: a * hh[:, c].sum(dim=1)),
+            source="arXiv 2505.18830 (Deng et al.) Corollary 4.5: prediction-error similarity times hidden-state similarity",
+        ),
+        Mistake(
+            "errors-only",
+            "you dropped the hidden-state similarity; the score multiplies ⟨err_t, err_u⟩ and ⟨h_t, h_u⟩",
+            formula=_thr(lambda al, hh, a, c: a * al[:, c].sum(dim=1)),
+            source="arXiv 2505.18830 (Deng et al.) Corollary 4.5: prediction-error similarity times hidden-state similarity",
+        ),
+        Mistake(
+            "mean-not-sum",
+            "you averaged over the correct tokens; THR sums them (the scale matters against the threshold τ)",
+            formula=_thr(lambda al, hh, a, c: a * (al * hh)[:, c].mean(dim=1)),
+            source=NO_SOURCE,
+        ),
+        Mistake(
+            "no-validation",
+            "invalid inputs (non-tensors, dimensions, lengths, dtypes, NaN, no correct token) must raise ValueError",
+            unchecked=True,
+            source=NO_SOURCE,
+        ),
+    ),
+)
+
+SPEC = AssignmentSpec("07_beyond_nthr", (CLIPPED_SURROGATE, THR_TOKEN_SCORES_SPEC))
