@@ -575,4 +575,206 @@ THR_TOKEN_SCORES_SPEC = FunctionSpec(
     ),
 )
 
-SPEC = AssignmentSpec("07_beyond_nthr", (CLIPPED_SURROGATE, THR_TOKEN_SCORES_SPEC))
+
+# -- thr_weights -----------------------------------------------------------------------------
+
+
+def _tw_case(t: int, p: float, zeros: bool = False):
+    def make(rng):
+        thr = rng.standard_normal(t)
+        if zeros:
+            thr[rng.random(t) < 0.3] = 0.0
+        dominant = rng.random(t) < 0.6
+        return _t(thr), _b(dominant), p
+
+    return make
+
+
+def _tw(formula):
+    """A formula of (thr, dominant, p) on valid inputs."""
+    return lambda thr, dominant, p: formula(thr, dominant, p)
+
+
+_WT = _t([2.0, -0.5, 0.0, 3.0])
+_WD = _b([True, True, True, False])
+
+THR_WEIGHTS_SPEC = FunctionSpec(
+    "thr_weights",
+    anchors={
+        # 1 + 0.5·(+1), 1 + 0.5·(−1), 1 + 0.5·0, not dominant
+        "exploit": ([1.5, 0.5, 1.0, 1.0], "the notebook's worked example, p = 0.5"),
+        "explore": ([0.5, 1.5, 1.0, 1.0], "the notebook's worked example, p = −0.5"),
+        # p = 1: 1 + 1 = 2 on the positive dominant token, 1 − 1 = 0 on the negative one
+        "p-one": ([2.0, 0.0, 1.0, 1.0], "by hand: 1 ± 1"),
+    },
+    cases=(
+        Case("exploit", (_WT, _WD, 0.5), note="the worked example, exploitation p = 0.5"),
+        Case("explore", (_WT, _WD, -0.5), note="the worked example, exploration p = −0.5"),
+        *[
+            Case(f"random-{t}-{p}", make=_tw_case(t, p), note=f"random THR, {t} tokens, p = {p}")
+            for t, p in ((10, 0.5), (10, -0.5), (25, 0.3), (25, -0.8))
+        ],
+        Case(
+            "p-one",
+            (_WT, _WD, 1.0),
+            kind="edge",
+            note="p = 1: weight 0 on the negative-THR token",
+            rule="p = ±1 is allowed",
+        ),
+        Case(
+            "p-minus-one",
+            make=_tw_case(12, -1.0),
+            kind="edge",
+            note="p = −1",
+            rule="p = ±1 is allowed",
+        ),
+        Case(
+            "zero-thr",
+            make=_tw_case(12, 0.7, zeros=True),
+            kind="edge",
+            note="some THR exactly 0",
+            rule="a token with THR = 0 keeps weight 1",
+        ),
+        Case(
+            "p-zero",
+            make=_tw_case(12, 0.0),
+            kind="edge",
+            note="p = 0: weight 1 everywhere",
+            rule="p = 0 gives weight 1 everywhere",
+        ),
+        Case(
+            "list-thr",
+            ([2.0, -0.5], _b([True, True]), 0.5),
+            raises=ValueError,
+            note="a list instead of a tensor raises ValueError",
+            rule="thr or dominant that are not 1-D torch tensors",
+        ),
+        Case(
+            "two-dim-thr",
+            (_WT[None, :], _WD, 0.5),
+            raises=ValueError,
+            note="thr of shape (1, T) raises ValueError",
+            rule="thr or dominant that are not 1-D torch tensors",
+        ),
+        Case(
+            "two-dim-dominant",
+            (_WT, _WD[:, None], 0.5),
+            raises=ValueError,
+            note="dominant of shape (T, 1) raises ValueError",
+            rule="thr or dominant that are not 1-D torch tensors",
+        ),
+        Case(
+            "length-mismatch",
+            (_WT, _WD[:3], 0.5),
+            raises=ValueError,
+            note="dominant shorter than thr raises ValueError",
+            rule="of different lengths",
+        ),
+        Case(
+            "int-thr",
+            (_WT.long(), _WD, 0.5),
+            raises=ValueError,
+            note="integer thr raises ValueError",
+            rule="thr not floating or not finite",
+        ),
+        Case(
+            "inf-thr",
+            (_t([1.0, float("inf"), 0.0, 1.0]), _WD, 0.5),
+            raises=ValueError,
+            note="an infinite THR raises ValueError",
+            rule="thr not floating or not finite",
+        ),
+        Case(
+            "float-dominant",
+            (_WT, _t([1.0, 1.0, 1.0, 0.0]), 0.5),
+            raises=ValueError,
+            note="a float dominant raises ValueError",
+            rule="dominant not bool",
+        ),
+        Case(
+            "p-above-one",
+            (_WT, _WD, 1.5),
+            raises=ValueError,
+            note="p = 1.5 raises ValueError",
+            rule="a p that is not a number in [−1, 1]",
+        ),
+        Case(
+            "p-below-minus-one",
+            (_WT, _WD, -1.5),
+            raises=ValueError,
+            note="p = −1.5 raises ValueError",
+            rule="a p that is not a number in [−1, 1]",
+        ),
+        Case(
+            "p-nan",
+            (_WT, _WD, float("nan")),
+            raises=ValueError,
+            note="p = NaN raises ValueError",
+            rule="a p that is not a number in [−1, 1]",
+        ),
+        Case(
+            "p-bool",
+            (_WT, _WD, True),
+            raises=ValueError,
+            note="p = True raises ValueError",
+            rule="a p that is not a number in [−1, 1]",
+        ),
+        Case(
+            "p-tensor",
+            (_WT, _WD, torch.tensor(0.5)),
+            raises=ValueError,
+            note="p as a tensor raises ValueError",
+            rule="a p that is not a number in [−1, 1]",
+        ),
+    ),
+    mistakes=(
+        Mistake(
+            "p-sign-swapped",
+            "you used 1 − p·sign(THR); exploitation (p > 0) amplifies the tokens with positive THR: 1 + p·sign(THR)",
+            formula=_tw(
+                lambda thr, d, p: torch.where(d, 1.0 - p * torch.sign(thr), torch.ones_like(thr))
+            ),
+            source="arXiv 2510.03669 (THR), abstract: amplifying tokens with positive THR and weakening negative ones improves greedy accuracy",
+        ),
+        Mistake(
+            "dominance-ignored",
+            "you reweighted every token; only the dominant tokens get 1 + p·sign(THR), the others keep 1",
+            formula=_tw(lambda thr, d, p: 1.0 + p * torch.sign(thr)),
+            source="OpenReview reviews of arXiv 2510.03669: the method reweights the dominant (high-influence) tokens",
+        ),
+        Mistake(
+            "dominance-inverted",
+            "you reweighted the tokens that are not dominant; reweight where dominant is True",
+            formula=_tw(
+                lambda thr, d, p: torch.where(~d, 1.0 + p * torch.sign(thr), torch.ones_like(thr))
+            ),
+            source="OpenReview reviews of arXiv 2510.03669: the method reweights the dominant (high-influence) tokens",
+        ),
+        Mistake(
+            "magnitude",
+            "you used 1 + p·THR; the weight uses the sign of THR only, so it stays in [1 − |p|, 1 + |p|]",
+            formula=_tw(lambda thr, d, p: torch.where(d, 1.0 + p * thr, torch.ones_like(thr))),
+            source=NO_SOURCE,
+        ),
+        Mistake(
+            "no-amplification",
+            "you only weakened the tokens against the direction (as NTHR does); 1 + p·sign(THR) also amplifies the others",
+            formula=_tw(
+                lambda thr, d, p: torch.where(
+                    d & (p * torch.sign(thr) < 0), 1.0 + p * torch.sign(thr), torch.ones_like(thr)
+                )
+            ),
+            source="arXiv 2510.03669 (THR), abstract: not only downweighting selected negative gradients but amplifying positive ones",
+        ),
+        Mistake(
+            "no-validation",
+            "invalid inputs (non-tensors, dimensions, lengths, dtypes, NaN/inf, p outside [−1, 1] or not a number) must raise ValueError",
+            unchecked=True,
+            source=NO_SOURCE,
+        ),
+    ),
+)
+
+SPEC = AssignmentSpec(
+    "07_beyond_nthr", (CLIPPED_SURROGATE, THR_TOKEN_SCORES_SPEC, THR_WEIGHTS_SPEC)
+)
