@@ -775,6 +775,196 @@ THR_WEIGHTS_SPEC = FunctionSpec(
     ),
 )
 
+
+# -- nll_on_correct --------------------------------------------------------------------------
+
+
+def _nll_case(b: int, t: int, none_correct: bool = False, one_token: bool = False):
+    def make(rng):
+        logp = -rng.uniform(0.05, 4.0, size=(b, t))
+        lengths = rng.integers(1, t + 1, size=b)
+        mask = np.arange(t)[None, :] < lengths[:, None]
+        correct = rng.random(b) < 0.5
+        correct[0], correct[-1] = True, False
+        if one_token:  # exactly one valid token among the correct responses
+            correct[:] = False
+            correct[0] = True
+            mask[0] = False
+            mask[0, 0] = True
+        if none_correct:
+            correct[:] = False
+        return _t(logp), _b(mask), _b(correct)
+
+    return make
+
+
+def _nll(formula):
+    """A formula of (logp, mask, correct) on valid inputs."""
+    return lambda logp, mask, correct: formula(logp, mask, correct)
+
+
+def _masked_mean(x, keep):
+    return torch.where(keep, x, torch.zeros_like(x)).sum() / keep.sum().clamp(min=1)
+
+
+_NL = _t([[-1.0, -2.0, -9.0], [-3.0, -9.0, -9.0], [-0.5, -0.5, -0.5]])
+_NM = _b([[True, True, False], [True, False, False], [True, True, True]])
+_NC = _b([True, True, False])
+
+NLL_ON_CORRECT_SPEC = FunctionSpec(
+    "nll_on_correct",
+    anchors={
+        # valid correct tokens −1, −2, −3: −(−6) / 3
+        "example": (2.0, "the notebook's worked example: 6 / 3"),
+        # only the third response correct: −(3 · −0.5) / 3
+        "third-correct": (0.5, "by hand: 1.5 / 3"),
+        "none-correct": (0.0, "the stated rule: 0 when no response is correct"),
+    },
+    cases=(
+        Case("example", (_NL, _NM, _NC), note="the worked example: 2"),
+        Case(
+            "third-correct",
+            (_NL, _NM, _b([False, False, True])),
+            note="only the full-length response correct: 0.5",
+        ),
+        *[
+            Case(
+                f"random-{b}x{t}",
+                make=_nll_case(b, t),
+                note=f"random batch, {b} responses of up to {t} tokens",
+            )
+            for b, t in ((4, 6), (8, 10), (16, 5))
+        ],
+        Case(
+            "random-one-token",
+            make=_nll_case(5, 6, one_token=True),
+            note="one valid token among the correct responses",
+        ),
+        Case(
+            "none-correct",
+            (_NL, _NM, _b([False, False, False])),
+            kind="edge",
+            note="no correct response: 0",
+            rule="When no response is correct, return 0",
+        ),
+        Case(
+            "list-logp",
+            ([[-1.0]], _b([[True]]), _b([True])),
+            raises=ValueError,
+            note="a nested list instead of a tensor raises ValueError",
+            rule="an argument that is not a torch tensor",
+        ),
+        Case(
+            "one-dim-logp",
+            (_NL[0], _NM[0], _b([True])),
+            raises=ValueError,
+            note="1-D logp raises ValueError",
+            rule="logp or mask not 2-D",
+        ),
+        Case(
+            "mask-shape",
+            (_NL, _NM[:, :2], _NC),
+            raises=ValueError,
+            note="a mask of another shape raises ValueError",
+            rule="of different shapes",
+        ),
+        Case(
+            "two-dim-correct",
+            (_NL, _NM, _NC[:, None]),
+            raises=ValueError,
+            note="correct of shape (B, 1) raises ValueError",
+            rule="correct not 1-D",
+        ),
+        Case(
+            "correct-length",
+            (_NL, _NM, _NC[:2]),
+            raises=ValueError,
+            note="correct of length B − 1 raises ValueError",
+            rule="of a length other than B",
+        ),
+        Case(
+            "int-logp",
+            (_NL.long(), _NM, _NC),
+            raises=ValueError,
+            note="integer logp raises ValueError",
+            rule="logp not floating or not finite",
+        ),
+        Case(
+            "inf-logp",
+            (_t([[-1.0, float("-inf")]]), _b([[True, False]]), _b([True])),
+            raises=ValueError,
+            note="a −inf log probability (even in padding) raises ValueError",
+            rule="logp not floating or not finite",
+        ),
+        Case(
+            "int-mask",
+            (_NL, _NM.long(), _NC),
+            raises=ValueError,
+            note="an integer mask raises ValueError",
+            rule="mask or correct not bool",
+        ),
+        Case(
+            "float-correct",
+            (_NL, _NM, _t([1.0, 1.0, 0.0])),
+            raises=ValueError,
+            note="a float correct raises ValueError",
+            rule="mask or correct not bool",
+        ),
+    ),
+    mistakes=(
+        Mistake(
+            "all-responses",
+            "you averaged over every response's tokens; the NLL is on the correct responses only",
+            formula=_nll(lambda lp, m, c: -_masked_mean(lp, m)),
+            source="VAPO (xavierzhang2002.github.io/agentic-rl-analysis, 1.7-vapo): L_NLL sums over T, the correct samples",
+        ),
+        Mistake(
+            "nll-sign",
+            "you returned the mean log likelihood; the NLL is its negative (a loss that, minimised, raises ln π)",
+            formula=_nll(lambda lp, m, c: _masked_mean(lp, m & c[:, None])),
+            source="VAPO (xavierzhang2002.github.io/agentic-rl-analysis, 1.7-vapo): L_NLL = −1/Σ|oᵢ| · ΣΣ ln π",
+        ),
+        Mistake(
+            "padding-counted",
+            "you counted the padded positions of the correct responses; only the tokens where mask is True count",
+            formula=_nll(lambda lp, m, c: -_masked_mean(lp, c[:, None].expand_as(m))),
+            source="VAPO (xavierzhang2002.github.io/agentic-rl-analysis, 1.7-vapo): the sum runs over t ≤ |oᵢ|",
+        ),
+        Mistake(
+            "seq-mean",
+            "you took the mean over correct responses of each one's token mean; VAPO's NLL is one token mean over all their tokens (1 / Σ|oᵢ|)",
+            formula=_nll(
+                lambda lp, m, c: (
+                    -(
+                        torch.where(m, lp, torch.zeros_like(lp)).sum(dim=1)
+                        / m.sum(dim=1).clamp(min=1)
+                    )[c].sum()
+                    / c.sum().clamp(min=1)
+                )
+            ),
+            source="VAPO (xavierzhang2002.github.io/agentic-rl-analysis, 1.7-vapo): L_NLL = −1/Σ|oᵢ| · ΣΣ ln π",
+        ),
+        Mistake(
+            "nan-when-none",
+            "you divided by the number of correct tokens without guarding 0: no correct response gives 0 / 0; return 0",
+            formula=_nll(
+                lambda lp, m, c: (
+                    -torch.where(m & c[:, None], lp, torch.zeros_like(lp)).sum()
+                    / (m & c[:, None]).sum()
+                )
+            ),
+            source=NO_SOURCE,
+        ),
+        Mistake(
+            "no-validation",
+            "invalid inputs (non-tensors, dimensions, shapes, lengths, dtypes, NaN/inf) must raise ValueError",
+            unchecked=True,
+            source=NO_SOURCE,
+        ),
+    ),
+)
+
 SPEC = AssignmentSpec(
-    "07_beyond_nthr", (CLIPPED_SURROGATE, THR_TOKEN_SCORES_SPEC, THR_WEIGHTS_SPEC)
+    "07_beyond_nthr",
+    (CLIPPED_SURROGATE, THR_TOKEN_SCORES_SPEC, THR_WEIGHTS_SPEC, NLL_ON_CORRECT_SPEC),
 )
