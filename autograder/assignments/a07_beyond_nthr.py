@@ -964,7 +964,180 @@ NLL_ON_CORRECT_SPEC = FunctionSpec(
     ),
 )
 
+
+# -- smaug_floor -----------------------------------------------------------------------------
+
+
+def _sm_case(b: int, none_correct: bool = False, at_ref: bool = False):
+    def make(rng):
+        ref = -rng.uniform(1.0, 8.0, size=b)
+        seq = ref + rng.standard_normal(b)  # half above the reference, half below
+        if at_ref:
+            seq = ref.copy()
+        correct = rng.random(b) < 0.6
+        correct[0], correct[-1] = True, False
+        if none_correct:
+            correct[:] = False
+        return _t(seq), _t(ref), _b(correct)
+
+    return make
+
+
+def _sm(formula):
+    """A formula of (seq_logp, ref_seq_logp, correct) on valid inputs."""
+    return lambda seq_logp, ref_seq_logp, correct: formula(seq_logp, ref_seq_logp, correct)
+
+
+def _mean_over(x, keep):
+    return torch.where(keep, x, torch.zeros_like(x)).sum() / keep.sum().clamp(min=1)
+
+
+_SS = _t([-3.0, -1.5, -5.0, -2.0])
+_SR = _t([-2.0, -2.0, -2.0, -2.0])
+_SC = _b([True, True, False, True])
+
+SMAUG_FLOOR_SPEC = FunctionSpec(
+    "smaug_floor",
+    anchors={
+        # gaps max(0, 1), max(0, −0.5), max(0, 0) over the three correct responses
+        "example": (1 / 3, "the notebook's worked example: (1 + 0 + 0) / 3"),
+        # all four: max(0, 1), 0, max(0, 3), 0
+        "all-correct": (1.0, "by hand: (1 + 0 + 3 + 0) / 4"),
+        "none-correct": (0.0, "the stated rule: 0 when no response is correct"),
+        "one-correct": (3.0, "by hand: max(0, −2 − (−5)) / 1"),
+    },
+    cases=(
+        Case("example", (_SS, _SR, _SC), note="the worked example: 1 / 3"),
+        Case("all-correct", (_SS, _SR, _b([True] * 4)), note="every response correct: 1"),
+        Case(
+            "one-correct",
+            (_SS, _SR, _b([False, False, True, False])),
+            note="one correct response, 3 nats below the reference: 3",
+        ),
+        *[
+            Case(f"random-{b}", make=_sm_case(b), note=f"random batch of {b} responses")
+            for b in (6, 16, 40)
+        ],
+        Case(
+            "none-correct",
+            (_SS, _SR, _b([False] * 4)),
+            kind="edge",
+            note="no correct response: 0",
+            rule="When no response is correct, return 0",
+        ),
+        Case(
+            "at-reference",
+            make=_sm_case(10, at_ref=True),
+            kind="edge",
+            note="every response at the reference: 0",
+            rule="at the reference itself the floor is 0",
+        ),
+        Case(
+            "list-seq",
+            ([-1.0, -2.0], _t([-1.0, -2.0]), _b([True, True])),
+            raises=ValueError,
+            note="a list instead of a tensor raises ValueError",
+            rule="an argument that is not a 1-D torch tensor",
+        ),
+        Case(
+            "two-dim-ref",
+            (_SS, _SR[:, None], _SC),
+            raises=ValueError,
+            note="ref_seq_logp of shape (B, 1) raises ValueError",
+            rule="an argument that is not a 1-D torch tensor",
+        ),
+        Case(
+            "two-dim-correct",
+            (_SS, _SR, _SC[:, None]),
+            raises=ValueError,
+            note="correct of shape (B, 1) raises ValueError",
+            rule="an argument that is not a 1-D torch tensor",
+        ),
+        Case(
+            "ref-length",
+            (_SS, _SR[:3], _SC),
+            raises=ValueError,
+            note="ref_seq_logp of length B − 1 raises ValueError",
+            rule="lengths that differ",
+        ),
+        Case(
+            "correct-length",
+            (_SS, _SR, _SC[:3]),
+            raises=ValueError,
+            note="correct of length B − 1 raises ValueError",
+            rule="lengths that differ",
+        ),
+        Case(
+            "int-seq",
+            (_SS.long(), _SR, _SC),
+            raises=ValueError,
+            note="integer seq_logp raises ValueError",
+            rule="seq_logp or ref_seq_logp not floating or not finite",
+        ),
+        Case(
+            "nan-ref",
+            (_SS, _t([-2.0, float("nan"), -2.0, -2.0]), _SC),
+            raises=ValueError,
+            note="a NaN reference log likelihood raises ValueError",
+            rule="seq_logp or ref_seq_logp not floating or not finite",
+        ),
+        Case(
+            "float-correct",
+            (_SS, _SR, _t([1.0, 1.0, 0.0, 1.0])),
+            raises=ValueError,
+            note="a float correct raises ValueError",
+            rule="correct not bool",
+        ),
+    ),
+    mistakes=(
+        Mistake(
+            "reversed",
+            "you used max(0, ln π_θ − ln π_ref): that penalises correct responses that rose above the reference; the floor is max(0, ln π_ref − ln π_θ)",
+            formula=_sm(lambda s, r, c: _mean_over(torch.relu(s - r), c)),
+            source="DPO-Positive (arXiv 2402.13228, guide.repleteai.com DPOP page): penalise reducing the preferred completion's probability below the reference's",
+        ),
+        Mistake(
+            "no-hinge",
+            "you dropped the max(0, ·): the plain difference also pulls on responses already above the reference",
+            formula=_sm(lambda s, r, c: _mean_over(r - s, c)),
+            source="DPO-Positive (arXiv 2402.13228, guide.repleteai.com DPOP page): a penalty only below the reference's probability",
+        ),
+        Mistake(
+            "min-not-max",
+            "you used min(0, ln π_ref − ln π_θ); the floor is max(0, ln π_ref − ln π_θ), never negative",
+            formula=_sm(lambda s, r, c: _mean_over(torch.clamp(r - s, max=0.0), c)),
+            source=NO_SOURCE,
+        ),
+        Mistake(
+            "incorrect-included",
+            "you averaged over every response; the floor is on the correct responses only",
+            formula=_sm(lambda s, r, c: torch.relu(r - s).mean()),
+            source="the issue's term is on y⁺; DPO-Positive's on the preferred completion (arXiv 2402.13228)",
+        ),
+        Mistake(
+            "sum-not-mean",
+            "you summed over the correct responses; take their mean",
+            formula=_sm(
+                lambda s, r, c: torch.where(c, torch.relu(r - s), torch.zeros_like(s)).sum()
+            ),
+            source=NO_SOURCE,
+        ),
+        Mistake(
+            "no-validation",
+            "invalid inputs (non-tensors, dimensions, lengths, dtypes, NaN/inf) must raise ValueError",
+            unchecked=True,
+            source=NO_SOURCE,
+        ),
+    ),
+)
+
 SPEC = AssignmentSpec(
     "07_beyond_nthr",
-    (CLIPPED_SURROGATE, THR_TOKEN_SCORES_SPEC, THR_WEIGHTS_SPEC, NLL_ON_CORRECT_SPEC),
+    (
+        CLIPPED_SURROGATE,
+        THR_TOKEN_SCORES_SPEC,
+        THR_WEIGHTS_SPEC,
+        NLL_ON_CORRECT_SPEC,
+        SMAUG_FLOOR_SPEC,
+    ),
 )
