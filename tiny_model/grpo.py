@@ -358,7 +358,7 @@ def thr_token_weights(
         thr = thr_token_scores(s, tok_adv)  # (Nv,)
         tau[i] = beta * float(pos_mean.min())
         dominant = s.abs() > tau[i]  # (Nv,)
-        w = thr_weights(thr, dominant, p)  # (Nv,)
+        w = torch.as_tensor((fns.thr_weights or thr_weights)(thr, dominant, p))  # (Nv,)
         weights[i][valid] = w.to(weights.dtype)
         thr_all[i][valid] = thr.to(thr_all.dtype)
         modified[i][valid] = (w != 1) & (tok_adv < 0)

@@ -206,13 +206,19 @@ def regulariser(
     ref_logp: torch.Tensor,
     mask: torch.Tensor,
     correct: torch.Tensor,
+    fns: Functions | None = None,
 ) -> torch.Tensor:
-    """The extra loss of method nll or smaug (thr.py): logp, ref_logp, mask (B, R), correct (B,)."""
+    """The extra loss of method nll or smaug: logp, ref_logp, mask (B, R), correct (B,).
+
+    The seam's ``nll_on_correct`` / ``smaug_floor`` (notebook 07) when ``fns`` has them, else
+    the reference in thr.py."""
+    nll = fns.nll_on_correct if fns is not None and fns.nll_on_correct else nll_on_correct
+    floor = fns.smaug_floor if fns is not None and fns.smaug_floor else smaug_floor
     if config.method == "nll":
-        return config.nll_coef * nll_on_correct(logp, mask, correct)
+        return config.nll_coef * nll(logp, mask, correct)
     m = mask.to(logp.dtype)
     seq, ref_seq = (logp * m).sum(dim=-1), (ref_logp * m).sum(dim=-1)  # (B,), (B,)
-    return config.smaug_coef * smaug_floor(seq, ref_seq, correct)
+    return config.smaug_coef * floor(seq, ref_seq, correct)
 
 
 def train(
@@ -326,7 +332,7 @@ def _train(
                 clip_eps_high=config.clip_eps_high,
             )
             if config.method in REGULARISED:
-                loss = loss + regulariser(config, logp, ref_logp.flatten(0, 1), mask, correct)
+                loss = loss + regulariser(config, logp, ref_logp.flatten(0, 1), mask, correct, fns)
                 stats["loss"] = float(loss.detach())
             opt.zero_grad(set_to_none=True)
             loss.backward()
