@@ -1112,7 +1112,7 @@ SMAUG_FLOOR_SPEC = FunctionSpec(
             "incorrect-included",
             "you averaged over every response; the floor is on the correct responses only",
             formula=_sm(lambda s, r, c: torch.relu(r - s).mean()),
-            source="the issue's term is on y⁺; DPO-Positive's on the preferred completion (arXiv 2402.13228)",
+            source="arXiv 2402.13228 (DPO-Positive), guide.repleteai.com DPOP page: the term is on the preferred completion only",
         ),
         Mistake(
             "sum-not-mean",
