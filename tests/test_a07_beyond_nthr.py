@@ -11,7 +11,7 @@ from conftest import ROOT
 
 from autograder.notebooks import reference
 from tiny_model import thr as tiny_thr
-from tiny_model.grpo import aggregate_loss, grpo_loss
+from tiny_model.grpo import aggregate_loss, grpo_loss, surrogate_loss
 from tiny_model.seam import Functions
 from tiny_model.training import TrainConfig, regulariser
 
@@ -151,6 +151,57 @@ def test_training_calls_the_learners_07_functions_through_the_seam():
     assert float(regulariser(nll_cfg, logp, logp, mask, correct, sentinel)) == pytest.approx(0.7)
     assert float(regulariser(smaug_cfg, logp, logp, mask, correct, sentinel)) == 5.0
     assert float(regulariser(nll_cfg, logp, logp, mask, correct)) == pytest.approx(0.15)
+
+
+def test_surrogate_loss_through_the_seam_matches_grpo_loss_and_refuses_what_it_cannot_do(ns):
+    """With the learner's clipped_surrogate, training's loss (KL included, aggregated apart) equals
+    grpo_loss's; no clipping or Dr. GRPO's mode is a ValueError, not a silent built-in loss."""
+    fns = Functions(*([None] * 4)).replace(clipped_surrogate=ns["clipped_surrogate"])
+    logp, logp_old, adv, mask = _batch(torch.Generator().manual_seed(5))
+    ref = logp_old - 0.3
+    kw = {"clip_eps": 0.2, "clip_eps_high": 0.28, "kl_coef": 0.05, "ref_logp": ref}
+    got, got_stats = surrogate_loss(fns, logp, logp_old, adv, mask, **kw)
+    want, want_stats = grpo_loss(logp, logp_old, adv, mask, **kw)
+    assert math.isclose(float(got), float(want), rel_tol=1e-6)
+    assert got_stats["clip_frac"] == want_stats["clip_frac"] > 0
+    with pytest.raises(ValueError, match="clip_eps"):
+        surrogate_loss(fns, logp, logp_old, adv, mask, clip_eps=None)
+    with pytest.raises(ValueError, match="loss_agg"):
+        surrogate_loss(fns, logp, logp_old, adv, mask, loss_agg="seq-mean-token-sum-norm")
+
+
+@pytest.mark.slow
+def test_training_with_the_learners_surrogate_and_thr_scores_is_bit_identical(ns):
+    """3-step runs with 07's clipped_surrogate and thr_token_scores through the seam give the
+    same histories, bit for bit, as tiny_model's own grpo_loss and thr.py, and training called
+    them: a learner's slip in either would change the live run. thr_exploit at the defaults (the
+    notebook's live run); grpo with clip-higher, token-mean and 2 inner steps (the clip binds)."""
+    from tiny_model import train
+
+    calls = {"clipped_surrogate": 0, "thr_token_scores": 0}
+
+    def counted(name):
+        def call(*args):
+            calls[name] += 1
+            return ns[name](*args)
+
+        return call
+
+    base = Functions.from_solutions(ROOT)
+    theirs = base.replace(**{name: counted(name) for name in calls})
+    runs = (("thr_exploit", {}), ("grpo", {"clip_eps_high": 0.28, "loss_agg": "token-mean"}))
+    for method, extra in runs:
+        inner = {"inner_steps": 2} if extra else {}
+        kw = {"seed": 0, "stop_after": 3, "eval_every": 3, **extra, **inner}
+        want = train(base, method, **kw).history
+        got = train(theirs, method, **kw).history
+        assert got.keys() == want.keys()
+        for key in want:
+            assert np.array_equal(got[key], want[key], equal_nan=True), (method, key)
+        if extra:
+            assert max(got["clip_frac"]) > 0  # the clip bound somewhere
+    assert calls["clipped_surrogate"] == 3 + 6  # one per inner step
+    assert calls["thr_token_scores"] > 0  # once per mixed group of the thr_exploit run
 
 
 def test_aggregate_modes_match_notebook_03s_worked_example(ns):

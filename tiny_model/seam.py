@@ -24,9 +24,14 @@ Signatures (the contract of CURRICULUM.md; torch tensors in and out):
     thr_weights(thr (T,), dominant (T,) bool, p) -> (T,)                 (07, optional)
     nll_on_correct(logp (B, T), mask (B, T) bool, correct (B,) bool) -> ()  (07, optional)
     smaug_floor(seq_logp (B,), ref_seq_logp (B,), correct (B,) bool) -> ()  (07, optional)
+    thr_token_scores(h (T, D), err (T, V), token_adv (T,), correct (T,) bool) -> (T,)  (07, optional)
+    clipped_surrogate(logp (B, T), logp_old (B, T), advantages (B, T), mask (B, T) bool,
+                      eps_low, eps_high, mode) -> ()                       (07, optional)
 
-The 07 functions are optional: where one is None, tiny_model uses its own reference in
-tiny_model/thr.py (the same formulas), so every 05/06 call is unchanged.
+The 07 functions are optional: where one is None, tiny_model uses its own reference
+(tiny_model/thr.py; grpo.grpo_loss for the clipped surrogate; the same formulas), so every
+05/06 call is unchanged. Training calls all five when set; the one-step probe calls the THR
+pair (through grpo.token_weights) but not the three losses (probe.py uses its own, unclipped).
 """
 
 from __future__ import annotations
@@ -38,7 +43,13 @@ from pathlib import Path
 
 FUNCTIONS_05 = ("group_advantages", "sequence_logprobs", "likelihood_change", "lld_rate")
 FUNCTIONS_06 = ("prediction_errors", "token_scores", "nthr_weights", "eta_schedule")
-FUNCTIONS_07 = ("thr_weights", "nll_on_correct", "smaug_floor")
+FUNCTIONS_07 = (
+    "thr_weights",
+    "nll_on_correct",
+    "smaug_floor",
+    "thr_token_scores",
+    "clipped_surrogate",
+)
 
 
 @dataclass(frozen=True)
@@ -56,6 +67,8 @@ class Functions:
     thr_weights: Callable | None = None
     nll_on_correct: Callable | None = None
     smaug_floor: Callable | None = None
+    thr_token_scores: Callable | None = None
+    clipped_surrogate: Callable | None = None
 
     @classmethod
     def from_solutions(cls, root: Path | None = None, include_06: bool = True) -> Functions:

@@ -5,7 +5,8 @@ for each at temperature 1 (on-policy: ``grpo.sample_responses`` and
 ``grpo.token_logprobs`` use the same softmax), verifies them, computes the
 advantages and log likelihoods through the seam, weights the advantages per
 token by the method (grpo.py), and takes ``inner_steps`` Adam steps on the
-clipped surrogate (plus k3 KL to the warm model when ``kl_coef`` > 0).
+clipped surrogate (plus k3 KL to the warm model when ``kl_coef`` > 0): the seam's
+``clipped_surrogate`` (notebook 07) when ``fns`` has one, grpo.grpo_loss otherwise.
 
 At step 0, every ``eval_every`` steps and at the end, the held-out problems
 (never trained on) are evaluated: sampled accuracy with ``eval_samples``
@@ -320,7 +321,8 @@ def _train(
         for _ in range(config.inner_steps):
             logits, _ = grpo.response_forward(model, groups.problems, groups.responses, task=task)
             logp = token_logprobs(logits, groups.responses).flatten(0, 1)  # (N*G, R)
-            loss, stats = grpo.grpo_loss(
+            loss, stats = grpo.surrogate_loss(
+                fns,
                 logp,
                 logp_old.flatten(0, 1),
                 tok_adv,
