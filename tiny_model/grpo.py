@@ -16,7 +16,8 @@ Methods (all are GRPO with a per-token weight w on the advantage, A_{i,t} = A_i 
 Every method takes clip-higher: ``grpo_loss(clip_eps=lower, clip_eps_high=upper)``.
 
 The group advantages, sequence log likelihoods, likelihood changes and the
-NTHR scores, threshold and eta all come from ``fns`` (the seam, see seam.py).
+NTHR scores, threshold and eta all come from ``fns`` (the seam, see seam.py); so do notebook
+07's THR scores, THR weights and clipped surrogate (``surrogate_loss``) when ``fns`` has them.
 """
 
 from __future__ import annotations
@@ -327,6 +328,8 @@ def thr_token_weights(
     ``token_scores``; a correct response's own tokens included, as NTHR's anchor scores are)
     and tau NTHR's threshold beta * min over correct responses of their mean score. ``modified``
     marks the negative tokens whose weight changed (``selected_frac``); ``scores`` holds THR.
+    THR comes from the seam's ``thr_token_scores`` and the weights from its ``thr_weights``
+    (notebook 07) when set, from thr.py otherwise; dominance always uses s.
     """
     if logits is None or hidden is None:
         raise ValueError("the THR methods need the logits and hidden states at θ")
@@ -355,10 +358,15 @@ def thr_token_weights(
             fns.token_scores(hidden[i][valid], err[valid], hidden[i][pos_tok], err[pos_tok])
         )  # (Nv,)
         tok_adv = adv.unsqueeze(1).expand(g, r)[valid]  # (Nv,)
-        thr = thr_token_scores(s, tok_adv)  # (Nv,)
+        if fns.thr_token_scores is not None:  # notebook 07's, from the tokens themselves
+            thr = torch.as_tensor(
+                fns.thr_token_scores(hidden[i][valid], err[valid], tok_adv, pos_tok[valid])
+            )  # (Nv,)
+        else:
+            thr = thr_token_scores(s, tok_adv)  # (Nv,)
         tau[i] = beta * float(pos_mean.min())
         dominant = s.abs() > tau[i]  # (Nv,)
-        w = thr_weights(thr, dominant, p)  # (Nv,)
+        w = torch.as_tensor((fns.thr_weights or thr_weights)(thr, dominant, p))  # (Nv,)
         weights[i][valid] = w.to(weights.dtype)
         thr_all[i][valid] = thr.to(thr_all.dtype)
         modified[i][valid] = (w != 1) & (tok_adv < 0)
@@ -426,12 +434,76 @@ def grpo_loss(
             raise ValueError("kl_coef > 0 needs ref_logp")
         per_token = per_token + kl_coef * k3(logp, ref_logp)  # (B, T)
     loss = aggregate_loss(per_token, mask, loss_agg)
-    with torch.no_grad():
-        valid = mask.sum().clamp(min=1)
-        clip_frac = 0.0
-        if clip_eps is not None and clip_eps_high is None:
-            clip_frac = float((((ratio - 1).abs() > clip_eps) & mask).sum() / valid)
-        elif clip_eps is not None:
-            outside = (ratio < 1 - clip_eps) | (ratio > 1 + high)  # (B, T)
-            clip_frac = float((outside & mask).sum() / valid)
+    clip_frac = clip_fraction(ratio, mask, clip_eps, clip_eps_high)
+    return loss, {"loss": float(loss.detach()), "clip_frac": clip_frac}
+
+
+@torch.no_grad()
+def clip_fraction(
+    ratio: torch.Tensor, mask: torch.Tensor, clip_eps: float | None, clip_eps_high: float | None
+) -> float:
+    """The fraction of valid tokens whose ratio (B, T) lies outside the clip range (0 unclipped)."""
+    valid = mask.sum().clamp(min=1)
+    if clip_eps is None:
+        return 0.0
+    if clip_eps_high is None:
+        return float((((ratio - 1).abs() > clip_eps) & mask).sum() / valid)
+    outside = (ratio < 1 - clip_eps) | (ratio > 1 + clip_eps_high)  # (B, T)
+    return float((outside & mask).sum() / valid)
+
+
+SEAM_AGG_MODES = LOSS_AGG_MODES[:3]
+"""The aggregations notebook 07's ``clipped_surrogate`` takes (Dr. GRPO's needs a constant)."""
+
+
+def surrogate_loss(
+    fns: Functions,
+    logp: torch.Tensor,
+    logp_old: torch.Tensor,
+    token_advantages: torch.Tensor,
+    mask: torch.Tensor,
+    *,
+    clip_eps: float | None = 0.2,
+    kl_coef: float = 0.0,
+    ref_logp: torch.Tensor | None = None,
+    loss_agg: str = "seq-mean-token-mean",
+    clip_eps_high: float | None = None,
+) -> tuple[torch.Tensor, dict[str, float]]:
+    """Training's loss: the seam's ``clipped_surrogate`` (notebook 07) when ``fns`` has one,
+    else :func:`grpo_loss` (the same arguments, the same stats).
+
+    Through the seam the k3 KL, when ``kl_coef`` > 0, is aggregated on its own and added (the
+    same loss up to float rounding); with ``kl_coef`` = 0 (the default) the loss is the
+    learner's function's value, bit for bit what grpo_loss gives for the reference. The
+    learner's function always clips and knows three modes: ``clip_eps=None`` or Dr. GRPO's
+    mode is a ValueError, not a silent switch to the built-in loss.
+    """
+    if fns.clipped_surrogate is None:
+        return grpo_loss(
+            logp,
+            logp_old,
+            token_advantages,
+            mask,
+            clip_eps=clip_eps,
+            kl_coef=kl_coef,
+            ref_logp=ref_logp,
+            loss_agg=loss_agg,
+            clip_eps_high=clip_eps_high,
+        )
+    if clip_eps is None or loss_agg not in SEAM_AGG_MODES:
+        raise ValueError(
+            "the seam's clipped_surrogate (notebook 07) needs clip_eps set and loss_agg in "
+            f"{SEAM_AGG_MODES}, got clip_eps={clip_eps}, loss_agg={loss_agg!r}"
+        )
+    loss = torch.as_tensor(
+        fns.clipped_surrogate(
+            logp, logp_old, token_advantages, mask, clip_eps, clip_eps_high, loss_agg
+        )
+    )
+    if kl_coef:
+        if ref_logp is None:
+            raise ValueError("kl_coef > 0 needs ref_logp")
+        loss = loss + kl_coef * aggregate_loss(k3(logp, ref_logp), mask, loss_agg)
+    ratio = torch.exp(logp.detach() - logp_old)  # (B, T), for the stats only
+    clip_frac = clip_fraction(ratio, mask, clip_eps, clip_eps_high)
     return loss, {"loss": float(loss.detach()), "clip_frac": clip_frac}

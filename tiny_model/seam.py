@@ -21,6 +21,17 @@ Signatures (the contract of CURRICULUM.md; torch tensors in and out):
     token_scores(h_a (Na, D), err_a (Na, V), h_b (Nb, D), err_b (Nb, V)) -> (Na,)
     nthr_weights(neg_scores (N,), pos_mean_scores (P,), beta=1.0, eta=0.0) -> (N,)
     eta_schedule(success_rate) -> 2 * |0.5 - success_rate|
+    thr_weights(thr (T,), dominant (T,) bool, p) -> (T,)                 (07, optional)
+    nll_on_correct(logp (B, T), mask (B, T) bool, correct (B,) bool) -> ()  (07, optional)
+    smaug_floor(seq_logp (B,), ref_seq_logp (B,), correct (B,) bool) -> ()  (07, optional)
+    thr_token_scores(h (T, D), err (T, V), token_adv (T,), correct (T,) bool) -> (T,)  (07, optional)
+    clipped_surrogate(logp (B, T), logp_old (B, T), advantages (B, T), mask (B, T) bool,
+                      eps_low, eps_high, mode) -> ()                       (07, optional)
+
+The 07 functions are optional: where one is None, tiny_model uses its own reference
+(tiny_model/thr.py; grpo.grpo_loss for the clipped surrogate; the same formulas), so every
+05/06 call is unchanged. Training calls all five when set; the one-step probe calls the THR
+pair (through grpo.token_weights) but not the three losses (probe.py uses its own, unclipped).
 """
 
 from __future__ import annotations
@@ -32,6 +43,13 @@ from pathlib import Path
 
 FUNCTIONS_05 = ("group_advantages", "sequence_logprobs", "likelihood_change", "lld_rate")
 FUNCTIONS_06 = ("prediction_errors", "token_scores", "nthr_weights", "eta_schedule")
+FUNCTIONS_07 = (
+    "thr_weights",
+    "nll_on_correct",
+    "smaug_floor",
+    "thr_token_scores",
+    "clipped_surrogate",
+)
 
 
 @dataclass(frozen=True)
@@ -46,6 +64,11 @@ class Functions:
     token_scores: Callable | None = None
     nthr_weights: Callable | None = None
     eta_schedule: Callable | None = None
+    thr_weights: Callable | None = None
+    nll_on_correct: Callable | None = None
+    smaug_floor: Callable | None = None
+    thr_token_scores: Callable | None = None
+    clipped_surrogate: Callable | None = None
 
     @classmethod
     def from_solutions(cls, root: Path | None = None, include_06: bool = True) -> Functions:
@@ -69,7 +92,7 @@ class Functions:
         name missing from both is an error.
         """
         picked: dict[str, Callable | None] = {}
-        for name in FUNCTIONS_05 + FUNCTIONS_06:
+        for name in FUNCTIONS_05 + FUNCTIONS_06 + FUNCTIONS_07:
             fn = namespace.get(name)
             if fn is None and fallback is not None:
                 fn = getattr(fallback, name)

@@ -321,13 +321,15 @@ def compare_with_shipped(
     shipped: dict[str, list[float]],
     baseline: dict[str, list[float]] | None = None,
     tolerance: dict[int, dict[str, float]] | None = None,
+    name: str = "NTHR",
 ) -> tuple[bool, str]:
     """Does a live run land on a shipped run at the evaluations both made, within what another CPU
     moves it?
 
     ``live`` and ``shipped`` hold ``eval_step`` and the held-out metrics (a run's history, or
     one of ``TrainStudy.runs``); ``baseline``, another shipped run at the same seed (plain
-    GRPO for an NTHR run), gives the scale of a real difference. Returns (agrees, text): the
+    GRPO for an NTHR run), gives the scale of a real difference; ``name`` is the live run's
+    method, as the text calls it. Returns (agrees, text): the
     points side by side, the differences in numbers, and what they mean.
     """
     tol = LIVE_TOLERANCE if tolerance is None else tolerance
@@ -369,7 +371,7 @@ def compare_with_shipped(
         if gaps:
             lines.append(
                 "For scale, what a real difference looks like: plain GRPO at the same seed lands "
-                f"{', '.join(gaps)} away from the shipped NTHR run."
+                f"{', '.join(gaps)} away from the shipped {name} run."
             )
     agrees = worst <= 1.0
     if agrees:

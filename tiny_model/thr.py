@@ -1,9 +1,10 @@
 """Beyond NTHR (issue 21): THR weights both ways, the NLL and SMAUG-style regularisers, clip-higher.
 
-These are the reference versions of the functions notebook 07 will grade (their signatures are
-the ones proposed in docs/notebook-07-plan.md). Until 07 exists and the seam (seam.py) carries
-them, tiny_model calls these; every other graded quantity (advantages, sequence log likelihoods,
-the NTHR token scores and threshold) still comes through the seam from notebooks 05 and 06.
+These are tiny_model's own versions of functions notebook 07 grades (07's take tokens and
+validate their inputs; docs/notebook-07-plan.md). Training calls the seam's (seam.py) 07
+functions when they are set and these otherwise; every other graded quantity (advantages,
+sequence log likelihoods, the NTHR token scores and threshold) comes through the seam from
+notebooks 05 and 06. The clipped surrogate's own version is grpo.grpo_loss.
 
 THR (token hidden reward; Deng et al., arXiv 2510.03669) is a token's first-order influence on
 the likelihood of the group's correct responses under a GRPO step. A step on token (j, k) with

@@ -5,7 +5,8 @@ for each at temperature 1 (on-policy: ``grpo.sample_responses`` and
 ``grpo.token_logprobs`` use the same softmax), verifies them, computes the
 advantages and log likelihoods through the seam, weights the advantages per
 token by the method (grpo.py), and takes ``inner_steps`` Adam steps on the
-clipped surrogate (plus k3 KL to the warm model when ``kl_coef`` > 0).
+clipped surrogate (plus k3 KL to the warm model when ``kl_coef`` > 0): the seam's
+``clipped_surrogate`` (notebook 07) when ``fns`` has one, grpo.grpo_loss otherwise.
 
 At step 0, every ``eval_every`` steps and at the end, the held-out problems
 (never trained on) are evaluated: sampled accuracy with ``eval_samples``
@@ -206,13 +207,19 @@ def regulariser(
     ref_logp: torch.Tensor,
     mask: torch.Tensor,
     correct: torch.Tensor,
+    fns: Functions | None = None,
 ) -> torch.Tensor:
-    """The extra loss of method nll or smaug (thr.py): logp, ref_logp, mask (B, R), correct (B,)."""
+    """The extra loss of method nll or smaug: logp, ref_logp, mask (B, R), correct (B,).
+
+    The seam's ``nll_on_correct`` / ``smaug_floor`` (notebook 07) when ``fns`` has them, else
+    the reference in thr.py."""
+    nll = fns.nll_on_correct if fns is not None and fns.nll_on_correct else nll_on_correct
+    floor = fns.smaug_floor if fns is not None and fns.smaug_floor else smaug_floor
     if config.method == "nll":
-        return config.nll_coef * nll_on_correct(logp, mask, correct)
+        return config.nll_coef * nll(logp, mask, correct)
     m = mask.to(logp.dtype)
     seq, ref_seq = (logp * m).sum(dim=-1), (ref_logp * m).sum(dim=-1)  # (B,), (B,)
-    return config.smaug_coef * smaug_floor(seq, ref_seq, correct)
+    return config.smaug_coef * floor(seq, ref_seq, correct)
 
 
 def train(
@@ -314,7 +321,8 @@ def _train(
         for _ in range(config.inner_steps):
             logits, _ = grpo.response_forward(model, groups.problems, groups.responses, task=task)
             logp = token_logprobs(logits, groups.responses).flatten(0, 1)  # (N*G, R)
-            loss, stats = grpo.grpo_loss(
+            loss, stats = grpo.surrogate_loss(
+                fns,
                 logp,
                 logp_old.flatten(0, 1),
                 tok_adv,
@@ -326,7 +334,7 @@ def _train(
                 clip_eps_high=config.clip_eps_high,
             )
             if config.method in REGULARISED:
-                loss = loss + regulariser(config, logp, ref_logp.flatten(0, 1), mask, correct)
+                loss = loss + regulariser(config, logp, ref_logp.flatten(0, 1), mask, correct, fns)
                 stats["loss"] = float(loss.detach())
             opt.zero_grad(set_to_none=True)
             loss.backward()

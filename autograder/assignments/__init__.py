@@ -31,6 +31,7 @@ MODULES = {
     "04_rlef_turn_rewards": "a04_rlef_turn_rewards",
     "05_grpo_lld": "a05_grpo_lld",
     "06_nthr": "a06_nthr",
+    "07_beyond_nthr": "a07_beyond_nthr",
 }
 
 

@@ -23,6 +23,7 @@ ASSIGNMENTS = (
     "04_rlef_turn_rewards",
     "05_grpo_lld",
     "06_nthr",
+    "07_beyond_nthr",
 )
 
 
