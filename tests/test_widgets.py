@@ -291,3 +291,19 @@ def test_the_check_server_answers_a_bad_request_and_ends_with_its_input():
     assert proc.returncode == 0, proc.stderr[-2000:]
     answer = json.loads(proc.stdout.strip())
     assert answer["returncode"] == 2 and answer["stderr"] == "bad request"
+
+
+def test_the_setup_cells_self_check_starts_the_warm_up_for_a_learner_only(tmp_path, monkeypatch):
+    """Every notebook makes its SelfCheck in the setup cell: in JupyterLab does that start the
+    button's warm-up (so 01-04 get the whole session to prepare, not only the moment between
+    the button's cell and the click), and under nbgrader or nbclient does it start nothing?"""
+    from autograder.selfcheck import SelfCheck
+
+    started = []
+    monkeypatch.setattr(widgets, "start_warm", started.append)
+    monkeypatch.delenv("JPY_SESSION_NAME", raising=False)
+    SelfCheck("03_sum_vs_mean")
+    assert started == []
+    monkeypatch.setenv("JPY_SESSION_NAME", str(tmp_path / "03_sum_vs_mean.ipynb"))
+    SelfCheck("03_sum_vs_mean")
+    assert started == ["03_sum_vs_mean"]
