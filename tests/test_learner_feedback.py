@@ -7,7 +7,9 @@ filled in and one slip made, then reads both the terminal text and the widget's 
 
 from __future__ import annotations
 
+import contextlib
 import html
+import io
 import os
 import re
 import runpy
@@ -205,6 +207,66 @@ def test_the_in_kernel_engine_names_a_stub_helper_too(tmp_path):
     )
     ns = runpy.run_path(str(probe))
     assert stubs.live_stub_callees(ns["f"], ns) == ["_h"]
+
+
+def _lose_require_tensor(gid: str, source: str) -> str:
+    """05 with the helper `_require_tensor` deleted from its cell (a learner who cut it)."""
+    if gid != "group_advantages":
+        return source
+    out = re.sub(r"def _require_tensor\(.*?(?=\ndef )", "", source, count=1, flags=re.S)
+    assert "def _require_tensor" not in out and out != source
+    return out
+
+
+def in_kernel(path: Path, tmp_path: Path, name: str) -> str:
+    """What nbgrader's hidden-test cell for ``name`` (autograder.grade_cell, the in-kernel
+    engine) prints, on the functions of ``path``'s import and solution cells run as a
+    kernel runs them (from a file, so their source can be read, as a kernel's can)."""
+    nb = nbformat.read(path, 4)
+    cells = [
+        c.source
+        for c in nb.cells
+        if c.cell_type == "code"
+        and (
+            c.metadata.get("nbgrader", {}).get("solution")
+            or c.metadata.get("nbgrader", {}).get("grade_id", "").startswith("setup")
+        )
+    ]
+    module = tmp_path / "kernel_cells.py"
+    module.write_text("\n\n".join(cells))
+    ns = runpy.run_path(str(module))
+    import autograder
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        autograder.grade_cell("05_grpo_lld", name, ns[name])
+    return out.getvalue()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "edit, said",
+    [
+        (_stub_require_tensor, "group_advantages calls `_require_tensor`"),
+        (_lose_require_tensor, "name '_require_tensor' is not defined"),
+    ],
+    ids=["stub", "lost"],
+)
+def test_a_stubbed_or_lost_helper_is_named_alike_by_the_terminal_the_button_and_the_kernel(
+    tmp_path, edit, said
+):
+    """05 with `_require_tensor` left a stub, or deleted: do `drills check`, the button's
+    rendered HTML and nbgrader's in-kernel hidden-test cell all name the helper, in the same
+    words, for group_advantages, and give it 0 points?"""
+    path = learner_notebook(tmp_path, "05_grpo_lld", edit)
+    text = terminal(path)
+    report, page = widget(path)
+    kernel = in_kernel(path, tmp_path, "group_advantages")
+    for where, shown in (("drills check", text), ("the button", page), ("grade_cell", kernel)):
+        assert said in shown, where
+        assert "not attempted" not in shown, where
+    assert function_of(report, "group_advantages")["score"] == 0
+    assert kernel.startswith("group_advantages: 0 / ")
 
 
 # -- 3. a near miss ----------------------------------------------------------------------------
