@@ -526,3 +526,18 @@ def test_the_widget_labels_diagnoses_as_the_terminal_does():
     """The widget keeps its own copy of the labels (it must not import the scoring layer
     when the notebook loads): is it the terminal's?"""
     assert widgets.DIAGNOSIS_LABELS == evaluate.DIAGNOSIS_LABELS
+
+
+def test_06_says_of_a_python_loop_in_token_scores_what_the_grader_does():
+    """The grader gives a correct double loop in token_scores full points (test_a06_nthr's
+    test_double_loop_token_scores_gets_full_marks): does the released 06, text and the
+    function's docstring alike, say so, and never state "no Python loop" as a rule?"""
+    nb = nbformat.read(ROOT / "exercises" / "06_nthr" / "06_nthr.ipynb", 4)
+    cell = next(
+        c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "token_scores"
+    )
+    text = " ".join(c.source for c in nb.cells)
+    assert "no Python loop" not in text
+    docstring = re.sub(r"\s+", " ", cell.source)
+    assert "the grader checks the values only: a loop earns the same points" in docstring
+    assert "a double loop earns the same points" in re.sub(r"\s+", " ", text)
