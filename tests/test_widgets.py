@@ -307,3 +307,23 @@ def test_the_setup_cells_self_check_starts_the_warm_up_for_a_learner_only(tmp_pa
     monkeypatch.setenv("JPY_SESSION_NAME", str(tmp_path / "03_sum_vs_mean.ipynb"))
     SelfCheck("03_sum_vs_mean")
     assert started == ["03_sum_vs_mean"]
+
+
+def test_a_click_goes_to_the_check_server_when_there_is_one(tmp_path, monkeypatch):
+    """With this kernel's check server running, does a click show the server's answer (and not
+    run `drills check` in a new process)?"""
+    import IPython.display
+
+    saved = tmp_path / "01_exact_kl.ipynb"
+    saved.write_text("{}")
+    monkeypatch.setenv("JPY_SESSION_NAME", str(saved))
+    report = {"score": 5.0, "max_score": 7.0, "functions": [], "warnings": ["from the server"]}
+    answer = json.dumps({"returncode": 0, "stdout": json.dumps(report), "stderr": ""})
+    proc = _fake_server(monkeypatch, f"import sys; sys.stdin.readline(); print({answer!r})")
+    monkeypatch.setattr(widgets, "run_check", lambda *a: pytest.fail("ran drills check"))
+    shown: list = []
+    monkeypatch.setattr(IPython.display, "display", lambda *objs, **k: shown.extend(objs))
+    widgets.check_my_work("01_exact_kl", namespace={})
+    shown.pop().children[0].children[0].click()
+    assert "Score: 5 / 7 points" in shown[-1].data and "from the server" in shown[-1].data
+    proc.wait(timeout=60)

@@ -30,24 +30,28 @@ import json
 import os
 import sys
 import threading
+from collections.abc import Callable
+from typing import Any
 
-from autograder.course import grade_cli
 from autograder.engine import submission, worker
 from autograder.notebooks import notebook
 
 
-def _check_args(path: str) -> argparse.Namespace:
-    """The arguments of ``drills check PATH --json``, from the CLI's own parser."""
-    p = argparse.ArgumentParser(prog="drills")
-    grade_cli.add_subcommands(p.add_subparsers(dest="command", required=True))
-    return p.parse_args(["check", path, "--json"])
-
-
 class CheckServer:
-    def __init__(self, assignment: str) -> None:
+    """``check_args(PATH)``: the arguments of ``drills check PATH --json`` from the CLI's own
+    parser; ``check_cmd(args, grader)``: the command itself; ``grader``: a Grader built as
+    ``drills check`` builds one with those arguments' defaults (all three from grade_cli,
+    which calls :func:`serve`; passed in, so this module does not import it back)."""
+
+    def __init__(
+        self,
+        assignment: str,
+        check_args: Callable[[str], argparse.Namespace],
+        check_cmd: Callable[..., int],
+        grader: Any,
+    ) -> None:
         self.assignment = assignment
-        defaults = _check_args("NOTEBOOK")
-        self.grader = grade_cli.check_grader(defaults.timeout, defaults.budget, defaults.student)
+        self.check_args, self.check_cmd, self.grader = check_args, check_cmd, grader
         self.grader.runner = worker.WorkerPool(self.grader.isolation, self.grader.limits)
         self.idle = threading.Event()  # set while no check runs: the warm-up may go on
         self.idle.set()
@@ -88,7 +92,7 @@ class CheckServer:
         try:
             with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
                 try:
-                    rc = grade_cli._check_cmd(_check_args(path), grader=self.grader)
+                    rc = self.check_cmd(self.check_args(path), grader=self.grader)
                 except SystemExit as e:  # argparse on a path it refuses
                     rc = e.code if isinstance(e.code, int) else 2
         finally:
@@ -100,14 +104,15 @@ class CheckServer:
             self.grader.runner.close()
 
 
-def serve(assignment: str) -> int:
-    """Warm up, then answer check requests on stdin until it ends (module docstring)."""
+def serve(assignment: str, check_args, check_cmd, grader) -> int:
+    """Warm up, then answer check requests on stdin until it ends (module docstring; the
+    arguments: CheckServer's)."""
     # The answers go to the real stdout, and nothing else may: whatever else writes to
     # descriptor 1 (a library's C code, a warning) goes to stderr instead.
     answers = os.fdopen(os.dup(1), "w", encoding="utf-8", buffering=1)
     os.dup2(2, 1)
     sys.stdout = io.TextIOWrapper(os.fdopen(1, "wb", closefd=False), line_buffering=True)
-    server = CheckServer(assignment)
+    server = CheckServer(assignment, check_args, check_cmd, grader)
     server.start()
     try:
         for line in sys.stdin:

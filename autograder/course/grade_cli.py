@@ -991,6 +991,14 @@ def warm_outcomes(assignment: str, secret: str | None = None, root: Path | None 
     return len(out.names)
 
 
+def check_args(path: str) -> argparse.Namespace:
+    """The arguments of ``drills check PATH --json``, from this CLI's own parser (the check
+    server's checks are that command, with its defaults)."""
+    p = argparse.ArgumentParser(prog="drills")
+    add_subcommands(p.add_subparsers(dest="command", required=True))
+    return p.parse_args(["check", path, "--json"])
+
+
 def _warm_cmd(args: argparse.Namespace) -> int:
     unknown = [a for a in args.assignments if a not in assignments.MODULES]
     if unknown:
@@ -1007,7 +1015,9 @@ def _warm_cmd(args: argparse.Namespace) -> int:
             return 2
         from autograder.course import check_server
 
-        return check_server.serve(args.assignments[0])
+        defaults = check_args("NOTEBOOK")
+        grader = check_grader(defaults.timeout, defaults.budget, defaults.student)
+        return check_server.serve(args.assignments[0], check_args, _check_cmd, grader)
     root = notebook.course_root()
     for a in args.assignments or notebook.available_assignments(root):
         t0 = time.perf_counter()
