@@ -13,6 +13,11 @@ case with that expected value accepts, types included (a list where an array is 
 a NumPy or 0-d torch number where a float is: the grader compares shapes and values). On a
 mismatch the AssertionError shows the call, the learner's value and the expected one, with
 as many digits as it takes for them to differ (compare.render_pair), and the tolerance.
+
+Every notebook makes its SelfCheck in its setup cell, the first that imports autograder: so
+making one also starts the "Check my work" button's warm-up (widgets.warm_up: for a learner
+in JupyterLab only, never under nbgrader or nbclient, once per kernel), which then has the
+whole time the learner spends on the notebook to get ready for the first click.
 """
 
 from __future__ import annotations
@@ -24,6 +29,9 @@ class SelfCheck:
     def __init__(self, assignment: str) -> None:
         self.assignment = assignment
         self._spec = None
+        from autograder.widgets import warm_up
+
+        warm_up(assignment)
 
     def tolerance(self, name: str) -> tuple[float, float]:
         """(rtol, atol): the stated tolerance of the graded function ``name``."""

@@ -21,13 +21,19 @@ next to the score, that the saved file is older than what was run.
 
 In JupyterLab (``JPY_SESSION_NAME`` set: not under nbgrader or nbclient) the
 button, when shown, and notebooks 05 and 06, in their first exploration cell,
-start ``drills warm ASSIGNMENT`` in the background, once per kernel
-(``DRILLS_WARM_CACHE=off`` turns it off). It fills the outcome cache with the
-expected and known-mistake outcomes, so the first click costs what the next
-ones cost (for 05 and 06 a cold check of a blank notebook also imports torch
-and runs every mistake). A click while the warm-up still runs waits for it
-(at most WARM_WAIT_S) rather than computing the same outcomes beside it; a
-warm-up that fails changes nothing: the check computes what it needs itself.
+start ``drills warm ASSIGNMENT --serve`` in the background, once per kernel
+(``DRILLS_WARM_CACHE=off`` turns it off): the check server
+(autograder/course/check_server.py). It fills the outcome cache with the
+expected and known-mistake outcomes, starts a sandboxed warm worker with
+numpy (and torch for 05-06) imported, and then answers each click with what
+``drills check FILE --json`` would print, computed by the same code with the
+same defaults, without a new interpreter, imports or a torch import per
+click. A click while the warm-up still runs joins it (the outcomes it is
+computing are computed once) rather than computing the same outcomes beside
+it. When there is no server (turned off, not in JupyterLab, or it died) the
+click runs ``drills check FILE --json`` in a new process, after waiting for
+a running warm-up (at most WARM_WAIT_S); a warm-up that fails changes
+nothing: the check computes what it needs itself.
 """
 
 from __future__ import annotations
@@ -37,9 +43,11 @@ import html
 import inspect
 import json
 import os
+import select
 import subprocess
 import sys
 import textwrap
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -74,7 +82,7 @@ _WARMING: dict[str, subprocess.Popen] = {}
 
 
 def warm_command(assignment: str) -> list[str]:
-    return [sys.executable, "-m", "autograder.cli", "warm", assignment, "--quiet"]
+    return [sys.executable, "-m", "autograder.cli", "warm", assignment, "--quiet", "--serve"]
 
 
 def start_warm(assignment: str) -> subprocess.Popen | None:
@@ -92,8 +100,8 @@ def start_warm(assignment: str) -> subprocess.Popen | None:
     try:
         proc = subprocess.Popen(
             warm_command(assignment),
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
+            stdin=subprocess.PIPE,  # check requests; its end (the kernel is gone) ends it
+            stdout=subprocess.PIPE,  # the answers
             stderr=subprocess.DEVNULL,
             start_new_session=True,  # an interrupted kernel does not interrupt it
         )
@@ -125,6 +133,57 @@ def wait_for_warm(assignment: str, timeout: float = WARM_WAIT_S) -> None:
         pass  # the check computes what it still needs
 
 
+def ask_server(
+    assignment: str, path: Path, timeout: float = CHECK_TIMEOUT_S
+) -> CheckOutcome | None:
+    """The check of ``path`` by this kernel's check server for ``assignment`` (start_warm),
+    or None when there is none or it could not answer (the caller then runs ``drills check``
+    itself). A server that takes longer than ``timeout`` is stopped, as a check would be."""
+    proc = _WARMING.get(assignment)
+    if proc is None or proc.poll() is not None or proc.stdin is None or proc.stdout is None:
+        return None
+    try:
+        proc.stdin.write((json.dumps({"path": str(path)}) + "\n").encode())
+        proc.stdin.flush()
+        line = _read_line(proc.stdout.fileno(), timeout)
+    except OSError:
+        line = None
+    if line is TimeoutError:
+        _stop(assignment, proc)
+        return CheckOutcome(None, f"The check did not finish within {timeout:g} seconds.")
+    try:
+        answer = json.loads(line) if isinstance(line, bytes) else None
+        return _outcome(int(answer["returncode"]), answer["stdout"], answer["stderr"])
+    except (ValueError, KeyError, TypeError):
+        _stop(assignment, proc)  # a server that does not answer is not asked again
+        return None
+
+
+def _read_line(fd: int, timeout: float):
+    """One line from ``fd`` (bytes), None at its end, TimeoutError after ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    chunks = []
+    while True:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return TimeoutError
+        ready, _, _ = select.select([fd], [], [], left)
+        if not ready:
+            continue
+        chunk = os.read(fd, 1 << 16)
+        if not chunk:
+            return None
+        chunks.append(chunk)
+        if chunk.endswith(b"\n"):
+            return b"".join(chunks)
+
+
+def _stop(assignment: str, proc: subprocess.Popen) -> None:
+    proc.kill()
+    proc.wait()
+    _WARMING.pop(assignment, None)
+
+
 def check_command(path: Path) -> list[str]:
     return [sys.executable, "-m", "autograder.cli", "check", str(path), "--json"]
 
@@ -144,8 +203,14 @@ def run_check(path: Path, timeout: float = CHECK_TIMEOUT_S) -> CheckOutcome:
         return CheckOutcome(None, f"The check did not finish within {timeout:g} seconds.")
     except OSError as e:
         return CheckOutcome(None, f"The check could not be started ({e}).")
-    tail = _tail(proc.stderr or proc.stdout)
-    if "invalid choice: 'check'" in proc.stderr:
+    return _outcome(proc.returncode, proc.stdout, proc.stderr)
+
+
+def _outcome(returncode: int, stdout: str, stderr: str) -> CheckOutcome:
+    """What ``drills check --json`` exiting with ``returncode`` and printing ``stdout`` and
+    ``stderr`` means for the learner (from a child process or from the check server)."""
+    tail = _tail(stderr or stdout)
+    if "invalid choice: 'check'" in stderr:
         return CheckOutcome(
             None,
             "`drills check` is not available in this installation of reward-drills "
@@ -153,15 +218,13 @@ def run_check(path: Path, timeout: float = CHECK_TIMEOUT_S) -> CheckOutcome:
             "with `pip install -e .`.",
             tail,
         )
-    report = _parse_report(proc.stdout)
+    report = _parse_report(stdout)
     if report is None:
         return CheckOutcome(
-            None, f"`drills check` failed (exit status {proc.returncode}) and gave no report.", tail
+            None, f"`drills check` failed (exit status {returncode}) and gave no report.", tail
         )
-    if proc.returncode != 0:
-        report.setdefault("warnings", []).append(
-            f"drills check exited with status {proc.returncode}"
-        )
+    if returncode != 0:
+        report.setdefault("warnings", []).append(f"drills check exited with status {returncode}")
     return CheckOutcome(report)
 
 
@@ -438,8 +501,10 @@ def check_my_work(
                     )
                 ns = namespace if namespace is not None else _kernel_namespace()
                 stale = stale_definitions(path, ns)
-                wait_for_warm(assignment)
-                outcome = run_check(path, timeout)
+                outcome = ask_server(assignment, path, timeout)
+                if outcome is None:
+                    wait_for_warm(assignment)
+                    outcome = run_check(path, timeout)
                 out.clear_output()
                 if outcome.report is not None:
                     html_text = render_report(outcome.report, path, stale)

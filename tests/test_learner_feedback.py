@@ -7,7 +7,9 @@ filled in and one slip made, then reads both the terminal text and the widget's 
 
 from __future__ import annotations
 
+import contextlib
 import html
+import io
 import os
 import re
 import runpy
@@ -205,6 +207,66 @@ def test_the_in_kernel_engine_names_a_stub_helper_too(tmp_path):
     )
     ns = runpy.run_path(str(probe))
     assert stubs.live_stub_callees(ns["f"], ns) == ["_h"]
+
+
+def _lose_require_tensor(gid: str, source: str) -> str:
+    """05 with the helper `_require_tensor` deleted from its cell (a learner who cut it)."""
+    if gid != "group_advantages":
+        return source
+    out = re.sub(r"def _require_tensor\(.*?(?=\ndef )", "", source, count=1, flags=re.S)
+    assert "def _require_tensor" not in out and out != source
+    return out
+
+
+def in_kernel(path: Path, tmp_path: Path, name: str) -> str:
+    """What nbgrader's hidden-test cell for ``name`` (autograder.grade_cell, the in-kernel
+    engine) prints, on the functions of ``path``'s import and solution cells run as a
+    kernel runs them (from a file, so their source can be read, as a kernel's can)."""
+    nb = nbformat.read(path, 4)
+    cells = [
+        c.source
+        for c in nb.cells
+        if c.cell_type == "code"
+        and (
+            c.metadata.get("nbgrader", {}).get("solution")
+            or c.metadata.get("nbgrader", {}).get("grade_id", "").startswith("setup")
+        )
+    ]
+    module = tmp_path / "kernel_cells.py"
+    module.write_text("\n\n".join(cells))
+    ns = runpy.run_path(str(module))
+    import autograder
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        autograder.grade_cell("05_grpo_lld", name, ns[name])
+    return out.getvalue()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "edit, said",
+    [
+        (_stub_require_tensor, "group_advantages calls `_require_tensor`"),
+        (_lose_require_tensor, "name '_require_tensor' is not defined"),
+    ],
+    ids=["stub", "lost"],
+)
+def test_a_stubbed_or_lost_helper_is_named_alike_by_the_terminal_the_button_and_the_kernel(
+    tmp_path, edit, said
+):
+    """05 with `_require_tensor` left a stub, or deleted: do `drills check`, the button's
+    rendered HTML and nbgrader's in-kernel hidden-test cell all name the helper, in the same
+    words, for group_advantages, and give it 0 points?"""
+    path = learner_notebook(tmp_path, "05_grpo_lld", edit)
+    text = terminal(path)
+    report, page = widget(path)
+    kernel = in_kernel(path, tmp_path, "group_advantages")
+    for where, shown in (("drills check", text), ("the button", page), ("grade_cell", kernel)):
+        assert said in shown, where
+        assert "not attempted" not in shown, where
+    assert function_of(report, "group_advantages")["score"] == 0
+    assert kernel.startswith("group_advantages: 0 / ")
 
 
 # -- 3. a near miss ----------------------------------------------------------------------------
@@ -464,3 +526,18 @@ def test_the_widget_labels_diagnoses_as_the_terminal_does():
     """The widget keeps its own copy of the labels (it must not import the scoring layer
     when the notebook loads): is it the terminal's?"""
     assert widgets.DIAGNOSIS_LABELS == evaluate.DIAGNOSIS_LABELS
+
+
+def test_06_says_of_a_python_loop_in_token_scores_what_the_grader_does():
+    """The grader gives a correct double loop in token_scores full points (test_a06_nthr's
+    test_double_loop_token_scores_gets_full_marks): does the released 06, text and the
+    function's docstring alike, say so, and never state "no Python loop" as a rule?"""
+    nb = nbformat.read(ROOT / "exercises" / "06_nthr" / "06_nthr.ipynb", 4)
+    cell = next(
+        c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "token_scores"
+    )
+    text = " ".join(c.source for c in nb.cells)
+    assert "no Python loop" not in text
+    docstring = re.sub(r"\s+", " ", cell.source)
+    assert "the grader checks the values only: a loop earns the same points" in docstring
+    assert "a double loop earns the same points" in re.sub(r"\s+", " ", text)

@@ -6,6 +6,8 @@ behind it without a browser.)
 
 from __future__ import annotations
 
+import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -137,8 +139,10 @@ def test_check_my_work_escapes_text_from_the_report():
 
 
 def test_check_my_work_warms_the_outcome_cache_once_per_kernel(tmp_path, monkeypatch):
-    """Showing the button starts `drills warm ASSIGNMENT` in the background: once per kernel
-    and assignment (a re-run cell does not start another), and never when DRILLS_WARM_CACHE=off?"""
+    """Showing the button starts `drills warm ASSIGNMENT --serve` (the check server) in the
+    background: once per kernel and assignment (a re-run cell does not start another), and
+    never when DRILLS_WARM_CACHE=off? When its stdin ends (the kernel is gone), does it finish
+    the warm-up and exit?"""
     monkeypatch.setenv("DRILLS_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.delenv("DRILLS_CACHE", raising=False)
     monkeypatch.setattr(widgets, "_WARMING", {})
@@ -148,6 +152,7 @@ def test_check_my_work_warms_the_outcome_cache_once_per_kernel(tmp_path, monkeyp
     proc = widgets.start_warm("01_exact_kl")
     assert proc is not None and proc.args == widgets.warm_command("01_exact_kl")
     assert widgets.start_warm("01_exact_kl") is proc
+    proc.stdin.close()
     assert proc.wait(timeout=300) == 0
     assert list((tmp_path / "cache").rglob("*.json"))  # it wrote the outcomes
 
@@ -162,6 +167,7 @@ def test_warm_up_starts_only_for_a_learner_in_jupyterlab(tmp_path, monkeypatch):
     monkeypatch.setenv("JPY_SESSION_NAME", str(tmp_path / "01_exact_kl.ipynb"))
     proc = widgets.warm_up("01_exact_kl")
     assert proc is not None and widgets._WARMING == {"01_exact_kl": proc}
+    proc.stdin.close()
     assert proc.wait(timeout=300) == 0
 
 
@@ -181,3 +187,143 @@ def test_a_check_waits_for_a_running_warm_up_but_not_forever(monkeypatch):
         stuck.kill()
         stuck.wait()
     widgets.wait_for_warm("04_rlef_turn_rewards")  # none started: returns at once
+
+
+# -- the check server (autograder/course/check_server.py) ---------------------------------------
+
+
+def _without_times(report: dict) -> dict:
+    """A report without the seconds each case took (the only thing two runs may differ in)."""
+    if isinstance(report, dict):
+        return {k: _without_times(v) for k, v in report.items() if k != "seconds"}
+    if isinstance(report, list):
+        return [_without_times(v) for v in report]
+    return report
+
+
+def _syntax_error(gid: str, source: str) -> str:
+    return source.replace("def forward_kl(policy, reference):", "def forward_kl(policy, reference)")
+
+
+def _unweighted(gid: str, source: str) -> str:
+    return source.replace(
+        "terms.append(p * math.log(p / q))", "terms.append(math.log(p / q) / len(policy))"
+    )
+
+
+@pytest.mark.slow
+def test_the_check_server_answers_each_click_as_drills_check_does(tmp_path, monkeypatch):
+    """From an empty outcome cache, clicks sent to the check server, the first while its
+    warm-up runs: is each report the one `drills check --json` gives in a new process (a
+    recognised mistake, whose known mistakes' outcomes the warm-up is computing; a cell that
+    does not compile; full marks), the same on a second click, and is the server still there
+    to answer after all of them?"""
+    monkeypatch.setenv("DRILLS_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.delenv("DRILLS_CACHE", raising=False)
+    monkeypatch.delenv("DRILLS_WARM_CACHE", raising=False)
+    monkeypatch.setattr(widgets, "_WARMING", {})
+    notebooks = {}
+    for name, edit in (("mistake", _unweighted), ("syntax", _syntax_error), ("solved", None)):
+        (tmp_path / name).mkdir()
+        notebooks[name] = _learner_notebook(tmp_path / name, edit)
+    proc = widgets.start_warm("01_exact_kl")
+    assert proc is not None
+    try:
+        served = {n: widgets.ask_server("01_exact_kl", p) for n, p in notebooks.items()}
+        again = widgets.ask_server("01_exact_kl", notebooks["mistake"])
+        assert proc.poll() is None and widgets._WARMING["01_exact_kl"] is proc
+    finally:
+        proc.stdin.close()
+        assert proc.wait(timeout=300) == 0
+    for name, path in notebooks.items():
+        fresh = widgets.run_check(path)
+        assert served[name] is not None and served[name].error is None, name
+        assert _without_times(served[name].report) == _without_times(fresh.report), name
+    assert _without_times(again.report) == _without_times(served["mistake"].report)
+    fk = {f["function"]: f for f in served["mistake"].report["functions"]}["forward_kl"]
+    assert "unweighted" in fk["diagnosis"]
+    assert served["solved"].report["score"] == served["solved"].report["max_score"] > 0
+    syntax = {f["function"]: f for f in served["syntax"].report["functions"]}["forward_kl"]
+    assert "SyntaxError" in syntax["error"]
+
+
+def _fake_server(monkeypatch, code: str) -> subprocess.Popen:
+    proc = subprocess.Popen(
+        [sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE
+    )
+    monkeypatch.setattr(widgets, "_WARMING", {"01_exact_kl": proc})
+    return proc
+
+
+def test_a_server_that_answers_nonsense_is_dropped_and_the_click_runs_drills_check(
+    tmp_path, monkeypatch
+):
+    """A check server that answers something other than a check's outcome (or has died): does
+    the click get None (it then runs `drills check` itself), the server stopped and forgotten,
+    never a report made from the nonsense?"""
+    proc = _fake_server(monkeypatch, "import sys; sys.stdin.readline(); print('garbage')")
+    assert widgets.ask_server("01_exact_kl", tmp_path / "x.ipynb", timeout=60) is None
+    assert proc.poll() is not None and widgets._WARMING == {}
+    assert widgets.ask_server("01_exact_kl", tmp_path / "x.ipynb") is None  # none left
+
+
+def test_a_server_that_takes_too_long_is_stopped_and_the_click_says_so(tmp_path, monkeypatch):
+    """A check that takes longer than the button's time-out: is the server stopped and the
+    learner told that the check did not finish, as with a check in a new process?"""
+    proc = _fake_server(monkeypatch, "import time; time.sleep(600)")
+    outcome = widgets.ask_server("01_exact_kl", tmp_path / "x.ipynb", timeout=0.5)
+    assert outcome is not None and outcome.report is None
+    assert "did not finish within 0.5 seconds" in outcome.error
+    assert proc.poll() is not None and widgets._WARMING == {}
+
+
+def test_the_check_server_answers_a_bad_request_and_ends_with_its_input():
+    """A line that is not a request gets an exit status 2 answer, not a crash; the end of stdin
+    ends the server with status 0."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "autograder.cli", "warm", "01_exact_kl", "--quiet", "--serve"],
+        input="not json\n",
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=dict(os.environ, DRILLS_WARM="off"),
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    answer = json.loads(proc.stdout.strip())
+    assert answer["returncode"] == 2 and answer["stderr"] == "bad request"
+
+
+def test_the_setup_cells_self_check_starts_the_warm_up_for_a_learner_only(tmp_path, monkeypatch):
+    """Every notebook makes its SelfCheck in the setup cell: in JupyterLab does that start the
+    button's warm-up (so 01-04 get the whole session to prepare, not only the moment between
+    the button's cell and the click), and under nbgrader or nbclient does it start nothing?"""
+    from autograder.selfcheck import SelfCheck
+
+    started = []
+    monkeypatch.setattr(widgets, "start_warm", started.append)
+    monkeypatch.delenv("JPY_SESSION_NAME", raising=False)
+    SelfCheck("03_sum_vs_mean")
+    assert started == []
+    monkeypatch.setenv("JPY_SESSION_NAME", str(tmp_path / "03_sum_vs_mean.ipynb"))
+    SelfCheck("03_sum_vs_mean")
+    assert started == ["03_sum_vs_mean"]
+
+
+def test_a_click_goes_to_the_check_server_when_there_is_one(tmp_path, monkeypatch):
+    """With this kernel's check server running, does a click show the server's answer (and not
+    run `drills check` in a new process)?"""
+    import IPython.display
+
+    saved = tmp_path / "01_exact_kl.ipynb"
+    saved.write_text("{}")
+    monkeypatch.setenv("JPY_SESSION_NAME", str(saved))
+    report = {"score": 5.0, "max_score": 7.0, "functions": [], "warnings": ["from the server"]}
+    answer = json.dumps({"returncode": 0, "stdout": json.dumps(report), "stderr": ""})
+    proc = _fake_server(monkeypatch, f"import sys; sys.stdin.readline(); print({answer!r})")
+    monkeypatch.setattr(widgets, "run_check", lambda *a: pytest.fail("ran drills check"))
+    shown: list = []
+    monkeypatch.setattr(IPython.display, "display", lambda *objs, **k: shown.extend(objs))
+    widgets.check_my_work("01_exact_kl", namespace={})
+    shown.pop().children[0].children[0].click()
+    assert "Score: 5 / 7 points" in shown[-1].data and "from the server" in shown[-1].data
+    proc.wait(timeout=60)

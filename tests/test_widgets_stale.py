@@ -110,6 +110,9 @@ def test_the_button_shows_grading_then_the_warning(kernel, monkeypatch, tmp_path
     saved = tmp_path / f"{A}.ipynb"
     saved.write_text(SOLVED.read_text())
     monkeypatch.setenv("JPY_SESSION_NAME", str(saved))
+    # no check server: the click goes to run_check, replaced below by one that looks
+    monkeypatch.setenv("DRILLS_WARM_CACHE", "off")
+    monkeypatch.setattr(widgets, "_WARMING", {})
     ns = kernel([s for _, s in _edit(_cells(SOLVED), "reverse_kl", "q * math", "1.0 * q * math")])
     shown: list = []
     monkeypatch.setattr(IPython.display, "display", lambda *objs, **k: shown.extend(objs))

@@ -134,6 +134,7 @@ class Grader:
         self.limits = limits or sandbox.Limits()
         self.isolation = sandbox.detect([self.root, *(hidden or [])], force_reduced=force_reduced)
         self._prepared: dict[str, Prepared] = {}
+        self._prepare_lock = threading.RLock()
         self._sources: dict[str, set[str]] | None = None
         self.timing: dict[str, float] = {}
         self.warm = warm  # batches run in warm workers where they are safe (worker.py)
@@ -152,6 +153,12 @@ class Grader:
         return self._sources
 
     def prepare(self, assignment: str) -> Prepared:
+        # one computation per assignment, also when a check server's warm-up and a check
+        # ask at once (check_server.py): the second waits for the first's outcomes
+        with self._prepare_lock:
+            return self._prepare(assignment)
+
+    def _prepare(self, assignment: str) -> Prepared:
         if assignment not in self._prepared:
             src = notebook.read(notebook.source_path(assignment, self.root))
             # From the outcome cache when it can be: no case module, numpy or torch to import.
@@ -875,6 +882,15 @@ def _grade_cmd(args: argparse.Namespace) -> int:
     return 0
 
 
+def check_grader(
+    timeout: float = DEFAULT_TIMEOUT, budget: float | None = None, student: str | None = None
+) -> Grader:
+    """The Grader of ``drills check`` (and of the check server, which keeps one for its life)."""
+    return Grader(
+        limits=sandbox.Limits(timeout=timeout, budget=budget), per_student=student is not None
+    )
+
+
 def check_notebook(
     path: Path,
     assignment: str | None = None,
@@ -888,9 +904,7 @@ def check_notebook(
     Without ``student`` the generated cases are seeded without a student id (a learner's
     own check); with one, exactly as `drills grade` seeds that student's submission.
     """
-    grader = grader or Grader(
-        limits=sandbox.Limits(timeout=timeout, budget=budget), per_student=student is not None
-    )
+    grader = grader or check_grader(timeout, budget, student)
     sid = seeds.student_id(student) if student is not None else submission.safe_id(path.stem)
     sub = submission.Submission(path=path, student=sid, assignment=assignment)
     w = grader._read_contained(sub)
@@ -908,7 +922,9 @@ def check_notebook(
     return grader._score_contained(grader._run(w, 0))
 
 
-def _check_cmd(args: argparse.Namespace) -> int:
+def _check_cmd(args: argparse.Namespace, grader: Grader | None = None) -> int:
+    """``drills check``; ``grader``: the check server's (check_server.py), built by
+    check_grader with this command's defaults, kept warm between checks."""
     path = Path(args.notebook)
     if args.assignment and args.assignment not in assignments.MODULES:
         print(f"drills check: unknown assignment {args.assignment!r}", file=sys.stderr)
@@ -925,7 +941,12 @@ def _check_cmd(args: argparse.Namespace) -> int:
             stream.reconfigure(errors="backslashreplace")
     try:
         r = check_notebook(
-            path, args.assignment, args.timeout, student=args.student, budget=args.budget
+            path,
+            args.assignment,
+            args.timeout,
+            grader=grader,
+            student=args.student,
+            budget=args.budget,
         )
     except Exception as e:  # noqa: BLE001 (a learner gets a sentence, never a traceback)
         print(
@@ -970,6 +991,14 @@ def warm_outcomes(assignment: str, secret: str | None = None, root: Path | None 
     return len(out.names)
 
 
+def check_args(path: str) -> argparse.Namespace:
+    """The arguments of ``drills check PATH --json``, from this CLI's own parser (the check
+    server's checks are that command, with its defaults)."""
+    p = argparse.ArgumentParser(prog="drills")
+    add_subcommands(p.add_subparsers(dest="command", required=True))
+    return p.parse_args(["check", path, "--json"])
+
+
 def _warm_cmd(args: argparse.Namespace) -> int:
     unknown = [a for a in args.assignments if a not in assignments.MODULES]
     if unknown:
@@ -980,6 +1009,15 @@ def _warm_cmd(args: argparse.Namespace) -> int:
     if cache.directory() is None:
         print("drills warm: the outcome cache is turned off (DRILLS_CACHE)", file=sys.stderr)
         return 0
+    if args.serve:
+        if len(args.assignments) != 1:
+            print("drills warm --serve: give exactly one assignment", file=sys.stderr)
+            return 2
+        from autograder.course import check_server
+
+        defaults = check_args("NOTEBOOK")
+        grader = check_grader(defaults.timeout, defaults.budget, defaults.student)
+        return check_server.serve(args.assignments[0], check_args, _check_cmd, grader)
     root = notebook.course_root()
     for a in args.assignments or notebook.available_assignments(root):
         t0 = time.perf_counter()
@@ -1065,4 +1103,10 @@ def add_subcommands(sub) -> None:
     )
     w.add_argument("assignments", nargs="*", help="assignment ids (default: all)")
     w.add_argument("--quiet", action="store_true", help="print nothing")
+    w.add_argument(
+        "--serve",
+        action="store_true",
+        help="then answer `drills check --json` requests on stdin with a warm grader "
+        "(the Check my work button's; see autograder/course/check_server.py)",
+    )
     w.set_defaults(func=_warm_cmd)

@@ -10,6 +10,7 @@ disk (:mod:`autograder.scoring.cache`).
 
 from __future__ import annotations
 
+import threading
 from collections import OrderedDict
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -110,11 +111,19 @@ class LazyMistakes(Mapping):
         self.assignment, self.function, self.inputs, self.root = assignment, function, inputs, root
         self.ids = ids  # the mistakes' ids, when known: a cached entry is used only if it has them
         self._data: dict[str, list[dict]] | None = None
+        # computed once when two threads ask at once (a check server's warm-up and a check)
+        self._lock = threading.Lock()
 
     def _spec(self) -> FunctionSpec:
         return assignments.get(self.assignment).function(self.function)
 
     def _outcomes(self) -> dict[str, list[dict]]:
+        if self._data is not None:
+            return self._data
+        with self._lock:
+            return self._compute()
+
+    def _compute(self) -> dict[str, list[dict]]:
         if self._data is None:
             # With the ids known, a cached entry is read without importing the case module.
             ids = self.ids if self.ids is not None else [m.id for m in self._spec().mistakes]
