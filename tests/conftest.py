@@ -71,3 +71,16 @@ def run_drills(*args: str, timeout: float = 1200, cwd=None, **env_extra: str):
         timeout=timeout,
         cwd=cwd,
     )
+
+
+def load_factor(cap: float) -> float:
+    """How many times busier than its cores this machine is now (1 when quiet, at most ``cap``).
+
+    For a test whose subject is a wall-clock limit (a step's timeout), to scale the limit it
+    passes so that a loaded machine does not stop a healthy step. Never used to assert on time.
+    """
+    try:
+        busy = os.getloadavg()[0] / (os.cpu_count() or 1)
+    except OSError:  # pragma: no cover - no load average on this platform
+        busy = 1.0
+    return min(max(busy, 1.0), cap)
