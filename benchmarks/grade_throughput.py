@@ -3,7 +3,7 @@
     python benchmarks/grade_throughput.py [--sizes 100 300 1000] [--jobs 2] [--seed 0]
 
 Writes max(sizes) submissions (tests/class_fixture.py `mixed_plan`: students hand in the
-six assignments in turn; 40 % correct, 20 % blank, 40 % one catalogued mistake, replayed
+assignments in turn; 40 % correct, 20 % blank, 40 % one catalogued mistake, replayed
 on the student's own generated inputs), then grades the first n of them for each n in
 ``--sizes`` with `drills grade --jobs J`, each run from scratch into its own folder, and
 prints per run: submissions per second, the sandboxed time, and the peak resident memory
@@ -11,7 +11,7 @@ of the grading process (the parent; from run.json, measured by the run itself). 
 against the smallest run measured in the same invocation (the baseline):
 
 - the growth of the parent's peak memory (a streaming grader stays flat), and
-- the projected time for a course of 1,000 students x 6 notebooks at the largest run's
+- the projected time for a course of 1,000 students x every notebook at the largest run's
   rate, per submission and per assignment (from results.jsonl: child seconds).
 
 Timings depend on the machine's load: run on a quiet machine, or say what else ran.
@@ -34,7 +34,9 @@ sys.path.insert(0, str(REPO / "tests"))
 import class_fixture  # noqa: E402
 from drills_run import timed_grade  # noqa: E402
 
-COURSE = 1000 * 6
+from autograder.notebooks.notebook import ASSIGNMENTS  # noqa: E402
+
+COURSE = 1000 * len(ASSIGNMENTS)
 
 
 def _grade(paths: list[Path], out: Path, jobs: int) -> dict:
@@ -101,7 +103,7 @@ def main(argv: list[str] | None = None) -> int:
         f"({(last['wall'] / last['n']) / (base['wall'] / base['n']):.2f}x)"
     )
     print(
-        f"projected for 1,000 students x 6 notebooks ({COURSE} submissions) at --jobs "
+        f"projected for 1,000 students x {len(ASSIGNMENTS)} notebooks ({COURSE} submissions) at --jobs "
         f"{args.jobs}: {COURSE / rate / 60:.1f} min on this machine ({rate:.2f} submissions/s)"
     )
     print("mean seconds in the sandboxed child per submission, by assignment:")

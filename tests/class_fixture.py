@@ -1,7 +1,7 @@
 """A generated class: learner notebooks laid out as nbgrader's submitted/<student>/<assignment>/.
 
     plan = fixture_plan()                 # 40 (student, assignment, kind) of 01-04
-    plan = mixed_plan(1000, seed=0)       # a random mixture over all six (benchmarks)
+    plan = mixed_plan(1000, seed=0)       # a random mixture over every assignment (benchmarks)
     write_class(folder, plan)             # folder/submitted/<student>/<assignment>/<assignment>.ipynb
     expected_counts(plan)                 # what the class report must count for that plan
 
@@ -130,7 +130,7 @@ def fixture_plan() -> Plan:
 
 
 def mixed_plan(n: int, seed: int = 0) -> Plan:
-    """``n`` submissions over all six assignments (students in turn hand in each of them):
+    """``n`` submissions over every assignment (students in turn hand in each of them):
     40 % correct, 20 % blank, 40 % one catalogued mistake index at random."""
     rng = random.Random(seed)
     names = list(notebook.ASSIGNMENTS)
