@@ -32,6 +32,27 @@ def test_release_check_reports_a_stale_exercise(tmp_path):
 
 
 @pytest.mark.slow
+def test_a_solution_nbgrader_refuses_names_its_assignment_and_leaves_exercises_alone(tmp_path):
+    """Catches a release that converts several assignments in one nbgrader process and then
+    reports success, blames the wrong notebook or half-writes exercises/ when one fails."""
+    good, bad = available_assignments()[:2]
+    for a in (good, bad):
+        for folder in ("solutions", "exercises"):
+            shutil.copytree(ROOT / folder / a, tmp_path / folder / a)
+    src = tmp_path / "solutions" / bad / f"{bad}.ipynb"
+    nb = json.loads(src.read_text())
+    graded = [c for c in nb["cells"] if c.get("metadata", {}).get("nbgrader", {}).get("grade_id")]
+    graded[1]["metadata"]["nbgrader"]["grade_id"] = graded[0]["metadata"]["nbgrader"]["grade_id"]
+    src.write_text(json.dumps(nb, indent=1))
+    before = {p: p.read_bytes() for p in (tmp_path / "exercises").rglob("*") if p.is_file()}
+
+    with pytest.raises(release.ReleaseError, match=f"generate_assignment {bad} failed"):
+        release.release([good, bad], root=tmp_path)
+    after = {p: p.read_bytes() for p in (tmp_path / "exercises").rglob("*") if p.is_file()}
+    assert after == before
+
+
+@pytest.mark.slow
 def test_committed_exercises_match_generated_and_the_cli_says_so():
     """Would `drills release --check` pass on this tree (no hand edits, nothing stale), with
     exit status 0 (the CI gate)? One release of every assignment serves both questions: the
