@@ -1,0 +1,36 @@
+"""benchmarks/suite_under_load.py on a slice: the figures issue 18's targets are read from."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+
+from conftest import ROOT
+
+
+def test_suite_benchmark_prints_a_loaded_run_with_its_load_and_ratio():
+    """Catches a benchmark that reports no load beside its time, loses pytest's summary or its
+    exit status, or leaves a busy process spinning after it returns."""
+    proc = subprocess.run(
+        [sys.executable, "benchmarks/suite_under_load.py", "--busy", "1", "--jobs", "0", "--",
+         "tests/test_changelog.py"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    lines = proc.stdout.strip().splitlines()
+    runs = [x for x in lines if x.startswith("busy ")]
+    assert len(runs) == 1, proc.stdout
+    for busy, line in zip((1,), runs):
+        assert re.match(
+            rf"busy {busy}: \d+ s, exit 0, load min [\d.]+ mean [\d.]+ max [\d.]+; ", line
+        )
+        assert re.search(r"\d+ passed", line), line
+    assert re.match(r"ratio to the first run: busy 1 1\.00x; targets", lines[-1])
+    leftover = subprocess.run(
+        ["pgrep", "-f", "suite_under_load"], capture_output=True, text=True
+    ).stdout.split()
+    assert not leftover, f"busy processes left running: {leftover}"
