@@ -84,3 +84,22 @@ def load_factor(cap: float) -> float:
     except OSError:  # pragma: no cover - no load average on this platform
         busy = 1.0
     return min(max(busy, 1.0), cap)
+
+
+# Debian's Chromium (or $DRILLS_CHROMIUM) drives tests/test_browser.py.
+CHROMIUM = Path(os.environ.get("DRILLS_CHROMIUM", "/usr/bin/chromium"))
+
+
+def browser_skip_reason() -> str | None:
+    """Why tests/test_browser.py cannot run here (no Chromium, no playwright); None when it can.
+    tests/test_notebooks.py runs its nbclient checks exactly when this is not None."""
+    if not CHROMIUM.exists():
+        return (
+            f"browser test skipped: no Chromium at {CHROMIUM} "
+            "(install Debian's `chromium` package, as .ci/run does, or set DRILLS_CHROMIUM)"
+        )
+    try:
+        import playwright.sync_api  # noqa: F401
+    except ImportError:
+        return "browser test skipped: the `playwright` package is missing (pip install -e '.[dev]')"
+    return None
