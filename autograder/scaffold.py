@@ -528,7 +528,8 @@ def scaffold(
         f"          drills cases {assignment} --scores && drills release {assignment}",
         "  7. Then the slower tests of this notebook (minutes: they execute it, run nbgrader):",
         f"          drills release {assignment} --check",
-        "          python -m pytest -q -p no:cacheprovider tests/test_notebooks.py "
+        "          DRILLS_NOTEBOOKS_NBCLIENT=1 python -m pytest -q -p no:cacheprovider "
+        "tests/test_notebooks.py "
         "tests/test_mutation.py tests/test_field_maths.py tests/test_recognition.py "
         "tests/test_kinds.py tests/test_callees.py tests/test_nbgrader_agreement.py "
         f"-k '{name} or {assignment}'",
