@@ -3,10 +3,13 @@
 Used by the agreement test (drills grade vs nbgrader), the benchmark and the
 nbgrader round-trip test. The API is small:
 
-    course = make_course(tmp, ["01_exact_kl"])         # generate_assignment for each
+    course = make_course(tmp, ["01_exact_kl"])         # generate_assignment for each (one process)
     submit(course, "alice", "01_exact_kl", notebook)    # submitted/alice/01_exact_kl/01_exact_kl.ipynb
     autograde(course, "01_exact_kl")                    # every submitted student, one call
     rows = export(course)                               # nbgrader export's CSV as dicts
+    rows = round_trip(course, ["01_exact_kl"])          # autograde each, then export: one process
+
+    learner_notebooks("01_exact_kl", slim=True)         # only the cells with nbgrader metadata
 
     learner_notebooks("01_exact_kl")                    # {"solution": nb, "stub": nb, "mistakes-1": nb, ...}
 
