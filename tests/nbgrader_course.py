@@ -3,10 +3,13 @@
 Used by the agreement test (drills grade vs nbgrader), the benchmark and the
 nbgrader round-trip test. The API is small:
 
-    course = make_course(tmp, ["01_exact_kl"])         # generate_assignment for each
+    course = make_course(tmp, ["01_exact_kl"])         # generate_assignment for each (one process)
     submit(course, "alice", "01_exact_kl", notebook)    # submitted/alice/01_exact_kl/01_exact_kl.ipynb
     autograde(course, "01_exact_kl")                    # every submitted student, one call
     rows = export(course)                               # nbgrader export's CSV as dicts
+    rows = round_trip(course, ["01_exact_kl"])          # autograde each, then export: one process
+
+    learner_notebooks("01_exact_kl", slim=True)         # only the cells with nbgrader metadata
 
     learner_notebooks("01_exact_kl")                    # {"solution": nb, "stub": nb, "mistakes-1": nb, ...}
 
@@ -80,7 +83,7 @@ def make_course(tmp: Path, assignments: list[str]) -> Path:
             course / "solutions" / a,
             ignore=shutil.ignore_patterns(".ipynb_checkpoints", "__pycache__"),
         )
-        _nbgrader(course, "generate_assignment", a, "--force")
+    _batch(course, [("generate_assignment", a) for a in assignments])  # one process for all
     return course
 
 
@@ -100,6 +103,53 @@ def autograde(course: Path, assignment: str) -> None:
 def export(course: Path) -> list[dict]:
     out = Path(course) / "grades.csv"
     _nbgrader(course, "export", "--to", str(out))
+    with out.open(newline="") as f:
+        return list(csv.DictReader(f))
+
+
+# ``python -m nbgrader`` costs about 5 s of CPU to start; a course of 7 assignments took 21
+# of them (generate_assignment, autograde, export each). _BATCH_SRC runs a list of steps in one
+# interpreter through nbgrader's Python API (what its formgrader uses).
+_BATCH_SRC = r"""
+import json, sys
+from nbgrader.apps import NbGraderAPI
+from nbgrader.apps.exportapp import ExportApp
+from traitlets.config.loader import PyFileConfigLoader
+
+course, steps = sys.argv[1], json.loads(sys.argv[2])
+config = PyFileConfigLoader("nbgrader_config.py", path=course).load_config()
+api = NbGraderAPI(config=config)
+for step, arg in steps:
+    if step == "export":
+        app = ExportApp(config=config)
+        app.initialize(["--to", arg])
+        app.start()
+        continue
+    r = api.generate_assignment(arg) if step == "generate_assignment" else api.autograde(arg, "*")
+    if not r["success"]:
+        sys.exit(f"nbgrader {step} {arg} failed:\n{r.get('log', '')[-3000:]}\n{r.get('error', '')}")
+"""
+
+
+def _batch(course: Path, steps: list[tuple[str, str]]) -> None:
+    proc = subprocess.run(
+        [sys.executable, "-c", _BATCH_SRC, str(course), json.dumps(steps)],
+        cwd=course,
+        env=_env(),
+        capture_output=True,
+        text=True,
+    )
+    if proc.returncode != 0:
+        raise RuntimeError(
+            f"nbgrader {steps} failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
+        )
+
+
+def round_trip(course: Path, assignments: list[str]) -> list[dict]:
+    """autograde (every submitted student) of each of ``assignments``, then export, in one
+    nbgrader process: nbgrader export's CSV as dicts."""
+    out = Path(course) / "grades.csv"
+    _batch(course, [("autograde", a) for a in assignments] + [("export", str(out))])
     with out.open(newline="") as f:
         return list(csv.DictReader(f))
 
@@ -229,7 +279,7 @@ def _solution_cells(nb) -> dict[str, str]:
 
 
 def learner_notebooks(
-    assignment: str, exercise: Path | None = None, student: str | None = None
+    assignment: str, exercise: Path | None = None, student: str | None = None, slim: bool = False
 ) -> dict[str, nbformat.NotebookNode]:
     """Submissions for ``assignment``: "solution", "stub", and "mistakes-K" carrying the K-th
     catalogued mistake of every function that has one (the others as in the solution).
@@ -237,14 +287,16 @@ def learner_notebooks(
     ``exercise`` is the student version to start from (default: exercises/ of the repo;
     a course made by make_course has its own under ``course/exercises/``). Mistakes are
     replayed on the generated inputs of ``student``, by default of the student named like
-    the notebook ("mistakes-K").
+    the notebook ("mistakes-K"). ``slim``: see learner_notebook.
     """
     from autograder import assignments
 
     most = max((len(f.mistakes) for f in assignments.get(assignment).functions), default=0)
     kinds = ["solution", "stub"] + [f"mistakes-{k + 1}" for k in range(most)]
     return {
-        kind: learner_notebook(assignment, kind, kind if student is None else student, exercise)
+        kind: learner_notebook(
+            assignment, kind, kind if student is None else student, exercise, slim=slim
+        )
         for kind in kinds
     }
 
@@ -255,15 +307,23 @@ def learner_notebook(
     student: str | None,
     exercise: Path | None = None,
     secret: str | None = None,
+    slim: bool = False,
 ) -> nbformat.NotebookNode:
     """One learner notebook of ``kind`` ("solution", "stub" or "mistakes-K", see
     learner_notebooks); a mistakes-K notebook replays ``student``'s generated inputs
-    under ``secret`` (default: the secret in force)."""
+    under ``secret`` (default: the secret in force).
+
+    ``slim``: only the cells nbgrader knows (setup, solution and hidden-test cells, any
+    other cell with nbgrader metadata); the story, self-checks and exploration are left out,
+    as a learner may delete them. Neither engine grades them: the points are the same."""
     from autograder import assignments
     from autograder.notebooks import notebook
 
     path = exercise or notebook.release_path(assignment, REPO)
     stub = nbformat.read(str(path), as_version=4)
+    if slim:
+        stub = copy.deepcopy(stub)
+        stub.cells = [c for c in stub.cells if c.get("metadata", {}).get("nbgrader")]
     if kind == "stub":
         return stub
     source = nbformat.read(str(notebook.source_path(assignment, REPO)), as_version=4)

@@ -2,8 +2,23 @@
 
 Submissions per assignment (tests/nbgrader_course.py): the solution, the untouched
 stub, and "mistakes-K" notebooks, the K-th carrying the K-th catalogued mistake of
-every function that has one. nbgrader runs one course per assignment (two at a
-time); drills grade runs once over all of them.
+every function that has one. drills grade runs once over all of them.
+
+nbgrader runs in two courses (half of the assignments each, side by side), each in two
+nbgrader processes: generate_assignment for all its assignments, then autograde of every
+submission and export. Starting ``python -m nbgrader`` costs about 5 s of CPU, and one call
+per step and assignment (21 calls) was most of this module's time.
+
+What nbgrader executes: the solution is the whole released notebook (story, self-checks,
+the exploration, which skips itself under nbgrader's NBGRADER_EXECUTION), so a learner who
+keeps every cell gets full marks from both engines. The stub and the mistakes-K notebooks
+are slim (learner_notebook(slim=True)): only the cells with nbgrader metadata (setup,
+solution and hidden-test cells), as from a learner who deleted the rest; nbgrader autograde
+grades them without error, and both engines must still agree on them. Their points come
+from the hidden-test cells alone, so slimming changes what is executed, not what is scored
+(a full mistakes-1 notebook of every assignment gave nbgrader the same scores as the slim
+one when this was changed). The notebooks' own top-to-bottom runs are tests/test_notebooks.py
+and tests/test_browser.py.
 
 nbgrader needs a few seconds per notebook, so by default the nbgrader round trip
 covers the solution, the stub and mistakes-1 (the first mistake of every
@@ -61,36 +76,49 @@ def _drills(subs: list[str], out: Path) -> dict[tuple[str, str], dict]:
         return {(r["student_id"], r["assignment"]): r for r in csv.DictReader(f)}
 
 
-def _course_for(tmp: Path, a: str) -> tuple[str, list[dict], list[str]]:
-    course = nbgrader_course.make_course(tmp / a, [a])
-    nbs = nbgrader_course.learner_notebooks(a, exercise=course / "exercises" / a / f"{a}.ipynb")
-    chosen = {s: nb for s, nb in nbs.items() if ALL or s in ("solution", "stub", "mistakes-1")}
-    for student, nb in chosen.items():
-        nbgrader_course.submit(course, student, a, nb)
-    nbgrader_course.autograde(course, a)
-    return a, nbgrader_course.export(course), list(chosen)
+def _course_for(tmp: Path, names: list[str]) -> tuple[list[dict], dict[str, dict]]:
+    """One nbgrader course for ``names``: (nbgrader export's rows, the submitted notebooks
+    by assignment and student)."""
+    course = nbgrader_course.make_course(tmp, names)
+    submitted: dict[str, dict] = {}
+    for a in names:
+        exercise = course / "exercises" / a / f"{a}.ipynb"
+        nbs = nbgrader_course.learner_notebooks(a, exercise=exercise, slim=True)
+        nbs["solution"] = nbgrader_course.learner_notebook(a, "solution", None, exercise)
+        chosen = {s: nb for s, nb in nbs.items() if ALL or s in ("solution", "stub", "mistakes-1")}
+        for student, nb in chosen.items():
+            nbgrader_course.submit(course, student, a, nb)
+        submitted[a] = chosen
+    return nbgrader_course.round_trip(course, names), submitted
 
 
 @pytest.fixture(scope="module")
 def both(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("agreement")
+    halves = [h for h in (ASSIGNMENTS[0::2], ASSIGNMENTS[1::2]) if h]
     with ThreadPoolExecutor(max_workers=2) as pool:
-        done = list(pool.map(lambda a: _course_for(tmp, a), ASSIGNMENTS))
+        done = list(
+            pool.map(lambda i: _course_for(tmp / f"half{i}", halves[i]), range(len(halves)))
+        )
     nbgrader = {
-        (r["student_id"], r["assignment"]): float(r["score"]) for _, rows, _ in done for r in rows
+        (r["student_id"], r["assignment"]): float(r["score"]) for rows, _ in done for r in rows
     }
-    students = {a: names for a, _, names in done}
-    ours = _drills([str(tmp / a / "course" / "submitted") for a in ASSIGNMENTS], tmp / "drills")
-    return nbgrader, ours, students
+    submitted = {a: nbs for _, subs in done for a, nbs in subs.items()}
+    ours = _drills(
+        [str(tmp / f"half{i}" / "course" / "submitted") for i in range(len(halves))], tmp / "drills"
+    )
+    return nbgrader, ours, submitted
 
 
 @pytest.mark.parametrize("assignment", ASSIGNMENTS)
 def test_drills_grade_and_nbgrader_give_the_same_scores(both, assignment):
     """Solution, stub and catalogued mistakes: the same score per student from both engines?"""
-    nbgrader, ours, students = both
-    keys = {(s, assignment) for s in students[assignment]}
-    theirs = {k: v for k, v in nbgrader.items() if k[1] == assignment}
+    nbgrader, ours, submitted = both
+    keys = {(s, assignment) for s in submitted[assignment]}
+    theirs = {k: v for k, v in nbgrader.items() if k in keys}
     assert set(theirs) == keys and keys <= set(ours)
+    # a course's students who did not submit this assignment: export's "no submission" row, 0
+    assert all(v == 0.0 for k, v in nbgrader.items() if k[1] == assignment and k not in keys)
     mine = {k: float(ours[k]["score"]) for k in keys}
     diff = {k: (theirs[k], mine[k]) for k in keys if abs(theirs[k] - mine[k]) > 1e-6}
     assert diff == {}
@@ -162,11 +190,11 @@ def test_sandbox_matches_in_kernel_engine_on_every_mistake(tmp_path):
 def test_nbgrader_round_trip_exports_the_scores_the_cases_predict(both, assignment):
     """generate_assignment, autograde, export: full marks for the solution, 0 for the stub,
     and for a catalogued mistake exactly the partial score the in-kernel cases predict?"""
-    nbgrader, _, _ = both
+    nbgrader, _, submitted = both
     total = sum(notebook.points(assignment, f.name) for f in assignments.get(assignment).functions)
     assert nbgrader[("solution", assignment)] == pytest.approx(total)
     assert nbgrader[("stub", assignment)] == 0.0
-    nb = nbgrader_course.learner_notebooks(assignment)["mistakes-1"]
+    nb = submitted[assignment]["mistakes-1"]  # the notebook nbgrader graded
     predicted = sum(score for score, _ in _in_kernel(assignment, nb, "mistakes-1").values())
     assert 0 < nbgrader[("mistakes-1", assignment)] < total
     assert nbgrader[("mistakes-1", assignment)] == pytest.approx(predicted, abs=1e-9)
