@@ -17,12 +17,13 @@ lab: venv-here $(VENV)/.installed
 	$(BIN)/jupyter lab --notebook-dir=exercises $(if $(filter 0,$(shell id -u)),--allow-root,) $(LAB_ARGS)
 
 # The suite runs its test files on TEST_JOBS workers (pytest-xdist; one file stays on one
-# worker, so a file's shared fixture, such as the browser test's JupyterLab, is built once).
+# worker, so a file's shared fixture, such as the browser test's JupyterLab, is built once;
+# the longest files first, in tests/conftest.py's order, not xdist's most-tests-first).
 # Two workers on 2 cores, up to 4 on bigger machines; TEST_JOBS=0 runs in one process.
 TEST_JOBS ?= $(shell $(PYTHON) -c "import os; print(min(4, max(2, len(os.sched_getaffinity(0)))))" 2>/dev/null || echo 2)
 
 test: venv-here $(VENV)/.installed-dev
-	$(BIN)/python -m pytest $(if $(filter 0,$(TEST_JOBS)),,-n $(TEST_JOBS) --dist loadfile) $(PYTEST_ARGS)
+	$(BIN)/python -m pytest $(if $(filter 0,$(TEST_JOBS)),,-n $(TEST_JOBS) --dist loadfile --no-loadscope-reorder) $(PYTEST_ARGS)
 
 lint: venv-here $(VENV)/.installed-dev
 	$(BIN)/ruff check autograder tiny_model tests benchmarks tools

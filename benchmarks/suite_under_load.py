@@ -3,7 +3,7 @@
     python benchmarks/suite_under_load.py [--busy 0 2] [--jobs 2] [-- PYTEST ARGS]
 
 For each value of ``--busy`` (default: 0, then 2) it starts that many processes that spin
-on the CPU, runs the suite as ``make test`` does (``pytest -n JOBS --dist loadfile``;
+on the CPU, runs the suite as ``make test`` does (``pytest -n JOBS --dist loadfile --no-loadscope-reorder``;
 ``--jobs 0``: one process) and stops them. It prints, per run, pytest's wall time, its
 summary line and the load average sampled every 5 s (min, mean, max of the 1-minute
 figure): the suite's own workers count in it, so two busy processes beside two workers
@@ -63,7 +63,7 @@ def run_suite(busy: int, jobs: int, extra: list[str]) -> dict:
     sampler.start()
     cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"]
     if jobs:
-        cmd += ["-n", str(jobs), "--dist", "loadfile"]
+        cmd += ["-n", str(jobs), "--dist", "loadfile", "--no-loadscope-reorder"]
     t0 = time.monotonic()
     try:
         proc = subprocess.run(cmd + extra, cwd=REPO, capture_output=True, text=True)

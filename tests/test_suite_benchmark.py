@@ -34,3 +34,13 @@ def test_suite_benchmark_prints_a_loaded_run_with_its_load_and_ratio():
         ["pgrep", "-f", "suite_under_load"], capture_output=True, text=True
     ).stdout.split()
     assert not leftover, f"busy processes left running: {leftover}"
+
+
+def test_every_file_scheduled_first_exists():
+    """Catches a renamed or removed test file left in conftest.LONGEST_FIRST: the long file
+    under its new name would drop to the end of `make test`'s order, silently."""
+    from conftest import LONGEST_FIRST
+
+    missing = [name for name in LONGEST_FIRST if not (ROOT / "tests" / name).is_file()]
+    assert missing == []
+    assert len(set(LONGEST_FIRST)) == len(LONGEST_FIRST)
