@@ -47,6 +47,11 @@ SKIP_DIRS = {
     ".ruff_cache",
     "node_modules",
     ".ipynb_checkpoints",
+    # What other test files write into the checkout while this one runs beside them on
+    # another `make test` worker: the browser test's screenshots and timings, hypothesis's
+    # example database (tests/test_fuzz_grade.py). No corpus fixture targets either.
+    "test-artifacts",
+    ".hypothesis",
 }
 
 pytestmark = [
