@@ -57,19 +57,18 @@ def _env() -> dict[str, str]:
     return env
 
 
-def _nbgrader(course: Path, *args: str) -> subprocess.CompletedProcess:
+def _in_course(course: Path, argv: list[str], what: str) -> subprocess.CompletedProcess:
+    """This interpreter with ``argv`` in ``course``; RuntimeError naming ``what`` if it fails."""
     proc = subprocess.run(
-        [sys.executable, "-m", "nbgrader", *args],
-        cwd=course,
-        env=_env(),
-        capture_output=True,
-        text=True,
+        [sys.executable, *argv], cwd=course, env=_env(), capture_output=True, text=True
     )
     if proc.returncode != 0:
-        raise RuntimeError(
-            f"nbgrader {' '.join(args)} failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
-        )
+        raise RuntimeError(f"{what} failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}")
     return proc
+
+
+def _nbgrader(course: Path, *args: str) -> subprocess.CompletedProcess:
+    return _in_course(course, ["-m", "nbgrader", *args], f"nbgrader {' '.join(args)}")
 
 
 def make_course(tmp: Path, assignments: list[str]) -> Path:
@@ -132,17 +131,7 @@ for step, arg in steps:
 
 
 def _batch(course: Path, steps: list[tuple[str, str]]) -> None:
-    proc = subprocess.run(
-        [sys.executable, "-c", _BATCH_SRC, str(course), json.dumps(steps)],
-        cwd=course,
-        env=_env(),
-        capture_output=True,
-        text=True,
-    )
-    if proc.returncode != 0:
-        raise RuntimeError(
-            f"nbgrader {steps} failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
-        )
+    _in_course(course, ["-c", _BATCH_SRC, str(course), json.dumps(steps)], f"nbgrader {steps}")
 
 
 def round_trip(course: Path, assignments: list[str]) -> list[dict]:
