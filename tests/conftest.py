@@ -92,7 +92,8 @@ CHROMIUM = Path(os.environ.get("DRILLS_CHROMIUM", "/usr/bin/chromium"))
 
 def browser_skip_reason() -> str | None:
     """Why tests/test_browser.py cannot run here (no Chromium, no playwright); None when it can.
-    tests/test_notebooks.py runs its nbclient checks exactly when this is not None."""
+    tests/test_notebooks.py runs its nbclient checks on what the browser does not run
+    (browser_runs)."""
     if not CHROMIUM.exists():
         return (
             f"browser test skipped: no Chromium at {CHROMIUM} "
@@ -103,6 +104,28 @@ def browser_skip_reason() -> str | None:
     except ImportError:
         return "browser test skipped: the `playwright` package is missing (pip install -e '.[dev]')"
     return None
+
+
+# The exercises the browser test runs by default: the first notebook and the first tiny-model
+# notebook (an unsolved exploration, its widgets and "Check my work" at 0 points). The other
+# five exercises are executed with nbclient by tests/test_notebooks.py, with the same checks on
+# the executed notebook (tests/notebook_checks.py); in JupyterLab each took 30-36 s of a
+# two-worker `make test`, with nbclient a few seconds. Every solution runs in the browser.
+# DRILLS_BROWSER_ALL=1 runs all fourteen notebooks in the browser (the sweep).
+BROWSER_EXERCISE_SLICE = ("01_exact_kl", "05_grpo_lld")
+
+
+def browser_exercise(assignment: str) -> bool:
+    """Is the exercise of ``assignment`` among those tests/test_browser.py runs?"""
+    return os.environ.get("DRILLS_BROWSER_ALL") == "1" or assignment in BROWSER_EXERCISE_SLICE
+
+
+def browser_runs(kind: str, assignment: str) -> bool:
+    """Does tests/test_browser.py execute ``<kind>s/<assignment>`` in this session (so
+    tests/test_notebooks.py need not)? ``kind``: "exercise" or "solution"."""
+    if browser_skip_reason() is not None:
+        return False
+    return kind == "solution" or browser_exercise(assignment)
 
 
 # The files that take longest, longest first: seconds of each in a quiet one-process run of

@@ -4,19 +4,22 @@ One JupyterLab server (free local port, a token, a scratch copy of exercises/
 and solutions/ so nothing in the repository is written) and one headless
 Chromium driven by Playwright. For each notebook:
 
-- exercises/<id>/<id>.ipynb: run every code cell, as a learner would who
-  runs on past each unsolved function (Run All stops at the first error, and
-  an unsolved notebook has many: "Run Selected Cell and All Below" from the
-  cell after each error, a few round trips in all); the only errors allowed are the NotImplementedError of unsolved
-  functions; every widget cell shows its widget, every plotting cell that did
-  not raise shows an image; "Check my work" reports 0 points.
+- exercises/<id>/<id>.ipynb, for a slice (conftest.BROWSER_EXERCISE_SLICE: 01 and
+  05; DRILLS_BROWSER_ALL=1 runs all seven, and tests/test_notebooks.py runs the
+  others with nbclient and the same checks on the executed notebook): run every
+  code cell, as a learner would who runs on past each unsolved function (Run All
+  stops at the first error, and an unsolved notebook has many: "Run Selected Cell
+  and All Below" from the cell after each error, a few round trips in all); the
+  only errors allowed are the NotImplementedError of unsolved functions; every
+  widget cell shows its widget, every plotting cell that did not raise shows an
+  image; "Check my work" reports 0 points.
 - solutions/<id>/<id>.ipynb: Run > Run All Cells; no error anywhere; the
   widgets and figures render; "Check my work" reports full marks.
 
 On the notebook JupyterLab saved, both make the checks of tests/test_notebooks.py
 (tests/notebook_checks.py: every hidden test at full points and silent on stderr;
-an exercise's only errors NotImplementedError), which then skips: each notebook
-is executed once per test session.
+an exercise's only errors NotImplementedError), which then skips those
+notebooks: each notebook is executed once per test session.
 
 Each notebook gets a full-height screenshot in test-artifacts/screenshots/ and
 its timings go to test-artifacts/browser-timings.json, among them the seconds
@@ -52,7 +55,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from conftest import CHROMIUM, browser_skip_reason
+from conftest import CHROMIUM, browser_exercise, browser_skip_reason
 from notebook_checks import exercise_problems, solution_problems
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -658,7 +661,7 @@ def _empty_outcome_cache() -> None:
 # -- the tests ---------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("assignment", _notebooks("exercises"))
+@pytest.mark.parametrize("assignment", [a for a in _notebooks("exercises") if browser_exercise(a)])
 def test_exercise_shows_only_not_implemented_errors_and_renders_widgets(lab, page, assignment):
     """Does an unsolved notebook run in JupyterLab with no error but the stubs' NotImplementedError,
     its widgets and figures rendered, and "Check my work" reporting 0 points?"""

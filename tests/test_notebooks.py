@@ -2,10 +2,12 @@
 points; exercises with nothing but the NotImplementedError of their unsolved functions.
 
 Each notebook is executed once per test session: where the browser test can run (Chromium
-and playwright present, conftest.browser_skip_reason), tests/test_browser.py executes it in
-JupyterLab and makes these same checks (tests/notebook_checks.py) on the notebook JupyterLab
-saved, and the tests here skip saying so. Elsewhere they execute it with nbclient.
-DRILLS_NOTEBOOKS_NBCLIENT=1 runs them here anyway (an author checking one notebook quickly).
+and playwright present, conftest.browser_skip_reason), tests/test_browser.py executes every
+solution and a slice of the exercises (conftest.BROWSER_EXERCISE_SLICE; DRILLS_BROWSER_ALL=1:
+all) in JupyterLab and makes these same checks (tests/notebook_checks.py) on the notebook
+JupyterLab saved, and the tests here skip those notebooks saying so. The others are executed
+here with nbclient. DRILLS_NOTEBOOKS_NBCLIENT=1 runs all of them here anyway (an author
+checking one notebook quickly).
 """
 
 from __future__ import annotations
@@ -16,27 +18,25 @@ import time
 
 import nbformat
 import pytest
-from conftest import ROOT, available_assignments, browser_skip_reason
+from conftest import ROOT, available_assignments, browser_runs
 from nbclient import NotebookClient
 from notebook_checks import exercise_problems, solution_problems
 
 ASSIGNMENTS = available_assignments()
-
-BROWSER_RUNS_THEM = (
-    browser_skip_reason() is None and os.environ.get("DRILLS_NOTEBOOKS_NBCLIENT") != "1"
-)
-SKIP_SOLUTION = pytest.mark.skipif(
-    BROWSER_RUNS_THEM,
-    reason="executed in JupyterLab by tests/test_browser.py, which checks no error and every "
+FORCE = os.environ.get("DRILLS_NOTEBOOKS_NBCLIENT") == "1"
+BROWSER_SAYS = {
+    "solution": "executed in JupyterLab by tests/test_browser.py, which checks no error and every "
     "hidden test at full points, silent on stderr, on the saved notebook "
     "(DRILLS_NOTEBOOKS_NBCLIENT=1 runs it here with nbclient)",
-)
-SKIP_EXERCISE = pytest.mark.skipif(
-    BROWSER_RUNS_THEM,
-    reason="executed in JupyterLab by tests/test_browser.py, which checks that the only errors "
-    "are NotImplementedError, and at least one, on the saved notebook "
+    "exercise": "executed in JupyterLab by tests/test_browser.py, which checks that the only "
+    "errors are NotImplementedError, and at least one, on the saved notebook "
     "(DRILLS_NOTEBOOKS_NBCLIENT=1 runs it here with nbclient)",
-)
+}
+
+
+def _skip_if_the_browser_runs_it(kind: str, assignment: str) -> None:
+    if not FORCE and browser_runs(kind, assignment):
+        pytest.skip(BROWSER_SAYS[kind])
 
 
 def _execute(path, tmp_path, allow_errors):
@@ -56,10 +56,10 @@ def _execute(path, tmp_path, allow_errors):
 
 
 @pytest.mark.slow
-@SKIP_SOLUTION
 @pytest.mark.parametrize("assignment", ASSIGNMENTS)
 def test_solution_notebook_runs_top_to_bottom(assignment, tmp_path):
     """Does the source notebook (solutions + hidden tests) execute without any error, at full marks?"""
+    _skip_if_the_browser_runs_it("solution", assignment)
     from autograder.notebooks import notebook
 
     nb, seconds = _execute(notebook.source_path(assignment, ROOT), tmp_path, allow_errors=False)
@@ -69,10 +69,10 @@ def test_solution_notebook_runs_top_to_bottom(assignment, tmp_path):
 
 
 @pytest.mark.slow
-@SKIP_EXERCISE
 @pytest.mark.parametrize("assignment", ASSIGNMENTS)
 def test_exercise_notebook_fails_only_with_not_implemented(assignment, tmp_path):
     """Does the student version run up to the first unsolved function, failing only with NotImplementedError?"""
+    _skip_if_the_browser_runs_it("exercise", assignment)
     from autograder.notebooks import notebook
 
     nb, _ = _execute(notebook.release_path(assignment, ROOT), tmp_path, allow_errors=True)
