@@ -83,9 +83,14 @@ def _course_for(tmp: Path, names: list[str]) -> tuple[list[dict], dict[str, dict
     submitted: dict[str, dict] = {}
     for a in names:
         exercise = course / "exercises" / a / f"{a}.ipynb"
-        nbs = nbgrader_course.learner_notebooks(a, exercise=exercise, slim=True)
-        nbs["solution"] = nbgrader_course.learner_notebook(a, "solution", None, exercise)
-        chosen = {s: nb for s, nb in nbs.items() if ALL or s in ("solution", "stub", "mistakes-1")}
+        if ALL:
+            chosen = nbgrader_course.learner_notebooks(a, exercise=exercise, slim=True)
+        else:  # only these three are built: a mistakes-K notebook replays K's outcomes
+            chosen = {
+                kind: nbgrader_course.learner_notebook(a, kind, kind, exercise, slim=True)
+                for kind in ("stub", "mistakes-1")
+            }
+        chosen["solution"] = nbgrader_course.learner_notebook(a, "solution", None, exercise)
         for student, nb in chosen.items():
             nbgrader_course.submit(course, student, a, nb)
         submitted[a] = chosen
