@@ -128,28 +128,29 @@ def browser_runs(kind: str, assignment: str) -> bool:
     return kind == "solution" or browser_exercise(assignment)
 
 
-# The files that take longest, longest first: seconds of each in a quiet one-process run of
-# the whole suite (2-core AMD, 2026-12-01, main at 78a8b72; the nbgrader and notebook figures
-# are from before this ordering's change cut them). `make test` hands whole files to its
-# workers in collection order (pytest-xdist --dist loadfile --no-loadscope-reorder), so
-# starting with these lets the hundreds of short files fill in at the end instead of one
-# worker finishing a long file alone. The order changes no result: every test is independent
-# of which file ran before it.
+# The files that take longest, longest first: seconds of each in `make test`'s two-worker run
+# (2-core AMD, 2026-12-02, main at f4acf00, before the browser slice and the corpus split
+# cut the first and the fifth; test_notebooks.py then ran nothing). `make test` hands whole
+# files to its workers in collection order (pytest-xdist --dist loadfile
+# --no-loadscope-reorder), so starting with these lets the hundreds of short files fill in at
+# the end instead of one worker finishing a long file alone. The order changes no result:
+# every test is independent of which file ran before it.
 LONGEST_FIRST = (
-    "test_browser.py",  # 383 s
-    "test_nbgrader_agreement.py",  # 227 s
-    "test_grade_corpus.py",  # 103 s
-    "test_warm_worker.py",  # 98 s
-    "test_binder_env.py",  # 90 s
-    "test_release.py",  # 71 s
-    "test_slurm_real.py",  # 69 s
-    "test_tiny_model_probe.py",  # 57 s
-    "test_course_run.py",  # 53 s
-    "test_tiny_model_beyond.py",  # 40 s
-    "test_learner_feedback.py",  # 40 s
-    "test_tiny_model.py",  # 38 s
-    "test_tiny_model_training.py",  # 27 s
-    "test_grade_determinism.py",  # 23 s
+    "test_browser.py",  # 605 s
+    "test_nbgrader_agreement.py",  # 373 s
+    "test_warm_worker.py",  # 152 s
+    "test_binder_env.py",  # 145 s
+    "test_grade_corpus.py",  # 189 s
+    "test_slurm_real.py",  # 74 s
+    "test_release.py",  # 73 s
+    "test_course_run.py",  # 71 s
+    "test_tiny_model_probe.py",  # 69 s
+    "test_tiny_model_beyond.py",  # 56 s
+    "test_tiny_model_training.py",  # 48 s
+    "test_learner_feedback.py",  # 46 s
+    "test_tiny_model.py",  # 43 s
+    "test_notebooks.py",  # 39 s alone: five exercises with nbclient
+    "test_grade_determinism.py",  # 37 s
 )
 
 
