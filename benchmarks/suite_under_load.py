@@ -80,7 +80,20 @@ def run_suite(busy: int, jobs: int, extra: list[str]) -> dict:
         ),
         "(no summary line)",
     )
-    return {"busy": busy, "wall_s": wall, "rc": proc.returncode, "summary": summary, "loads": loads}
+    # pytest's whole output stays on disk: a failure under load must be readable afterwards
+    log = REPO / "test-artifacts" / f"suite-under-load-busy{busy}.log"
+    log.parent.mkdir(exist_ok=True)
+    log.write_text(proc.stdout + proc.stderr)
+    failed = [line for line in proc.stdout.splitlines() if line.startswith(("FAILED", "ERROR"))]
+    return {
+        "busy": busy,
+        "wall_s": wall,
+        "rc": proc.returncode,
+        "summary": summary,
+        "loads": loads,
+        "failed": failed,
+        "log": log,
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -96,7 +109,9 @@ def main(argv: list[str] | None = None) -> int:
         loads = r["loads"] or [float("nan")]
         print(
             f"busy {busy}: {r['wall_s']:.0f} s, exit {r['rc']}, load min {min(loads):.2f} "
-            f"mean {statistics.fmean(loads):.2f} max {max(loads):.2f}; {r['summary']}",
+            f"mean {statistics.fmean(loads):.2f} max {max(loads):.2f}; {r['summary']}"
+            + "".join(f"\n  {line}" for line in r["failed"])
+            + (f"\n  pytest's output: {r['log']}" if r["rc"] else ""),
             flush=True,
         )
     base = runs[0]["wall_s"]
