@@ -118,8 +118,9 @@ def corpus_run(tmp_path_factory):
         "main": ([p for p in notebooks if p.stem not in BUDGET_BOUND], out, budget, "2"),
         "budget": ([CORPUS / f"{n}.ipynb" for n in BUDGET_BOUND], out_budget, BUDGET_BOUND_S, "2"),
     }
-    # One after the other: run side by side, the second run's children slowed the first's
-    # (monkeypatch's torch import then overran its step timeout, once in three runs).
+    # One after the other: run side by side, monkeypatch scored wrong once in three runs
+    # (most likely its torch import, slowed by the second run's children, overran its step
+    # timeout).
     done = {}
     for key, (paths, where, run_budget, jobs) in runs.items():
         done[key] = subprocess.run(
