@@ -268,7 +268,11 @@ def _solution_cells(nb) -> dict[str, str]:
 
 
 def learner_notebooks(
-    assignment: str, exercise: Path | None = None, student: str | None = None, slim: bool = False
+    assignment: str,
+    exercise: Path | None = None,
+    student: str | None = None,
+    slim: bool = False,
+    kinds: tuple[str, ...] | None = None,
 ) -> dict[str, nbformat.NotebookNode]:
     """Submissions for ``assignment``: "solution", "stub", and "mistakes-K" carrying the K-th
     catalogued mistake of every function that has one (the others as in the solution).
@@ -276,12 +280,14 @@ def learner_notebooks(
     ``exercise`` is the student version to start from (default: exercises/ of the repo;
     a course made by make_course has its own under ``course/exercises/``). Mistakes are
     replayed on the generated inputs of ``student``, by default of the student named like
-    the notebook ("mistakes-K"). ``slim``: see learner_notebook.
+    the notebook ("mistakes-K"). ``slim``: see learner_notebook. ``kinds``: only these (each
+    mistakes-K notebook costs the outcomes of K's mistakes to build).
     """
     from autograder import assignments
 
-    most = max((len(f.mistakes) for f in assignments.get(assignment).functions), default=0)
-    kinds = ["solution", "stub"] + [f"mistakes-{k + 1}" for k in range(most)]
+    if kinds is None:
+        most = max((len(f.mistakes) for f in assignments.get(assignment).functions), default=0)
+        kinds = ("solution", "stub", *(f"mistakes-{k + 1}" for k in range(most)))
     return {
         kind: learner_notebook(
             assignment, kind, kind if student is None else student, exercise, slim=slim

@@ -83,13 +83,9 @@ def _course_for(tmp: Path, names: list[str]) -> tuple[list[dict], dict[str, dict
     submitted: dict[str, dict] = {}
     for a in names:
         exercise = course / "exercises" / a / f"{a}.ipynb"
-        if ALL:
-            chosen = nbgrader_course.learner_notebooks(a, exercise=exercise, slim=True)
-        else:  # only these three are built: a mistakes-K notebook replays K's outcomes
-            chosen = {
-                kind: nbgrader_course.learner_notebook(a, kind, kind, exercise, slim=True)
-                for kind in ("stub", "mistakes-1")
-            }
+        chosen = nbgrader_course.learner_notebooks(
+            a, exercise=exercise, slim=True, kinds=None if ALL else ("stub", "mistakes-1")
+        )
         chosen["solution"] = nbgrader_course.learner_notebook(a, "solution", None, exercise)
         for student, nb in chosen.items():
             nbgrader_course.submit(course, student, a, nb)
