@@ -106,26 +106,43 @@ def browser_skip_reason() -> str | None:
     return None
 
 
-# The exercises the browser test runs by default: the first notebook and the first tiny-model
-# notebook (an unsolved exploration, its widgets and "Check my work" at 0 points). The other
-# five exercises are executed with nbclient by tests/test_notebooks.py, with the same checks on
-# the executed notebook (tests/notebook_checks.py); in JupyterLab each took 30-36 s of a
-# two-worker `make test`, with nbclient a few seconds. Every solution runs in the browser.
-# DRILLS_BROWSER_ALL=1 runs all fourteen notebooks in the browser (the sweep).
-BROWSER_EXERCISE_SLICE = ("01_exact_kl", "05_grpo_lld")
+# Sweeps and slices. `make test` runs a slice of each end-to-end sweep that costs minutes
+# (nbgrader's round trip, the browser, ...): the first notebook and the first tiny-model
+# notebook, where the sweep runs all seven. Each sweep has its own switch (DRILLS_BROWSER_ALL=1,
+# DRILLS_AGREEMENT_ALL=1, ...); DRILLS_SWEEP=1 turns on every one (`make sweep`). docs/speed.md,
+# "What make test runs and what the sweep adds", lists them.
+SLICE = ("01_exact_kl", "05_grpo_lld")
 
 
-def browser_exercise(assignment: str) -> bool:
-    """Is the exercise of ``assignment`` among those tests/test_browser.py runs?"""
-    return os.environ.get("DRILLS_BROWSER_ALL") == "1" or assignment in BROWSER_EXERCISE_SLICE
+def sweep(switch: str) -> bool:
+    """Is the full sweep named by the environment variable ``switch`` on? DRILLS_SWEEP=1 turns
+    on all of them."""
+    return os.environ.get("DRILLS_SWEEP") == "1" or os.environ.get(switch) == "1"
+
+
+# The notebooks the browser test runs by default: the solution and the exercise of each
+# notebook of the slice (a solved and an unsolved exploration, their widgets, "Check my work" at
+# full marks and at 0). tests/test_notebooks.py executes the other ten with nbclient and makes
+# the same checks on the executed notebook (tests/notebook_checks.py). JupyterLab and Chromium
+# add to each notebook's own run: an exercise took 30-36 s of a two-worker `make test` in the
+# browser and a few seconds with nbclient; the seven solutions took 204 s of CPU in the browser
+# with two exercises, and 154 s with nbclient alone (2-core AMD, 2026-12-02).
+# DRILLS_BROWSER_ALL=1 runs all fourteen notebooks in the browser.
+BROWSER_SLICE = SLICE
+
+
+def browser_notebook(assignment: str) -> bool:
+    """Are the notebooks of ``assignment`` among those tests/test_browser.py runs?"""
+    return sweep("DRILLS_BROWSER_ALL") or assignment in BROWSER_SLICE
 
 
 def browser_runs(kind: str, assignment: str) -> bool:
     """Does tests/test_browser.py execute ``<kind>s/<assignment>`` in this session (so
     tests/test_notebooks.py need not)? ``kind``: "exercise" or "solution"."""
+    assert kind in ("exercise", "solution"), kind
     if browser_skip_reason() is not None:
         return False
-    return kind == "solution" or browser_exercise(assignment)
+    return browser_notebook(assignment)
 
 
 # The files that take longest, longest first: seconds of each in `make test`'s two-worker run
