@@ -13,24 +13,38 @@ through pip's configuration), then installs binder/requirements.txt with the
 index line left out; the pinned torch is then already satisfied. Everything
 else comes from the package index as on Binder. Nothing is written into the
 repository: the venv, the copy and the outputs live in pytest's temp dir.
+
+The venv costs about 100 s of CPU (pip resolving and unpacking some 80 packages), so it is a
+sweep (DRILLS_BINDER_VENV=1 or DRILLS_SWEEP=1, `make sweep`). `make test` runs the static half
+of the same promise: every third-party module that the grader, the tiny model and the
+notebooks import belongs to a distribution that the recipe's requirements pull in (their
+dependency closure, read from this environment's installed metadata). What only the venv
+catches: a package whose metadata declares a dependency it does not really need, pip failing
+to resolve the recipe, or notebook 01 failing in an environment made from nothing else.
 """
 
 from __future__ import annotations
 
+import ast
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
+from importlib import metadata
 from pathlib import Path
 
+import nbformat
 import pytest
+from conftest import sweep
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
 
 ROOT = Path(__file__).resolve().parent.parent
 REQUIREMENTS = ROOT / "binder" / "requirements.txt"
 TORCH_HERE = "torch==2.13.0"
 
-pytestmark = pytest.mark.slow
 
 # Every module the notebooks, the grader and the tiny model import.
 IMPORTS = [
@@ -92,6 +106,85 @@ def _run(cmd, env, cwd, timeout=STEP_TIMEOUT_S) -> subprocess.CompletedProcess:
     return proc
 
 
+def _imported_modules() -> dict[str, str]:
+    """Top-level module -> a file that imports it, over the grader, the tiny model and the code
+    cells of every solution and exercise notebook (imports inside functions included)."""
+    sources = [
+        (p, p.read_text()) for d in ("autograder", "tiny_model") for p in (ROOT / d).rglob("*.py")
+    ]
+    for kind in ("solutions", "exercises"):
+        for p in sorted((ROOT / kind).glob("*/*.ipynb")):
+            nb = nbformat.read(str(p), as_version=4)
+            for c in nb.cells:
+                if c.cell_type == "code":
+                    # IPython magics and shell escapes are not Python
+                    code = "\n".join(
+                        "" if re.match(r"\s*[%!]", line) else line for line in c.source.splitlines()
+                    )
+                    sources.append((p, code))
+    found: dict[str, str] = {}
+    for path, code in sources:
+        for node in ast.walk(ast.parse(code)):
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                names = [node.module]
+            else:
+                continue
+            for name in names:
+                found.setdefault(name.split(".")[0], str(path.relative_to(ROOT)))
+    return found
+
+
+def _closure(requirements: list[str]) -> set[str]:
+    """The canonical names of the distributions ``requirements`` install, transitively, as this
+    environment's installed metadata declares them (markers evaluated here, no extras)."""
+    seen: set[str] = set()
+    todo = [Requirement(r) for r in requirements]
+    while todo:
+        req = todo.pop()
+        name = canonicalize_name(req.name)
+        if name in seen:
+            continue
+        seen.add(name)
+        for dep in metadata.requires(req.name) or []:
+            d = Requirement(dep)
+            if d.marker is None or d.marker.evaluate({"extra": ""}):
+                todo.append(d)
+    return seen
+
+
+def test_every_module_the_code_imports_comes_with_binders_requirements():
+    """Catches a grader, tiny-model or notebook import of a package that only the dev extras
+    (or a hand install) provide: on Binder, where only binder/requirements.txt is installed, it
+    would fail with ModuleNotFoundError. The recipe's `-e .` stands for the project's own
+    runtime dependencies."""
+    lines = [x.split("#")[0].strip() for x in REQUIREMENTS.read_text().splitlines()]
+    reqs = [x for x in lines if x and not x.startswith("-")]
+    assert "-e ." in lines, "binder/requirements.txt no longer installs the project"
+    reqs += ["reward-drills"]  # what `-e .` installs, with its runtime dependencies
+    # the local version label (+cpu) says which wheel, not which distribution
+    reqs = [re.sub(r"\+\w+$", "", r) for r in reqs]
+    provided = _closure(reqs)
+    owners = metadata.packages_distributions()
+    local = {"autograder", "tiny_model"}
+    missing = {}
+    for module, where in sorted(_imported_modules().items()):
+        if module in sys.stdlib_module_names or module in local or module == "__future__":
+            continue
+        dists = {canonicalize_name(d) for d in owners.get(module, [])}
+        if not dists & provided:
+            missing[module] = (where, sorted(dists) or "not installed here")
+    assert missing == {}, f"imported but not installed by binder/requirements.txt: {missing}"
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(
+    not sweep("DRILLS_BINDER_VENV"),
+    reason="the Binder venv (about 100 s of CPU) runs in the sweep: DRILLS_BINDER_VENV=1 or "
+    "make sweep; test_every_module_the_code_imports_comes_with_binders_requirements checks "
+    "the recipe's dependency closure",
+)
 def test_binder_requirements_alone_run_notebook_01(tmp_path):
     """Does `pip install -r binder/requirements.txt` in a new venv give everything notebook 01 and
     `drills check` need (no missing dependency hidden by the dev environment)?"""
