@@ -7,9 +7,12 @@ the next ones are opened in the same app after the previous one is closed and
 its kernel stopped (no reload: it would cost seconds per notebook on 2 cores).
 For each notebook:
 
-- exercises/<id>/<id>.ipynb, for a slice (conftest.BROWSER_EXERCISE_SLICE: 01 and
-  05; DRILLS_BROWSER_ALL=1 runs all seven, and tests/test_notebooks.py runs the
-  others with nbclient and the same checks on the executed notebook): run every
+The notebooks of a slice (conftest.BROWSER_SLICE: 01 and 05, the first notebook and the
+first tiny-model notebook) run here; tests/test_notebooks.py runs the other ten with
+nbclient and the same checks on the executed notebook; DRILLS_BROWSER_ALL=1 (or
+DRILLS_SWEEP=1, `make sweep`) runs all fourteen here.
+
+- exercises/<id>/<id>.ipynb: run every
   code cell, as a learner would who runs on past each unsolved function (Run All
   stops at the first error, and an unsolved notebook has many: "Run Selected Cell
   and All Below" from the cell after each error, a few round trips in all); the
@@ -58,7 +61,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from conftest import CHROMIUM, browser_exercise, browser_skip_reason
+from conftest import CHROMIUM, browser_notebook, browser_skip_reason
 from notebook_checks import exercise_problems, solution_problems
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -702,7 +705,7 @@ def _empty_outcome_cache() -> None:
 # -- the tests ---------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("assignment", [a for a in _notebooks("exercises") if browser_exercise(a)])
+@pytest.mark.parametrize("assignment", [a for a in _notebooks("exercises") if browser_notebook(a)])
 def test_exercise_shows_only_not_implemented_errors_and_renders_widgets(lab, page, assignment):
     """Does an unsolved notebook run in JupyterLab with no error but the stubs' NotImplementedError,
     its widgets and figures rendered, and "Check my work" reporting 0 points?"""
@@ -735,7 +738,7 @@ def test_exercise_shows_only_not_implemented_errors_and_renders_widgets(lab, pag
     assert "older than what you ran" not in check_text, check_text  # it ran what it saved
 
 
-@pytest.mark.parametrize("assignment", _notebooks("solutions"))
+@pytest.mark.parametrize("assignment", [a for a in _notebooks("solutions") if browser_notebook(a)])
 def test_solution_runs_clean_and_check_my_work_gives_full_marks(lab, page, assignment):
     """Does the solved notebook run all cells in JupyterLab without an error, with widgets and
     figures rendered, and does "Check my work" show full marks?"""

@@ -2,9 +2,9 @@
 points; exercises with nothing but the NotImplementedError of their unsolved functions.
 
 Each notebook is executed once per test session: where the browser test can run (Chromium
-and playwright present, conftest.browser_skip_reason), tests/test_browser.py executes every
-solution and a slice of the exercises (conftest.BROWSER_EXERCISE_SLICE; DRILLS_BROWSER_ALL=1:
-all) in JupyterLab and makes these same checks (tests/notebook_checks.py) on the notebook
+and playwright present, conftest.browser_skip_reason), tests/test_browser.py executes the
+solution and the exercise of a slice of the notebooks (conftest.BROWSER_SLICE, 01 and 05;
+DRILLS_BROWSER_ALL=1: all) in JupyterLab and makes these same checks (tests/notebook_checks.py) on the notebook
 JupyterLab saved, and the tests here skip those notebooks saying so. The others are executed
 here with nbclient. DRILLS_NOTEBOOKS_NBCLIENT=1 runs all of them here anyway (an author
 checking one notebook quickly).
