@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 # nbgrader shells out to `alembic` by name: keep the venv's bin/ first on PATH.
 export PATH := $(abspath $(BIN)):$(PATH)
 
-.PHONY: lab test lint release clean venv-here
+.PHONY: lab test sweep lint release clean venv-here
 
 # A checkout copied or moved with its .venv: the editable install and the scripts' #! lines
 # still point at the original checkout, whose code `drills` would then run. Re-point them at
@@ -24,6 +24,12 @@ TEST_JOBS ?= $(shell $(PYTHON) -c "import os; print(min(4, max(2, len(os.sched_g
 
 test: venv-here $(VENV)/.installed-dev
 	$(BIN)/python -m pytest $(if $(filter 0,$(TEST_JOBS)),,-n $(TEST_JOBS) --dist loadfile --no-loadscope-reorder) $(PYTEST_ARGS)
+
+# The suite with every sweep on (DRILLS_SWEEP=1): what `make test` runs a slice of (nbgrader's
+# round trip of every notebook and mistake, every notebook in the browser, the Binder venv,
+# ...) runs whole. Tens of minutes on 2 cores; docs/speed.md lists what each sweep adds.
+sweep: venv-here $(VENV)/.installed-dev
+	DRILLS_SWEEP=1 $(BIN)/python -m pytest $(if $(filter 0,$(TEST_JOBS)),,-n $(TEST_JOBS) --dist loadfile --no-loadscope-reorder) $(PYTEST_ARGS)
 
 lint: venv-here $(VENV)/.installed-dev
 	$(BIN)/ruff check autograder tiny_model tests benchmarks tools
