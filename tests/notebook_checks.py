@@ -6,6 +6,8 @@ Each returns the list of problems found, one sentence each; an empty list means 
 
 from __future__ import annotations
 
+import re
+
 
 def error_outputs(nb) -> list[tuple[int, str, str]]:
     """(cell index, ename, evalue) of every error output of the notebook's code cells."""
@@ -64,4 +66,46 @@ def exercise_problems(nb) -> list[str]:
     bad = [e for e in errors if e[1] != "NotImplementedError"]
     if bad:
         problems.append(f"errors other than NotImplementedError: {bad}")
+    return problems
+
+
+def is_plot_cell(src: str) -> bool:
+    """Does the cell's code draw a matplotlib figure?"""
+    return bool(re.search(r"\bplt\.(show|subplots|figure|plot)\(", src))
+
+
+def is_widget_cell(src: str) -> bool:
+    """Does the cell's code make a widget (an exploration, or the "Check my work" button)?"""
+    return bool(re.search(r"\b(widgets\.\w+\(|interact\(|interactive\(|check_my_work\()", src))
+
+
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+
+
+def display_problems(nb) -> list[str]:
+    """A solved notebook run by a kernel (nbclient, no browser): every plotting cell displayed
+    an image, or a widget whose output holds it, and every widget cell a widget view (what
+    tests/test_browser.py sees rendered); at least one of each in the notebook, the figures
+    drawn inside widgets counted from the widget state nbclient stores in the notebook. Needs
+    the kernel's own inline matplotlib backend (no MPLBACKEND in its environment)."""
+    import json
+
+    state = json.dumps(nb.metadata.get("widgets", {}))
+    problems, images, widgets = [], state.count('"image/png"'), 0
+    for i, c in enumerate(nb.cells):
+        if c.cell_type != "code":
+            continue
+        data = [o.get("data", {}) for o in c.get("outputs", [])]
+        shown_images = sum(1 for d in data if "image/png" in d)
+        shown_widgets = sum(1 for d in data if WIDGET_VIEW in d)
+        images, widgets = images + shown_images, widgets + shown_widgets
+        first = c.source.strip().splitlines()[0][:70] if c.source.strip() else ""
+        if is_plot_cell(c.source) and not shown_images and not shown_widgets:
+            problems.append(f"cell {i} ({first}) plots but displayed no image")
+        if is_widget_cell(c.source) and not shown_widgets:
+            problems.append(f"cell {i} ({first}) makes a widget but displayed none")
+    if not images:
+        problems.append("the solved notebook displays no figure")
+    if not widgets:
+        problems.append("the solved notebook displays no widget")
     return problems

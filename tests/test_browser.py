@@ -62,7 +62,7 @@ from pathlib import Path
 import nbformat
 import pytest
 from conftest import CHROMIUM, browser_notebook, browser_skip_reason
-from notebook_checks import exercise_problems, solution_problems
+from notebook_checks import exercise_problems, is_plot_cell, is_widget_cell, solution_problems
 
 ROOT = Path(__file__).resolve().parent.parent
 ARTIFACTS = ROOT / "test-artifacts"
@@ -555,14 +555,6 @@ def error_names(stderr_texts: list[str]) -> list[str]:
             m = _ERROR_NAME.search(t)
             names.append(m.group(1) if m else "unknown error")
     return names
-
-
-def is_plot_cell(src: str) -> bool:
-    return bool(re.search(r"\bplt\.(show|subplots|figure|plot)\(", src))
-
-
-def is_widget_cell(src: str) -> bool:
-    return bool(re.search(r"\b(widgets\.\w+\(|interact\(|interactive\(|check_my_work\()", src))
 
 
 def inspect_cells(page, sources: list[str]) -> list[dict]:

@@ -20,7 +20,7 @@ import nbformat
 import pytest
 from conftest import ROOT, available_assignments, browser_runs
 from nbclient import NotebookClient
-from notebook_checks import exercise_problems, solution_problems
+from notebook_checks import display_problems, exercise_problems, solution_problems
 
 ASSIGNMENTS = available_assignments()
 FORCE = os.environ.get("DRILLS_NOTEBOOKS_NBCLIENT") == "1"
@@ -50,8 +50,11 @@ def _execute(path, tmp_path, allow_errors):
         allow_errors=allow_errors,
         resources={"metadata": {"path": str(work)}},
     )
+    # The kernel's own inline backend, as in JupyterLab (conftest sets MPLBACKEND=Agg for the
+    # tests' processes, with which a kernel displays no figure).
+    env = {k: v for k, v in os.environ.items() if k != "MPLBACKEND"}
     t0 = time.perf_counter()
-    client.execute()
+    client.execute(env=env)
     return nb, time.perf_counter() - t0
 
 
@@ -63,7 +66,7 @@ def test_solution_notebook_runs_top_to_bottom(assignment, tmp_path):
     from autograder.notebooks import notebook
 
     nb, seconds = _execute(notebook.source_path(assignment, ROOT), tmp_path, allow_errors=False)
-    problems = solution_problems(nb)
+    problems = solution_problems(nb) + display_problems(nb)
     assert not problems, problems
     print(f"{assignment}: solution executed in {seconds:.1f} s")
 
