@@ -145,29 +145,27 @@ def browser_runs(kind: str, assignment: str) -> bool:
     return browser_notebook(assignment)
 
 
-# The files that take longest, longest first: seconds of each in `make test`'s two-worker run
-# (2-core AMD, 2026-12-02, main at f4acf00, before the browser slice and the corpus split
-# cut the first and the fifth; test_notebooks.py then ran nothing). `make test` hands whole
-# files to its workers in collection order (pytest-xdist --dist loadfile
-# --no-loadscope-reorder), so starting with these lets the hundreds of short files fill in at
-# the end instead of one worker finishing a long file alone. The order changes no result:
-# every test is independent of which file ran before it.
+# The files that take longest, longest first: seconds of CPU of each alone (one process, the
+# machine's busy time while it ran; 2-core AMD, 2026-12-02, after the slices of DRILLS_SWEEP).
+# `make test` hands whole files to its workers in collection order (pytest-xdist --dist
+# loadfile --no-loadscope-reorder), so starting with these lets the hundreds of short files
+# fill in at the end instead of one worker finishing a long file alone. The order changes no
+# result: every test is independent of which file ran before it.
 LONGEST_FIRST = (
-    "test_browser.py",  # 605 s
-    "test_nbgrader_agreement.py",  # 373 s
-    "test_warm_worker.py",  # 152 s
-    "test_binder_env.py",  # 145 s
-    "test_grade_corpus.py",  # 189 s
-    "test_slurm_real.py",  # 74 s
-    "test_release.py",  # 73 s
-    "test_course_run.py",  # 71 s
-    "test_tiny_model_probe.py",  # 69 s
-    "test_tiny_model_beyond.py",  # 56 s
-    "test_tiny_model_training.py",  # 48 s
-    "test_learner_feedback.py",  # 46 s
-    "test_tiny_model.py",  # 43 s
-    "test_notebooks.py",  # 39 s alone: five exercises with nbclient
-    "test_grade_determinism.py",  # 37 s
+    "test_browser.py",  # 153 s: JupyterLab, Chromium, notebooks 01 and 05
+    "test_notebooks.py",  # 141 s: the other ten notebooks with nbclient
+    "test_warm_worker.py",  # 127 s
+    "test_grade_corpus.py",  # 123 s
+    "test_nbgrader_agreement.py",  # 103 s
+    "test_course_run.py",  # about 85 s
+    "test_release.py",  # 75 s
+    "test_tiny_model_probe.py",  # 68 s
+    "test_tiny_model_beyond.py",  # 61 s
+    "test_learner_feedback.py",  # 60 s
+    "test_slurm_real.py",  # 47 s of CPU, 54 s of wall time
+    "test_tiny_model.py",  # 52 s
+    "test_tiny_model_training.py",  # 51 s
+    "test_grade_determinism.py",  # 48 s
 )
 
 
