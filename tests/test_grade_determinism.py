@@ -46,8 +46,10 @@ def test_grades_are_identical_across_runs_and_job_counts(tmp_path):
         folder = subs / student / A
         folder.mkdir(parents=True)
         nbformat.write(nb, str(folder / f"{A}.ipynb"))
+    # fork_bomb is not here: the runs would spend most of their time on its children, and its
+    # verdicts and outcomes are compared warm against cold (tests/test_warm_worker.py) and its
+    # scores checked in three gradings (the corpus run and both of those).
     for name in (
-        "fork_bomb",
         "os_exit",
         "nan_and_inf",
         "duplicated_cell",
@@ -59,4 +61,4 @@ def test_grades_are_identical_across_runs_and_job_counts(tmp_path):
         shutil.copy(CORPUS / f"{name}.ipynb", folder / f"{A}.ipynb")
     runs = [_grade(subs, tmp_path / f"out{i}", jobs) for i, jobs in enumerate((1, 2, 2))]
     assert runs[0] == runs[1] == runs[2]
-    assert len(runs[0][0].splitlines()) == 1 + len(learners) + 6  # header, one row each
+    assert len(runs[0][0].splitlines()) == 1 + len(learners) + 5  # header, one row each
