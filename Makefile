@@ -28,8 +28,8 @@ test: venv-here $(VENV)/.installed-dev
 # The suite with every sweep on (DRILLS_SWEEP=1): what `make test` runs a slice of (nbgrader's
 # round trip of every notebook and mistake, every notebook in the browser, the Binder venv,
 # ...) runs whole. Tens of minutes on 2 cores; docs/speed.md lists what each sweep adds.
-sweep: venv-here $(VENV)/.installed-dev
-	DRILLS_SWEEP=1 $(BIN)/python -m pytest $(if $(filter 0,$(TEST_JOBS)),,-n $(TEST_JOBS) --dist loadfile --no-loadscope-reorder) $(PYTEST_ARGS)
+sweep: export DRILLS_SWEEP := 1
+sweep: test
 
 lint: venv-here $(VENV)/.installed-dev
 	$(BIN)/ruff check autograder tiny_model tests benchmarks tools

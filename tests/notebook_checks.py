@@ -6,6 +6,7 @@ Each returns the list of problems found, one sentence each; an empty list means 
 
 from __future__ import annotations
 
+import json
 import re
 
 
@@ -88,8 +89,6 @@ def display_problems(nb) -> list[str]:
     tests/test_browser.py sees rendered); at least one of each in the notebook, the figures
     drawn inside widgets counted from the widget state nbclient stores in the notebook. Needs
     the kernel's own inline matplotlib backend (no MPLBACKEND in its environment)."""
-    import json
-
     state = json.dumps(nb.metadata.get("widgets", {}))
     problems, images, widgets = [], state.count('"image/png"'), 0
     for i, c in enumerate(nb.cells):
