@@ -1,8 +1,9 @@
 """The misbehaving-submission corpus (tests/fixtures/corpus/) through `drills grade`.
 
-One `drills grade --jobs 2` run grades every fixture but the two that spend their whole
-time budget, which a second run then grades with a budget of their own (BUDGET_BOUND);
-the tests then read what both wrote. Each fixture is exercises/01_exact_kl with the reference solution except
+Three `drills grade --jobs 2` runs grade the fixtures: the main one with a short step
+timeout, then the two fixtures that import torch with a longer one (TORCH_IMPORTERS), then
+the two that spend their whole time budget with a budget of their own (BUDGET_BOUND); the
+tests then read what the three wrote. Each fixture is exercises/01_exact_kl with the reference solution except
 for the defect its name says; expected.json holds the expected points per
 function. The run must not crash, every fixture must have its row, and nothing
 outside the child's temporary folder may change.
@@ -30,22 +31,33 @@ REPO = Path(__file__).resolve().parent.parent
 CORPUS = REPO / "tests" / "fixtures" / "corpus"
 EXPECTED = json.loads((CORPUS / "expected.json").read_text())
 SECRET = "corpus-secret-3f9a1c77e2b84d05"
-# The corpus run's step timeout and time budget, on a quiet machine: 5 s, so that the infinite
-# loops end soon, and the 25 s of 5 step timeouts. Both are scaled by the load when the run
-# starts (conftest.load_factor) so that a healthy step or submission is not stopped on a busy
-# machine: monkeypatch's cell imports torch (3.5-4 s measured at a load of 3 on 2 cores; it
-# passed 5 s at a load of 17), and fork_bomb used up 25 s at a load of 20. The budget stays
-# at most 45 s.
-STEP_TIMEOUT, BUDGET = 5.0, 25.0
+# The corpus is graded in three `drills grade` runs, one after the other (run side by side,
+# monkeypatch scored wrong once in three runs: its torch import, slowed by the other run's
+# children, overran its step timeout). Each run's step timeout and time budget are scaled by
+# the load when the run starts (conftest.load_factor), so that a healthy step or submission
+# is not stopped on a busy machine; a budget stays at most 45 s.
+# - The main run: every fixture but the five below, with a step timeout of 2 s on a quiet
+#   machine and the 10 s of 5 step timeouts. Its healthy steps take milliseconds; its infinite
+#   loops, fork bomb and resource hogs burn a core until the step timeout stops them, in each
+#   of the two runs a secret makes, so the timeout is kept short (at 5 s they took 2.5 times
+#   as long).
+# - TORCH_IMPORTERS: the two fixtures whose cell imports torch (3.5-4 s measured at a load of
+#   3 on 2 cores; it passed 5 s at a load of 17), with 5 s and 25 s.
+# - BUDGET_BOUND: the two fixtures whose every call takes 2.5 s (inside the 5 s step timeout)
+#   spend whatever budget they get, in each of the two runs a secret makes: 4 x 45 s of the
+#   run's time under `make test`'s own load. Their run has a budget of 6 s that does not grow
+#   with the load: scored 0 whatever happens, they need only run out of it, which they do
+#   within log_ratios' first three calls (or before its first, on a machine so busy that
+#   starting the child takes 6 s; expected.json's case_says holds either way).
+#   `drills check` stops them at a budget of 4 s (test_drills_check_stops_a_slow_submission...).
+STEP_TIMEOUT, BUDGET = 2.0, 10.0
+TORCH_IMPORTERS, TORCH_STEP_TIMEOUT, TORCH_BUDGET = (
+    ("monkeypatch", "numpy_torch_scalars"),
+    5.0,
+    25.0,
+)
+BUDGET_BOUND, BUDGET_BOUND_S = ("sleeps_in_every_call", "recurses_in_every_call"), 6.0
 MAX_LOAD_FACTOR, MAX_BUDGET = 3.0, 45.0
-# The two fixtures whose every call takes 2.5 s (inside the step timeout) spend whatever budget
-# they get, in each of the two runs a secret makes: 4 x 45 s of the run's time under `make
-# test`'s own load. A second `drills grade` run grades them after the main one with a budget
-# of 10 s that does not grow with the load: scored 0 whatever happens, they need only run out
-# of it, which they do within log_ratios' first four calls (or before its first, on a machine
-# so busy that starting the child takes 10 s; expected.json's case_says holds either way).
-# `drills check` stops them at a budget of 4 s (test_drills_check_stops_a_slow_submission...).
-BUDGET_BOUND, BUDGET_BOUND_S = ("sleeps_in_every_call", "recurses_in_every_call"), 10.0
 SKIP_DIRS = {
     ".venv",
     ".git",
@@ -93,7 +105,6 @@ def listing(folder: Path) -> dict[str, tuple[int, int]]:
 def corpus_run(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("corpus")
     f = load_factor(cap=MAX_LOAD_FACTOR)
-    step_timeout, budget = STEP_TIMEOUT * f, min(BUDGET * f, MAX_BUDGET)
     secret_file = tmp / "course-secret.txt"
     secret_file.write_text(SECRET + "\n")
     os.chmod(secret_file, 0o600)
@@ -112,17 +123,28 @@ def corpus_run(tmp_path_factory):
         os.environ, PATH=str(Path(sys.executable).parent) + os.pathsep + os.environ.get("PATH", "")
     )
     env.pop("DRILLS_SECRET", None)
-    out_budget = tmp / "out-budget"
+    out_torch, out_budget = tmp / "out-torch", tmp / "out-budget"
     notebooks = sorted(CORPUS.glob("*.ipynb"))
-    runs = {  # output folder -> (its notebooks, its budget)
-        out: ([p for p in notebooks if p.stem not in BUDGET_BOUND], budget),
-        out_budget: ([CORPUS / f"{n}.ipynb" for n in BUDGET_BOUND], BUDGET_BOUND_S),
+    apart = set(TORCH_IMPORTERS) | set(BUDGET_BOUND)
+    runs = {  # output folder -> (its notebooks, its step timeout, its budget)
+        out: (
+            [p for p in notebooks if p.stem not in apart],
+            STEP_TIMEOUT * f,
+            min(BUDGET * f, MAX_BUDGET),
+        ),
+        out_torch: (
+            [CORPUS / f"{n}.ipynb" for n in TORCH_IMPORTERS],
+            TORCH_STEP_TIMEOUT * f,
+            min(TORCH_BUDGET * f, MAX_BUDGET),
+        ),
+        out_budget: (
+            [CORPUS / f"{n}.ipynb" for n in BUDGET_BOUND],
+            TORCH_STEP_TIMEOUT * f,
+            BUDGET_BOUND_S,
+        ),
     }
-    # One after the other: run side by side, monkeypatch scored wrong once in three runs
-    # (most likely its torch import, slowed by the second run's children, overran its step
-    # timeout).
     done = {}
-    for where, (paths, run_budget) in runs.items():
+    for where, (paths, step_timeout, run_budget) in runs.items():
         done[where.name] = subprocess.run(
             [
                 sys.executable,
@@ -171,7 +193,7 @@ def corpus_run(tmp_path_factory):
     yield {
         "procs": done,
         "out": out,
-        "outs": {where: [p.stem for p in paths] for where, (paths, _) in runs.items()},
+        "outs": {where: [p.stem for p in paths] for where, (paths, *_) in runs.items()},
         "before": before,
         "after": after,
         "results": results,
@@ -185,7 +207,7 @@ def _submission(run, name):
 
 
 def test_corpus_run_finishes_without_crashing(corpus_run):
-    """Does grading every misbehaving submission end normally (both runs)?"""
+    """Does grading every misbehaving submission end normally (all three runs)?"""
     for key, proc in corpus_run["procs"].items():
         assert proc.returncode == 0, (key, proc.stderr[-3000:])
         assert "Traceback" not in proc.stderr, key
