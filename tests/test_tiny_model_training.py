@@ -381,3 +381,30 @@ def test_run_study_refuses_a_repeated_seed_or_method(fns, methods, seeds):
     interval over copies of one run: refused by run_study itself, not only by the CLI."""
     with pytest.raises(ValueError, match="each method and seed once"):
         run_study(fns, methods, seeds)
+
+
+def test_a_shared_step0_evaluation_is_the_one_the_run_would_make(fns):
+    """run_study evaluates each seed's warm model once and hands that step-0 evaluation to the
+    seed's other methods: is a run given it identical, bit for bit, to one that evaluates
+    itself, and is a history without a step-0 evaluation refused? Catches a shared evaluation
+    that depended on the method (or on a draw the method's run consumed first)."""
+    # a held-out set of 20 problems and few draws: the test is about equality, not accuracy
+    settings = dict(steps=1, eval_every=1, eval_samples=2, pass_samples=8, prompts_per_step=4)
+    settings["task"] = task.SumTask(n_heldout=20)
+    from tiny_model.warm import load_warm
+
+    def run(method, step0=None):
+        with experiment.deterministic(threads=1):
+            model = load_warm().train()
+            return training.train(
+                fns, model, TrainConfig(method=method, seed=3, **settings), step0=step0
+            )
+
+    first = run("grpo")
+    step0 = training.step0_evaluation(first.history)
+    for method in ("nthr", "thr_exploit"):
+        assert run(method, step0).history == run(method).history, method
+    with pytest.raises(ValueError, match="step 0"):
+        training.step0_evaluation({"eval_step": [50.0]})
+    with pytest.raises(ValueError, match="eval_step 0"):
+        run("grpo", {**step0, "eval_step": 50.0})

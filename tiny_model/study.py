@@ -27,7 +27,14 @@ from tiny_model.harness import deterministic, figure
 from tiny_model.probe import verdict
 from tiny_model.seam import Functions
 from tiny_model.thr import NEW_METHODS
-from tiny_model.training import EVALUATED, PASS_K, TrainConfig, TrainResult, train
+from tiny_model.training import (
+    EVALUATED,
+    PASS_K,
+    TrainConfig,
+    TrainResult,
+    step0_evaluation,
+    train,
+)
 from tiny_model.warm import WarmupConfig, load_warm
 
 SHIPPED = Path(__file__).resolve().parent / "results" / "train_seeds.json"
@@ -271,11 +278,15 @@ def run_study(
     overrides.setdefault("task", warm.task)
     runs: dict[str, dict[int, dict[str, list[float]]]] = {m: {} for m in methods}
     for s in seeds:
+        # Every method at a seed starts from the same warm model and evaluates it on the same
+        # draws: the first run's step-0 evaluation is the others' (bit for bit), done once.
+        step0 = None
         for m in methods:
             config = TrainConfig(method=m, seed=s, **overrides)
             model = load_warm(device, warm).train()
             with deterministic():
-                result = train(fns, model, config, progress=progress)
+                result = train(fns, model, config, progress=progress, step0=step0)
+            step0 = step0_evaluation(result.history)
             runs[m][s] = run_summary(result)
     first = TrainConfig(method=methods[0], seed=seeds[0], **overrides)
     return TrainStudy(config=first, methods=methods, seeds=seeds, runs=runs)

@@ -228,10 +228,24 @@ def train(
     config: TrainConfig,
     *,
     progress: Callable[[int], object] | None = None,
+    step0: dict[str, float] | None = None,
 ) -> TrainResult:
-    """Run ``config.steps`` GRPO steps on ``model`` in place (a frozen copy is the KL reference)."""
+    """Run ``config.steps`` GRPO steps on ``model`` in place (a frozen copy is the KL reference).
+
+    ``step0``: the held-out evaluation at step 0 (:func:`step0_evaluation` of another run's
+    history) to log instead of evaluating again. It depends on the model, ``fns`` and the
+    config's seed, task, eval_samples and pass_samples, never on the method: study.run_study
+    evaluates each seed's warm model once and passes it to that seed's other methods.
+    """
     with grpo.single_thread():
-        return _train(fns, model, config, progress)
+        return _train(fns, model, config, progress, step0)
+
+
+def step0_evaluation(history: dict[str, list[float]]) -> dict[str, float]:
+    """The held-out evaluation at step 0 of a run's history (EVALUATED's first entries)."""
+    if not history.get("eval_step") or history["eval_step"][0] != 0:
+        raise ValueError("this history has no evaluation at step 0")
+    return {k: history[k][0] for k in EVALUATED}
 
 
 def _train(
@@ -239,6 +253,7 @@ def _train(
     model: TinyModel,
     config: TrainConfig,
     progress: Callable[[int], object] | None,
+    step0: dict[str, float] | None = None,
 ) -> TrainResult:
     config.check()
     if config.method in THR_METHODS:
@@ -277,7 +292,13 @@ def _train(
             history[f"heldout_pass@{k}"].append(v)
         model.train(was)
 
-    evaluate(0)
+    if step0 is None:
+        evaluate(0)
+    else:
+        if set(step0) != set(EVALUATED) or step0["eval_step"] != 0:
+            raise ValueError(f"step0 must hold {', '.join(EVALUATED)} at eval_step 0")
+        for k in EVALUATED:
+            history[k].append(float(step0[k]))
     last = config.steps if config.stop_after is None else min(config.stop_after, config.steps)
     for step in range(last):
         idx = torch.randint(
