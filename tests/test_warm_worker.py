@@ -103,7 +103,7 @@ def test_witness_finds_each_polluters_traces_when_they_share_a_process(polluter)
 # leaks_generated_inputs, read_case_module, network (kinds kept through os_exit, syntax_error,
 # duplicated_cell, lying_objects, monkeypatch, output_flood_fd, raises_lone_surrogate,
 # reads_generated_inputs_via_gc, read_secret and write_outside; all of them are graded with the corpus's scores by
-# tests/test_grade_corpus.py's one `drills grade` run).
+# tests/test_grade_corpus.py's `drills grade` runs).
 # In the sweep only (DRILLS_SWEEP=1, `make sweep`): infinite_loop_ignoring_alarm, a step's
 # timeout with the alarm swallowed, which the watchdog ends (7 s a run, two runs a mode, more
 # under load: 15-17 s a mode alone, a third of the slice's time). `make test` grades it with a
