@@ -26,6 +26,13 @@ if "DRILLS_CACHE_DIR" not in os.environ:
     os.environ["DRILLS_CACHE_DIR"] = tempfile.mkdtemp(prefix="drills-test-cache-")
     atexit.register(shutil.rmtree, os.environ["DRILLS_CACHE_DIR"], True)
 
+# One probe cache per test session (tiny_model/memo.py), shared by the workers and the notebook
+# kernels they start: the pooled probes of notebooks 05 and 06 and of test_tiny_model_probe.py
+# are the same computations.
+if "TINY_MODEL_PROBE_CACHE" not in os.environ:
+    os.environ["TINY_MODEL_PROBE_CACHE"] = tempfile.mkdtemp(prefix="drills-test-probes-")
+    atexit.register(shutil.rmtree, os.environ["TINY_MODEL_PROBE_CACHE"], True)
+
 # Deterministic torch on CPU: one thread count for every test.
 try:
     import torch

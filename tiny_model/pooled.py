@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from tiny_model import memo
 from tiny_model.model import TinyModel
 from tiny_model.probe import (
     PAIRS,
@@ -152,6 +153,21 @@ def _seed_text(seeds: Sequence[int]) -> str:
     return ",".join(str(s) for s in seeds)
 
 
+def _probe_seed(
+    model: TinyModel, fns: Functions, config: ProbeConfig, progress: Callable[[int], object] | None
+) -> ProbeResult:
+    """run_probe for one seed, through tiny_model.memo's cache when TINY_MODEL_PROBE_CACHE is set."""
+    k = memo.key(model, fns, config) if memo.folder() is not None else None
+    hit = memo.load(k)
+    if isinstance(hit, ProbeResult) and hit.config == config:
+        if progress is not None:
+            progress(len(hit.changes[config.methods[0]]))
+        return hit
+    result = run_probe(model, fns, config, progress=progress)
+    memo.store(k, result)
+    return result
+
+
 def run_probe_seeds(
     model: TinyModel,
     fns: Functions,
@@ -172,9 +188,7 @@ def run_probe_seeds(
     base = config or ProbeConfig()
     if overrides:
         base = dataclasses.replace(base, **overrides)
-    results = [
-        run_probe(model, fns, dataclasses.replace(base, seed=s), progress=progress) for s in seeds
-    ]
+    results = [_probe_seed(model, fns, dataclasses.replace(base, seed=s), progress) for s in seeds]
     base = dataclasses.replace(base, seed=seeds[0])
     methods = tuple(results[0].changes)
     pooled = {m: np.concatenate([r.changes[m] for r in results]) for m in methods}
