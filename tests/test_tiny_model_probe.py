@@ -44,30 +44,26 @@ def fns05() -> Functions:
     return Functions.from_solutions(include_06=False)
 
 
-@pytest.fixture(scope="module")
-def adam_pos(fns05):
+def _pooled(fns: Functions, methods: tuple[str, ...], optimizer: str):
     with experiment.deterministic(threads=1):
         return run_probe_seeds(
-            experiment.load_warm(), fns05, SEEDS, methods=("grpo", "pos_only"), groups=60,
-            optimizer="adam",
-        )  # fmt: skip
-
-
-@pytest.fixture(scope="module")
-def adam(fns):
-    with experiment.deterministic(threads=1):
-        return run_probe_seeds(
-            experiment.load_warm(), fns, SEEDS, methods=("grpo", "nthr", "random"), groups=60
+            experiment.load_warm(), fns, SEEDS, methods=methods, groups=60, optimizer=optimizer
         )
 
 
 @pytest.fixture(scope="module")
+def adam_pos(fns05):
+    return _pooled(fns05, ("grpo", "pos_only"), "adam")
+
+
+@pytest.fixture(scope="module")
+def adam(fns):
+    return _pooled(fns, ("grpo", "nthr", "random"), "adam")
+
+
+@pytest.fixture(scope="module")
 def sgd(fns05):
-    with experiment.deterministic(threads=1):
-        return run_probe_seeds(
-            experiment.load_warm(), fns05, SEEDS, methods=("grpo", "pos_only"), groups=60,
-            optimizer="sgd",
-        )  # fmt: skip
+    return _pooled(fns05, ("grpo", "pos_only"), "sgd")
 
 
 def test_adam_probe_pools_300_groups_from_five_seeds(adam, adam_pos):
