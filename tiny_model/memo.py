@@ -13,6 +13,10 @@ and the other switches named in ``KERNEL_ENV``), and the code of every function 
 every global it loads (functions by their code, modules by name, numbers and strings by value).
 A function whose globals hold anything else (a tensor, an object) makes the result uncached, so
 a learner's function is reused only where it is the same code, never merely the same name.
+
+The folder must be one you own: results are stored with ``torch.save`` and read back with
+``torch.load(weights_only=False)``, which unpickles. The grader never sets the variable, and its
+sandboxed children get a clean environment.
 """
 
 from __future__ import annotations
