@@ -81,6 +81,22 @@ def wrong_scores(results: dict) -> dict:
     return {n: got for n, got in scores.items() if got != EXPECTED[n]["scores"]}
 
 
+def why_wrong(results: dict) -> str:
+    """For a failure message: what each submission with unexpected scores was told and why
+    (its error, warnings and notes, each function's error and first case's outcome)."""
+    lines = []
+    for n, got in wrong_scores(results).items():
+        r = results[n]
+        lines.append(f"{n}: got {got}, expected {EXPECTED[n]['scores']}")
+        lines.append(f"  error {r.error!r}; warnings {r.warnings!r}; notes {r.notes!r}")
+        for f in r.functions:
+            first = f.cases[0].got if f.cases else None
+            lines.append(
+                f"  {f.function}: {f.score} error {f.error!r}; first case {str(first)[:200]}"
+            )
+    return "\n".join(lines)
+
+
 def grade_warm_and_cold(names: list[str], limits: sandbox.Limits) -> dict:
     """Both runs, timed: cold children two at a time, then one warm worker in turn."""
     t0 = time.monotonic()

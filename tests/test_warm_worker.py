@@ -163,7 +163,10 @@ def test_warm_and_cold_children_grade_one_fixture_of_every_kind_identically():
     assert stats["cold_jobs"] == 0 and stats["worker_failures"] == 0, stats
     assert stats["warm_jobs"] >= len(names), stats
     for mode in ("cold", "warm"):
-        assert warm_cold_corpus.wrong_scores(run[mode]) == {}, mode
+        assert warm_cold_corpus.wrong_scores(run[mode]) == {}, (
+            f"{mode} (step timeout {limits.timeout:.1f} s):\n"
+            + warm_cold_corpus.why_wrong(run[mode])
+        )
     assert run["disagree"] == []
 
 
