@@ -286,7 +286,8 @@ def run_study(
             model = load_warm(device, warm).train()
             with deterministic():
                 result = train(fns, model, config, progress=progress, step0=step0)
-            step0 = step0_evaluation(result.history)
+            if step0 is None:
+                step0 = step0_evaluation(result.history)
             runs[m][s] = run_summary(result)
     first = TrainConfig(method=methods[0], seed=seeds[0], **overrides)
     return TrainStudy(config=first, methods=methods, seeds=seeds, runs=runs)
