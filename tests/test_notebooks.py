@@ -12,6 +12,7 @@ checking one notebook quickly).
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import time
@@ -39,22 +40,106 @@ def _skip_if_the_browser_runs_it(kind: str, assignment: str) -> None:
         pytest.skip(BROWSER_SAYS[kind])
 
 
+# A phase (the kernel's start, one cell, the kernel's shutdown) that waits this long is a
+# stall, not a slow machine: every solution notebook runs top to bottom in well under a minute
+# on 2 loaded cores, and nbclient's own per-cell timeout (300 s) would let a stall of nearly
+# five minutes pass unnoticed. The guard names the phase that waited.
+STALL_S = 120.0
+PHASES_LOG = ROOT / "test-artifacts" / "notebook-phases.jsonl"
+
+
+class _Phases:
+    """When each phase of one notebook's execution began and ended (monotonic seconds from the
+    call), through nbclient's hooks: ``kernel start`` (launch to the kernel's first reply),
+    ``cell N`` (sent to replied), ``shutdown`` (the last code cell's reply to the kernel's end)."""
+
+    def __init__(self, label: str):
+        self.label = label
+        self.t0 = time.monotonic()
+        self.open: tuple[str, float] | None = ("kernel start", 0.0)
+        self.done: list[tuple[str, float, float]] = []
+
+    def _now(self) -> float:
+        return time.monotonic() - self.t0
+
+    def begin(self, name: str) -> None:
+        self.end()
+        self.open = (name, self._now())
+
+    def end(self) -> None:
+        if self.open is not None:
+            self.done.append((self.open[0], self.open[1], self._now()))
+            self.open = None
+
+    def hooks(self, last_code_cell: int) -> dict:
+        def executed(cell_index, **_):
+            # nbclient calls on_notebook_complete after the kernel has shut down: the shutdown
+            # phase opens when the last code cell has replied.
+            if cell_index == last_code_cell:
+                self.begin("shutdown")
+            else:
+                self.end()
+
+        return {
+            "on_notebook_start": lambda **_: self.end(),
+            "on_cell_execute": lambda cell_index, **_: self.begin(f"cell {cell_index}"),
+            "on_cell_executed": executed,
+            "on_notebook_complete": lambda **_: self.end(),
+        }
+
+    def table(self) -> str:
+        rows = [f"{n} {b:.1f}-{e:.1f} s ({e - b:.1f} s)" for n, b, e in self.done]
+        if self.open is not None:
+            rows.append(f"{self.open[0]} from {self.open[1]:.1f} s, not finished")
+        return "; ".join(rows)
+
+    def stalls(self) -> list[str]:
+        return [f"{n} waited {e - b:.0f} s" for n, b, e in self.done if e - b > STALL_S]
+
+    def log(self) -> None:
+        PHASES_LOG.parent.mkdir(exist_ok=True)
+        phases = [[n, round(b, 3), round(e, 3)] for n, b, e in self.done]
+        row = {"notebook": self.label, "pid": os.getpid(), "phases": phases}
+        with PHASES_LOG.open("a", encoding="utf-8") as f:
+            f.write(json.dumps(row) + "\n")
+
+
+def _runs(cell) -> bool:
+    return cell.cell_type == "code" and bool(cell.source.strip())
+
+
 def _execute(path, tmp_path, allow_errors):
     work = tmp_path / path.parent.name
     shutil.copytree(path.parent, work)
     nb = nbformat.read(str(work / path.name), as_version=4)
+    phases = _Phases(f"{path.parent.parent.name}/{path.name}")
     client = NotebookClient(
         nb,
         timeout=300,
         kernel_name="python3",
         allow_errors=allow_errors,
         resources={"metadata": {"path": str(work)}},
+        **phases.hooks(last_code_cell=max(i for i, c in enumerate(nb.cells) if _runs(c))),
     )
     # The kernel's own inline backend, as in JupyterLab (conftest sets MPLBACKEND=Agg for the
     # tests' processes, with which a kernel displays no figure).
     env = {k: v for k, v in os.environ.items() if k != "MPLBACKEND"}
     t0 = time.perf_counter()
-    client.execute(env=env)
+    try:
+        client.execute(env=env)
+    except Exception as e:
+        phases.end()
+        phases.log()
+        raise AssertionError(
+            f"{path.name} failed ({type(e).__name__}: {e}); phases: {phases.table()}"
+        ) from e
+    phases.end()
+    phases.log()
+    stalls = phases.stalls()
+    assert not stalls, (
+        f"{path.name}: {', '.join(stalls)} (a stall: more than {STALL_S:.0f} s in one phase); "
+        f"phases: {phases.table()}"
+    )
     return nb, time.perf_counter() - t0
 
 
