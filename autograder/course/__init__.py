@@ -9,6 +9,7 @@
     gradebook      assemble(): every output of a run from a stream of results, grades.csv last
     run_manifest   run.json: what a run (or shard) was, checked before merging
     merge          `drills merge`: one gradebook and report from shard outputs
+    launch         how the grader starts itself in a child: no learner file on its import path
 
 Imports from every layer below; nothing below imports it.
 """

@@ -44,6 +44,7 @@ from pathlib import Path
 from typing import Any
 
 from autograder.cases import seeds
+from autograder.course import launch
 from autograder.notebooks import notebook
 
 VISIBILITIES = ("hidden", "after_due_date", "after_published", "visible")
@@ -231,13 +232,20 @@ def run(root: Path) -> dict:
             target = work / "submitted" / f"{student}.ipynb"
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(nb, target)
-        cmd = [sys.executable, "-m", "autograder.cli", "grade", str(work / "submitted")]
-        cmd += ["--out", str(work / "out"), "--jobs", "1", "--timeout", str(config["timeout"])]
+        cmd = launch.grader_argv("grade", launch.absolute(work / "submitted"))
+        cmd += [
+            "--out",
+            launch.absolute(work / "out"),
+            "--jobs",
+            "1",
+            "--timeout",
+            str(config["timeout"]),
+        ]
         if assignment:
             cmd += ["--assignment", assignment]
         if (source / "course.secret").is_file():
-            cmd += ["--secret-file", str(source / "course.secret")]
-        proc = subprocess.run(cmd, capture_output=True, text=True)
+            cmd += ["--secret-file", launch.absolute(source / "course.secret")]
+        proc = subprocess.run(cmd, capture_output=True, text=True, cwd=launch.grader_cwd())
         print(proc.stdout + proc.stderr)  # to /autograder/results/stdout (instructor only)
         lines = work / "out" / "results.jsonl"
         if proc.returncode == 0 and lines.is_file():
