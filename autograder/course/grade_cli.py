@@ -54,7 +54,7 @@ from autograder.cases import codec, seeds
 from autograder.cases.spec import FunctionSpec
 from autograder.course import gradebook, report, results_cache, run_manifest, shards
 from autograder.course.report import SubmissionResult
-from autograder.engine import sandbox, submission, worker
+from autograder.engine import layout, sandbox, submission, worker
 from autograder.notebooks import notebook
 from autograder.scoring import evaluate, memo
 from autograder.scoring.evaluate import FunctionResult
@@ -113,6 +113,9 @@ class RunStats:
     corrupt_cache_entries: int = 0
     could_not_grade: int = 0
     timing: dict[str, float] = field(default_factory=dict)
+    # every submission the paths named that cannot be graded as found (a link, a folder that
+    # breaks the layout, two folders that become one student id, ...): printed by the command
+    not_graded: list[str] = field(default_factory=list)
 
 
 class Grader:
@@ -674,7 +677,7 @@ def grade_course(
     was found.
     """
     t0 = time.monotonic()
-    everything = submission.discover(paths, assignment)
+    everything = layout.discover(paths, assignment)
     if not everything:
         raise ValueError("no notebooks found in " + " ".join(str(p) for p in paths))
     k, n = shard
@@ -685,6 +688,7 @@ def grade_course(
     cache.lock()
     try:
         stats = RunStats(submissions=len(subs))
+        stats.not_graded = [f"{s.student}: {s.error}" for s in everything if s.error]
         # (assignment, student, order) -> key of a stored entry, or the result itself when
         # it cannot be stored (a path that does not exist): what the gradebook is built from.
         index: list[tuple[tuple[str, str, int], str | SubmissionResult]] = []
@@ -866,6 +870,8 @@ def _grade_cmd(args: argparse.Namespace) -> int:
         return 2
     if grader.pool_stats.get("unavailable"):
         print(f"note: {grader.pool_stats['unavailable']}; cold children were used", file=sys.stderr)
+    for line in stats.not_graded:
+        print(f"not graded: {codec.clean_text(line)}", file=sys.stderr)
     shard_text = f" (shard {shard[0]}/{shard[1]})" if shard[1] > 1 else ""
     print(
         f"graded {stats.submissions} submissions{shard_text} in {time.monotonic() - t0:.1f} s "
