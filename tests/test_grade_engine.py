@@ -267,7 +267,8 @@ def test_sandboxed_scores_equal_in_kernel_scores(grader, name):
 
 
 def test_grades_csv_has_nbgrader_export_columns_and_format(tmp_path):
-    """Is grades.csv byte-for-byte what nbgrader's CsvExportPlugin writes for the same grades?"""
+    """Is grades.csv byte-for-byte what nbgrader's CsvExportPlugin writes for the same grades,
+    but for a missing submission's score cells, left empty (no grade) where nbgrader writes 0?"""
     from nbgrader.api import MissingEntry
     from nbgrader.plugins.export import CsvExportPlugin
 
@@ -306,7 +307,9 @@ def test_grades_csv_has_nbgrader_export_columns_and_format(tmp_path):
             report.SubmissionResult("bob", A, "", 7.0, submitted=False),
         ]
     )
-    assert ours == dest.read_text()
+    theirs = dest.read_text()
+    assert ",bob,,,,0.0,0.0,0.0,7.0\n" in theirs
+    assert ours == theirs.replace(",bob,,,,0.0,0.0,0.0,7.0\n", ",bob,,,,,,,7.0\n")
     assert list(csv.DictReader(io.StringIO(ours)))[0]["score"] == "4.06"
 
 

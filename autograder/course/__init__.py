@@ -1,6 +1,7 @@
 """Layer 6, the course: grading every submission and writing what an instructor reads.
 
-    grade_cli      the `grade` and `check` subcommands: the streaming grade loop, resume, shards
+    grade_cli      the `grade` and `check` subcommands: the Grader (one submission, sandboxed)
+    class_run      `drills grade`'s class run: discovery, resume, shards, the gradebook
     results_cache  OUT/.drills-cache: one atomic entry per graded submission (resumable runs)
     shards         `--shard K/N`: which submissions one of N batch jobs grades
     report         the gradebook rows, results.json(l) and the feedback pages; atomic writes
