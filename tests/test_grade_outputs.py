@@ -193,6 +193,29 @@ def test_links_are_never_followed_at_any_level(tmp_path):
     assert "4711" not in repr(found)
 
 
+def test_a_linked_timestamp_or_notebook_puts_nothing_of_its_target_in_any_output(tmp_path):
+    """End to end: a timestamp.txt linked to the secret file and a notebook linked to the course
+    solution, graded by `drills grade`: is the secret in no output (grades.csv, results.json(l),
+    feedback, the results cache), the linked notebook an error row with no grade, and the
+    other student graded as usual?"""
+    secret_text = "course-secret-text-90210"
+    secret = tmp_path / "course.secret"
+    secret.write_text(secret_text)
+    root = _submitted(tmp_path, {"ts": "solution"})
+    (root / "ts" / A / "timestamp.txt").symlink_to(secret)
+    (root / "linked" / A).mkdir(parents=True)
+    (root / "linked" / A / f"{A}.ipynb").symlink_to(REPO / "solutions" / A / f"{A}.ipynb")
+    out = tmp_path / "out"
+    stats = grade_course([root], out, Grader(hidden=[out.resolve()]))
+    rows = {r["student_id"]: r for r in csv.DictReader((out / "grades.csv").open())}
+    assert rows["ts"]["score"] == "7.0" and rows["ts"]["timestamp"] == ""
+    assert rows["linked"]["score"] == "" and stats.could_not_grade == 1
+    assert any("symbolic link" in line for line in stats.not_graded)
+    for f in out.rglob("*"):
+        if f.is_file():
+            assert secret_text.encode() not in f.read_bytes(), f
+
+
 def test_a_device_or_a_pipe_named_like_a_notebook_is_refused_without_reading_it(tmp_path):
     """A FIFO named 01_exact_kl.ipynb would block a reader forever, /dev/zero would fill its
     memory: are both refused at once with a reason, by discovery and by load_notebook?"""
