@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import unicodedata
 from pathlib import Path
 
 from autograder.engine import files
@@ -314,10 +315,17 @@ def _collisions(found: list[Submission]) -> list[Submission]:
             out.append(sub)
             continue
         given = names[sub.student]
+        # ascii(): two spellings of one name (a composed and a decomposed accent) look the
+        # same printed; escaped, they can be told apart
         listed = "; ".join(
-            f"{g!r} ({', '.join(str(p) for p in sorted(set(ps))[:2])})"
+            f"{ascii(g)} ({', '.join(str(p) for p in sorted(set(ps))[:2])})"
             for g, ps in sorted(given.items())
         )
+        if len({unicodedata.normalize("NFC", g) for g in given}) < len(given):
+            listed += (
+                " (the same name written in two Unicode forms, with a composed and with a "
+                "combining accent)"
+            )
         row = Submission(
             path=sub.path,
             student=collision_id(sub.student, sub.given_id),
@@ -326,7 +334,7 @@ def _collisions(found: list[Submission]) -> list[Submission]:
         )
         row.error = (
             f"{len(given)} student folders become the one student id {sub.student!r}: "
-            f"{listed}. None of them was graded (this row is {sub.given_id!r}'s): rename the "
+            f"{listed}. None of them was graded (this row is {ascii(sub.given_id)}'s): rename the "
             "folders so that each student has one id (letters, digits and . _ @ + - are kept; "
             "any other character becomes _)"
         )
