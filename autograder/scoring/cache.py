@@ -28,13 +28,15 @@ who can write the folder (forged entries in a shared folder turned a correct not
 into 4.45); an HMAC cannot without the key. The folder is used only when it is owned by this
 user and no one else can write it, and the key only when it is a regular file of this user
 that no one else can read or write (not a link): otherwise the cache is refused, as if it were
-turned off, with one line on stderr saying why (:func:`refusal`). A value comes back exactly as it was stored,
-its dicts' keys in their order (an encoded array's ``$array``, ``shape``, ``dtype``, an
-object's fields, a learner-visible ``$dict``): a cached value renders, and compares,
-as the freshly computed one, so a cold and a warm cache give the same feedback. It is written to a temporary file in
-the same folder and renamed over the old one (``os.replace``), so concurrent
-writers never leave a mixed file and a reader sees a whole entry or none. An
-entry whose HMAC, key or format does not match (truncated, edited, forged, another
+turned off, with one line on stderr saying why (:func:`refusal`).
+
+A value comes back exactly as it was stored, its dicts' keys in their order (an encoded
+array's ``$array``, ``shape``, ``dtype``, an object's fields, a learner-visible ``$dict``): a
+cached value renders, and compares, as the freshly computed one, so a cold and a warm cache
+give the same feedback. It is written to a temporary file in the same folder and renamed over
+the old one (``os.replace``), so concurrent writers never leave a mixed file and a reader sees
+a whole entry or none. An entry whose HMAC, key or format does not match (truncated, edited,
+forged, another
 key's) is ignored and rebuilt, never trusted.
 """
 
