@@ -36,8 +36,7 @@ cached value renders, and compares, as the freshly computed one, so a cold and a
 give the same feedback. It is written to a temporary file in the same folder and renamed over
 the old one (``os.replace``), so concurrent writers never leave a mixed file and a reader sees
 a whole entry or none. An entry whose HMAC, key or format does not match (truncated, edited,
-forged, another
-key's) is ignored and rebuilt, never trusted.
+forged, another key's) is ignored and rebuilt, never trusted.
 """
 
 from __future__ import annotations
