@@ -45,11 +45,12 @@ import json
 import os
 import select
 import subprocess
-import sys
 import textwrap
 import time
 from dataclasses import dataclass
 from pathlib import Path
+
+from autograder.course import launch
 
 CHECK_TIMEOUT_S = 300.0
 WARM_WAIT_S = 60.0  # the longest a check waits for a running warm-up
@@ -82,7 +83,9 @@ _WARMING: dict[str, subprocess.Popen] = {}
 
 
 def warm_command(assignment: str) -> list[str]:
-    return [sys.executable, "-m", "autograder.cli", "warm", assignment, "--quiet", "--serve"]
+    """The check server's command line; started in launch.grader_cwd(), with an import path
+    that holds no file of the notebook's folder (course/launch.py)."""
+    return launch.grader_argv("warm", assignment, "--quiet", "--serve")
 
 
 def start_warm(assignment: str) -> subprocess.Popen | None:
@@ -104,6 +107,7 @@ def start_warm(assignment: str) -> subprocess.Popen | None:
             stdout=subprocess.PIPE,  # the answers
             stderr=subprocess.DEVNULL,
             start_new_session=True,  # an interrupted kernel does not interrupt it
+            cwd=launch.grader_cwd(),  # not the notebook's folder (course/launch.py)
         )
     except OSError:
         return None
@@ -185,7 +189,9 @@ def _stop(assignment: str, proc: subprocess.Popen) -> None:
 
 
 def check_command(path: Path) -> list[str]:
-    return [sys.executable, "-m", "autograder.cli", "check", str(path), "--json"]
+    """``drills check PATH --json`` with an import path that holds no file of the notebook's
+    folder, to be started in launch.grader_cwd() (course/launch.py)."""
+    return launch.grader_argv("check", launch.absolute(path), "--json")
 
 
 def run_check(path: Path, timeout: float = CHECK_TIMEOUT_S) -> CheckOutcome:
@@ -196,7 +202,7 @@ def run_check(path: Path, timeout: float = CHECK_TIMEOUT_S) -> CheckOutcome:
             capture_output=True,
             text=True,
             timeout=timeout,
-            cwd=str(path.parent),
+            cwd=launch.grader_cwd(),  # not the notebook's folder (course/launch.py)
             stdin=subprocess.DEVNULL,
         )
     except subprocess.TimeoutExpired:

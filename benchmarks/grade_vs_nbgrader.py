@@ -40,7 +40,10 @@ def _drills(
 ) -> tuple[float, float, dict]:
     seconds, p = timed_grade(str(submitted), "--out", str(out), "--jobs", str(jobs), env=env)
     with (out / "grades.csv").open(newline="") as f:
-        scores = {(r["student_id"], r["assignment"]): float(r["score"]) for r in csv.DictReader(f)}
+        # an empty score is no grade (not submitted, or ungradable); nbgrader's export says 0
+        scores = {
+            (r["student_id"], r["assignment"]): float(r["score"] or 0.0) for r in csv.DictReader(f)
+        }
     m = re.search(r"sandboxed runs ([0-9.]+) s", p.stdout)
     return seconds, float(m.group(1)) if m else float("nan"), scores
 

@@ -555,11 +555,15 @@ def check_outputs(out: Path, names: list[str]) -> list[dict]:
     text = (out / "grades.csv").read_bytes().decode("utf-8")
     rows = list(csv.DictReader(io.StringIO(text, newline="")))
     assert sorted(r["student_id"] for r in rows) == sorted(names), "one row per submission"
-    for r in rows:
-        assert r["assignment"] == ASSIGNMENT
-        assert 0.0 <= float(r["score"]) <= float(r["max_score"]), r
     results = _strict_json((out / "results.json").read_bytes().decode("utf-8"))
     assert sorted(s["student"] for s in results["submissions"]) == sorted(names)
+    ungraded = {s["student"] for s in results["submissions"] if s.get("error")}
+    for r in rows:
+        assert r["assignment"] == ASSIGNMENT
+        if r["student_id"] in ungraded:  # no grade: an empty cell, never a 0 (the error says why)
+            assert r["score"] == r["raw_score"] == "", r
+        else:
+            assert 0.0 <= float(r["score"]) <= float(r["max_score"]), r
     lines = (out / "results.jsonl").read_bytes().decode("utf-8").split("\n")[:-1]
     for line in lines:
         _strict_json(line)

@@ -111,3 +111,46 @@ def test_check_on_a_terminal_that_cannot_encode_the_feedback_still_prints_it():
     )
     assert p.returncode == 0, p.stderr[-2000:]
     assert "Total: 7 / 7 points" in p.stdout and "\\xb7" in p.stdout
+
+
+def _plant_beside(folder: Path) -> Path:
+    """An ``autograder`` package beside a notebook that, when imported, leaves a marker and then
+    hands over to the real package (so a check that imports it still says 7/7): the attack of a
+    learner on the machine of the TA who checks their notebook. Returns the marker's path."""
+    marker = folder / "planted-code-ran"
+    plant = folder / "autograder"
+    plant.mkdir()
+    real = Path(__file__).resolve().parents[1] / "autograder"
+    (plant / "__init__.py").write_text(
+        f"open({str(marker)!r}, 'w').write('ran')\n__path__.append({str(real)!r})\n"
+    )
+    return marker
+
+
+@pytest.mark.slow
+def test_a_package_planted_beside_the_notebook_is_not_imported_by_the_check(tmp_path, monkeypatch):
+    """`drills check` started by the button (and the check server it starts) from the notebook's
+    folder: the kernel's working folder holds the notebook and an ``autograder/__init__.py``
+    the learner put there. Is the planted file never imported, and the check still graded?"""
+    from autograder import widgets
+
+    nb = tmp_path / "01_exact_kl.ipynb"
+    nb.write_bytes((CORPUS / "solution.ipynb").read_bytes())
+    marker = _plant_beside(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("PYTHONPATH", os.pathsep)  # an empty entry names the working folder
+    outcome = widgets.run_check(nb)
+    assert not marker.exists(), "drills check imported the package planted beside the notebook"
+    assert outcome.error is None, (outcome.error, outcome.detail)
+    assert outcome.report["score"] == outcome.report["max_score"] == 7.0
+
+    monkeypatch.setattr(widgets, "_WARMING", {})
+    proc = widgets.start_warm("01_exact_kl")
+    assert proc is not None, "the check server did not start"
+    try:
+        answer = widgets.ask_server("01_exact_kl", nb, timeout=240)
+    finally:
+        proc.stdin.close()
+        proc.wait(timeout=300)
+    assert not marker.exists(), "the check server imported the package planted beside the notebook"
+    assert answer is not None and answer.report["score"] == 7.0, answer

@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+from pathlib import Path
 
 import pytest
 
@@ -29,12 +30,12 @@ def _csv(text: str) -> list[list[str]]:
 
 def test_canvas_csv_without_roster_uses_the_student_id_as_login():
     """No roster: Canvas's identity columns with the student id as name and login, one
-    column per assignment, a Points Possible row, a missing submission as 0?"""
+    column per assignment, a Points Possible row, a missing submission as an empty cell?"""
     rows = _csv(canvas.canvas_csv(ROWS))
     assert rows[0] == ["Student", "ID", "SIS User ID", "SIS Login ID", "Section", A, B]
     assert rows[1] == ["    Points Possible", "", "", "", "", "7.0", "7.0"]
     assert rows[2:] == [
-        ["alice", "", "", "alice", "", "7.0", "0.0"],
+        ["alice", "", "", "alice", "", "7.0", ""],
         ["bob", "", "", "bob", "", "2.5", "6.0"],
         ["zoe", "", "", "zoe", "", "1.0", ""],
     ]
@@ -55,7 +56,7 @@ def test_canvas_csv_with_roster_maps_students_and_reuses_assignment_columns(tmp_
     roster = canvas.read_roster(export)
     rows = _csv(canvas.canvas_csv(ROWS, roster))
     assert rows[0] == [*canvas.IDENTITY, "01_exact_kl (1234)", B]
-    assert rows[2] == ["Lovelace, Ada", "501", "S-1", "alice", "Sec A", "7.0", "0.0"]
+    assert rows[2] == ["Lovelace, Ada", "501", "S-1", "alice", "Sec A", "7.0", ""]
     assert rows[3] == ["Babbage, Charles", "502", "bob", "cbabbage", "Sec B", "2.5", "6.0"]
     assert rows[4] == ["Student, Test", "503", "", "test1", "Sec A", "", ""]
     assert rows[5] == ["zoe", "", "", "zoe", "", "1.0", ""]
@@ -68,6 +69,118 @@ def test_roster_that_is_not_a_canvas_export_is_refused(tmp_path):
     bad.write_text("student_id,score\nalice,7\n")
     with pytest.raises(canvas.RosterError, match="SIS Login ID"):
         canvas.read_roster(bad)
+
+
+# -- a grade that could not be computed is not a 0 ----------------------------------------------
+
+UNGRADABLE = [
+    Row(A, "real_zero", "t1", 0.0, 7.0),
+    Row(A, "truncated", "t2", 0.0, 7.0, graded=False),
+    Row(A, "absent", "", 0.0, 7.0, submitted=False),
+    Row("unknown", "stray", "", 0.0, 0.0, graded=False),
+]
+
+
+def test_an_ungradable_or_missing_notebook_exports_an_empty_cell_not_a_zero():
+    """A truncated notebook (could not be graded) and a missing one: empty score cells in
+    grades.csv and canvas.csv, while a real zero stays 0.0; a notebook of no known assignment
+    makes no Canvas column (an import would create an assignment) but keeps its row?"""
+    grades = {
+        r["student_id"]: r for r in csv.DictReader(io.StringIO(report.gradebook_csv(UNGRADABLE)))
+    }
+    assert grades["real_zero"]["score"] == grades["real_zero"]["raw_score"] == "0.0"
+    for who in ("truncated", "absent", "stray"):
+        assert grades[who]["score"] == grades[who]["raw_score"] == "", who
+    assert grades["truncated"]["max_score"] == "7.0" and grades["truncated"]["timestamp"] == "t2"
+    rows = _csv(canvas.canvas_csv(UNGRADABLE))
+    assert rows[0] == [*canvas.IDENTITY, A]
+    assert {r[0]: r[5:] for r in rows[2:]} == {
+        "absent": [""],
+        "real_zero": ["0.0"],
+        "stray": [""],
+        "truncated": [""],
+    }
+
+
+def test_a_result_with_an_error_is_a_row_without_a_grade():
+    """Row.of: a result whose error says it could not be graded has no grade to export?"""
+    bad = SubmissionResult("s", A, "p", 7.0, error="s.ipynb is not valid JSON")
+    assert not report.Row.of(bad).has_grade
+    assert report.Row.of(SubmissionResult("s", A, "p", 7.0)).has_grade
+
+
+def _gradescope_root(tmp_path, monkeypatch, result: dict | None, returncode: int = 0):
+    """A Gradescope /autograder laid out in tmp_path, `drills grade` replaced by a stand-in that
+    exits with ``returncode`` after writing ``result`` (None: nothing) as its results.jsonl."""
+    import subprocess
+
+    from autograder.course.exports import gradescope
+
+    root = tmp_path / "autograder"
+    for d in ("source", "submission", "results"):
+        (root / d).mkdir(parents=True)
+    (root / "source" / gradescope.CONFIG).write_text(
+        json.dumps({"assignment": A, "visibility": "visible", "timeout": 5.0})
+    )
+    (root / "submission" / "mine.ipynb").write_text("{}")
+    (root / "results" / "results.json").write_text('{"score": 7.0}')  # a stale one
+
+    def fake_grade(cmd, **kwargs):
+        out = Path(cmd[cmd.index("--out") + 1])
+        out.mkdir(parents=True, exist_ok=True)
+        if result is not None:
+            (out / "results.jsonl").write_text(json.dumps(result) + "\n")
+        return subprocess.CompletedProcess(cmd, returncode, "log", "")
+
+    monkeypatch.setattr(gradescope.subprocess, "run", fake_grade)
+    return root
+
+
+def _item(error: str | None) -> dict:
+    return SubmissionResult("s", A, "p", 7.0, error=error).to_json()
+
+
+@pytest.mark.parametrize(
+    "failure",
+    ["drills grade exits 1", "no result", "the grader failed on this submission: KeyError: 'x'"],
+)
+def test_a_grader_failure_on_gradescope_is_a_failed_run_not_a_zero(tmp_path, monkeypatch, failure):
+    """The grader itself fails: is there no results.json (Gradescope then reports the run as
+    failed) and a non-zero exit, instead of a 0 for the student?"""
+    from autograder.course.exports import gradescope
+
+    if failure == "drills grade exits 1":
+        root = _gradescope_root(tmp_path, monkeypatch, _item(None), returncode=1)
+    elif failure == "no result":
+        root = _gradescope_root(tmp_path, monkeypatch, None)
+    else:
+        root = _gradescope_root(tmp_path, monkeypatch, _item(failure))
+    assert gradescope.main(["run", "--root", str(root)]) == 1
+    assert not (root / "results" / "results.json").exists()
+
+
+def test_a_notebook_the_student_must_fix_still_gets_results_on_gradescope(tmp_path, monkeypatch):
+    """An unreadable notebook is the student's to fix: results.json with the reason, exit 0?"""
+    from autograder.course.exports import gradescope
+
+    root = _gradescope_root(tmp_path, monkeypatch, _item("mine.ipynb is not valid JSON"))
+    assert gradescope.main(["run", "--root", str(root)]) == 0
+    body = json.loads((root / "results" / "results.json").read_text())
+    assert body["score"] == 0.0 and "not valid JSON" in body["output"]
+
+
+def test_a_submitted_link_is_not_followed_on_gradescope(tmp_path, monkeypatch):
+    """A submission whose notebook is a link (to the course secret, say): not read, not graded,
+    the student told why?"""
+    from autograder.course.exports import gradescope
+
+    root = _gradescope_root(tmp_path, monkeypatch, _item(None))
+    (root / "submission" / "mine.ipynb").unlink()
+    (root / "source" / "course.secret").write_text("s3cret-value")
+    (root / "submission" / "mine.ipynb").symlink_to(root / "source" / "course.secret")
+    assert gradescope.main(["run", "--root", str(root)]) == 0
+    body = json.loads((root / "results" / "results.json").read_text())
+    assert "symbolic link" in body["output"] and "s3cret" not in json.dumps(body)
 
 
 def _result() -> SubmissionResult:

@@ -15,7 +15,7 @@ import pytest
 from autograder.cases.compare import render
 from autograder.course import report
 from autograder.course.grade_cli import Grader
-from autograder.engine import sandbox, submission
+from autograder.engine import layout, sandbox, submission
 from autograder.notebooks import notebook
 from autograder.scoring import evaluate, kernel
 
@@ -38,7 +38,7 @@ def test_discover_takes_student_and_assignment_from_nbgrader_layout(tmp_path):
         folder.mkdir(parents=True)
         nbformat.write(_nb("solution"), str(folder / f"{A}.ipynb"))
     (tmp_path / "submitted" / "bob" / A / "timestamp.txt").write_text("2024-05-01 10:00:00\n")
-    subs = submission.discover([tmp_path])
+    subs = layout.discover([tmp_path])
     assert [(s.student, s.assignment) for s in subs] == [("alice", A), ("bob", A)]
     assert subs[1].timestamp == "2024-05-01 10:00:00"
 
@@ -47,7 +47,7 @@ def test_discover_names_a_lone_notebook_after_its_file(tmp_path):
     """Is a bare notebook graded as student <file stem>, its assignment still unknown?"""
     p = tmp_path / "carol.ipynb"
     nbformat.write(_nb("solution"), str(p))
-    (sub,) = submission.discover([p])
+    (sub,) = layout.discover([p])
     assert (sub.student, sub.assignment) == ("carol", None)
 
 
@@ -57,7 +57,7 @@ def test_discover_keeps_one_submission_per_student_and_assignment(tmp_path):
         folder = tmp_path / d / "submitted" / "dan" / A
         folder.mkdir(parents=True)
         nbformat.write(_nb("solution"), str(folder / f"{A}.ipynb"))
-    subs = submission.discover([tmp_path / "x", tmp_path / "y"])
+    subs = layout.discover([tmp_path / "x", tmp_path / "y"])
     assert len(subs) == 1 and "ignored" in subs[0].warnings[0]
 
 
@@ -267,7 +267,8 @@ def test_sandboxed_scores_equal_in_kernel_scores(grader, name):
 
 
 def test_grades_csv_has_nbgrader_export_columns_and_format(tmp_path):
-    """Is grades.csv byte-for-byte what nbgrader's CsvExportPlugin writes for the same grades?"""
+    """Is grades.csv byte-for-byte what nbgrader's CsvExportPlugin writes for the same grades,
+    but for a missing submission's score cells, left empty (no grade) where nbgrader writes 0?"""
     from nbgrader.api import MissingEntry
     from nbgrader.plugins.export import CsvExportPlugin
 
@@ -306,7 +307,9 @@ def test_grades_csv_has_nbgrader_export_columns_and_format(tmp_path):
             report.SubmissionResult("bob", A, "", 7.0, submitted=False),
         ]
     )
-    assert ours == dest.read_text()
+    theirs = dest.read_text()
+    assert ",bob,,,,0.0,0.0,0.0,7.0\n" in theirs
+    assert ours == theirs.replace(",bob,,,,0.0,0.0,0.0,7.0\n", ",bob,,,,,,,7.0\n")
     assert list(csv.DictReader(io.StringIO(ours)))[0]["score"] == "4.06"
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from autograder.course.grade_cli import Grader, grade_course
-from autograder.engine import submission, worker
+from autograder.engine import layout, submission, worker
 
 REPO = Path(__file__).resolve().parent.parent
 CORPUS = REPO / "tests" / "fixtures" / "corpus"
@@ -67,25 +67,38 @@ def test_drills_warm_off_counts_as_a_cold_run(monkeypatch):
 # -- student ids that collide ------------------------------------------------------------------
 
 
-def test_two_folders_that_become_one_student_id_are_an_error_naming_both(tmp_path):
-    """`ann lee` and `ann_lee` both become student id `ann_lee`: is that one error row naming
-    both folders (neither graded, none dropped without a word), and the rest of the class
-    graded as usual?"""
+def test_two_folders_that_become_one_student_id_are_an_error_naming_both(tmp_path, capsys):
+    """`ann lee` and `ann_lee` both become student id `ann_lee`: does each folder get its own
+    error row in grades.csv (neither graded, neither merged into the other, none dropped), each
+    naming both folders, the console naming both too, and the rest of the class graded?"""
+    import argparse
+
+    from autograder.course import grade_cli
+
     subs = _submitted(
         tmp_path, {"ann lee": "solution", "ann_lee": "nan_and_inf", "bob": "solution"}
     )
     out = tmp_path / "out"
-    g = Grader(hidden=[out.resolve()])
-    stats = grade_course([subs], out, g)
+    args = argparse.Namespace(
+        submissions=[str(subs)], out=str(out), assignment=None, jobs=1, secret_file=None,
+        timeout=30.0, budget=None, memory=2048, show_hidden=False, shard=None, force=False,
+        canvas_roster=None,
+    )  # fmt: skip
+    assert grade_cli._grade_cmd(args) == 0
+    console = capsys.readouterr().err
     rows = list(csv.DictReader((out / "grades.csv").open()))
-    assert [(r["student_id"], r["score"]) for r in rows] == [("ann_lee", "0.0"), ("bob", "7.0")]
+    ids = [layout.collision_id("ann_lee", "ann lee"), layout.collision_id("ann_lee", "ann_lee")]
+    assert sorted(r["student_id"] for r in rows) == sorted([*ids, "bob"])
+    assert [r["score"] for r in rows if r["student_id"] == "bob"] == ["7.0"]
     results = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
-    (ann,) = [r for r in results if r["student"] == "ann_lee"]
-    assert "'ann lee'" in ann["error"] and "'ann_lee'" in ann["error"]
-    assert str(subs / "ann lee") in ann["error"] and str(subs / "ann_lee") in ann["error"]
-    page = (out / "feedback" / "ann_lee" / f"{A}.html").read_text()
-    assert "ann lee" in page and "rename" in page
-    assert stats.could_not_grade == 1 and stats.submissions == 2
+    for sid in ids:
+        (r,) = [r for r in results if r["student"] == sid]
+        assert "'ann lee'" in r["error"] and "'ann_lee'" in r["error"]
+        assert str(subs / "ann lee") in r["error"] and str(subs / "ann_lee") in r["error"]
+        page = (out / "feedback" / sid / f"{A}.html").read_text()
+        assert "ann lee" in page and "rename" in page
+    assert console.count("not graded:") == 2, console
+    assert str(subs / "ann lee") in console and str(subs / "ann_lee") in console
 
 
 def test_collision_across_assignments_is_still_refused(tmp_path):
@@ -95,10 +108,10 @@ def test_collision_across_assignments_is_still_refused(tmp_path):
     for student, a in (("ann lee", A), ("ann_lee", "02_clipped_estimators")):
         (root / student / a).mkdir(parents=True)
         shutil.copyfile(CORPUS / "solution.ipynb", root / student / a / f"{a}.ipynb")
-    subs = submission.discover([root])
+    subs = layout.discover([root])
     assert [(s.student, s.assignment) for s in subs] == [
-        ("ann_lee", A),
-        ("ann_lee", "02_clipped_estimators"),
+        (layout.collision_id("ann_lee", "ann lee"), A),
+        (layout.collision_id("ann_lee", "ann_lee"), "02_clipped_estimators"),
     ]
     assert all(s.error and "'ann lee'" in s.error and "'ann_lee'" in s.error for s in subs)
 
@@ -110,8 +123,142 @@ def test_same_folder_name_twice_is_not_a_collision(tmp_path):
         folder = tmp_path / d / "submitted" / "dan" / A
         folder.mkdir(parents=True)
         shutil.copyfile(CORPUS / "solution.ipynb", folder / f"{A}.ipynb")
-    (sub,) = submission.discover([tmp_path / "x", tmp_path / "y"])
+    (sub,) = layout.discover([tmp_path / "x", tmp_path / "y"])
     assert sub.error is None and "ignored" in sub.warnings[0]
+
+
+def test_the_same_name_in_composed_and_decomposed_unicode_is_one_id_and_a_collision(tmp_path):
+    """`josé` with one accented letter and `josé` with an `e` and a combining accent: one student
+    id (not `jos_` and `jose_`, two students), and so two folders behind one id, each an error
+    row naming both?"""
+    import unicodedata
+
+    nfc, nfd = unicodedata.normalize("NFC", "josé"), unicodedata.normalize("NFD", "josé")
+    assert nfc != nfd
+    subs = _submitted(tmp_path, {nfc: "solution", nfd: "solution"})
+    found = layout.discover([subs])
+    assert len(found) == 2 and len({s.student for s in found}) == 2
+    assert all(s.student.startswith("jos_+") and s.error for s in found)
+    assert all(ascii(nfc) in s.error and ascii(nfd) in s.error for s in found)
+    assert all("two Unicode forms" in s.error for s in found)
+
+
+# -- the layout: nothing outside a student's own folder counts as theirs -----------------------
+
+
+def test_a_folder_nested_in_another_students_cannot_claim_their_id(tmp_path):
+    """`mallory/bob/01_exact_kl/…` must not become bob's row (bob submitted nothing), and
+    `0mallory/carol/01_exact_kl/…` (sorted first) must not replace carol's own notebook: are
+    both reported on their owner's row, carol graded from her own file, and no row for bob?"""
+    root = _submitted(tmp_path, {"carol": "nan_and_inf"})
+    for owner, victim in (("mallory", "bob"), ("0mallory", "carol")):
+        folder = root / owner / victim / A
+        folder.mkdir(parents=True)
+        shutil.copyfile(CORPUS / "solution.ipynb", folder / f"{A}.ipynb")
+    found = {s.student: s for s in layout.discover([root])}
+    assert sorted(found) == ["0mallory", "carol", "mallory"]
+    assert found["carol"].path == root / "carol" / A / f"{A}.ipynb" and not found["carol"].error
+    assert not found["carol"].warnings
+    for owner, victim in (("mallory", "bob"), ("0mallory", "carol")):
+        assert found[owner].error and "deeper than <student>/<assignment>/" in found[owner].error
+        assert str(root / owner / victim / A / f"{A}.ipynb") in found[owner].error
+
+
+def test_links_are_never_followed_at_any_level(tmp_path):
+    """A notebook linked to the course solution, a notebook linked to /dev/zero, a student
+    folder and an assignment folder that are links, a timestamp.txt linked to the secret file:
+    is each an error row (or, for the timestamp, a warning) naming the link, and nothing read
+    through it?"""
+    root = tmp_path / "submitted"
+    solution = REPO / "solutions" / A / f"{A}.ipynb"
+    secret = tmp_path / "course.secret"
+    secret.write_text("the-course-secret-4711")
+    real = tmp_path / "elsewhere" / A
+    real.mkdir(parents=True)
+    shutil.copyfile(CORPUS / "solution.ipynb", real / f"{A}.ipynb")
+    for student in ("to_solution", "to_zero", "ts"):
+        (root / student / A).mkdir(parents=True)
+    (root / "to_solution" / A / f"{A}.ipynb").symlink_to(solution)
+    (root / "to_zero" / A / f"{A}.ipynb").symlink_to("/dev/zero")
+    shutil.copyfile(CORPUS / "solution.ipynb", root / "ts" / A / f"{A}.ipynb")
+    (root / "ts" / A / "timestamp.txt").symlink_to(secret)
+    (root / "linked_student").symlink_to(real.parent)
+    (root / "linked_assignment").mkdir()
+    (root / "linked_assignment" / A).symlink_to(real)
+    found = {s.student: s for s in layout.discover([root])}
+    assert sorted(found) == ["linked_assignment", "linked_student", "to_solution", "to_zero", "ts"]
+    for student in ("to_solution", "to_zero", "linked_student", "linked_assignment"):
+        assert found[student].error and "symbolic link" in found[student].error, student
+    assert found["ts"].error is None and found["ts"].timestamp == ""
+    assert any("timestamp.txt" in w and "symbolic link" in w for w in found["ts"].warnings)
+    assert "4711" not in repr(found)
+
+
+def test_a_linked_timestamp_or_notebook_puts_nothing_of_its_target_in_any_output(tmp_path):
+    """End to end: a timestamp.txt linked to the secret file and a notebook linked to the course
+    solution, graded by `drills grade`: is the secret in no output (grades.csv, results.json(l),
+    feedback, the results cache), the linked notebook an error row with no grade, and the
+    other student graded as usual?"""
+    secret_text = "course-secret-text-90210"
+    secret = tmp_path / "course.secret"
+    secret.write_text(secret_text)
+    root = _submitted(tmp_path, {"ts": "solution"})
+    (root / "ts" / A / "timestamp.txt").symlink_to(secret)
+    (root / "linked" / A).mkdir(parents=True)
+    (root / "linked" / A / f"{A}.ipynb").symlink_to(REPO / "solutions" / A / f"{A}.ipynb")
+    out = tmp_path / "out"
+    stats = grade_course([root], out, Grader(hidden=[out.resolve()]))
+    rows = {r["student_id"]: r for r in csv.DictReader((out / "grades.csv").open())}
+    assert rows["ts"]["score"] == "7.0" and rows["ts"]["timestamp"] == ""
+    assert rows["linked"]["score"] == "" and stats.could_not_grade == 1
+    assert any("symbolic link" in line for line in stats.not_graded)
+    for f in out.rglob("*"):
+        if f.is_file():
+            assert secret_text.encode() not in f.read_bytes(), f
+
+
+def test_a_device_or_a_pipe_named_like_a_notebook_is_refused_without_reading_it(tmp_path):
+    """A FIFO named 01_exact_kl.ipynb would block a reader forever, /dev/zero would fill its
+    memory: are both refused at once with a reason, by discovery and by load_notebook?"""
+    from autograder.engine import files
+
+    folder = tmp_path / "submitted" / "pat" / A
+    folder.mkdir(parents=True)
+    fifo = folder / f"{A}.ipynb"
+    os.mkfifo(fifo)
+    (sub,) = layout.discover([tmp_path / "submitted"])
+    assert sub.error and "not a regular file" in sub.error
+    with pytest.raises(submission.SubmissionError, match="not a regular file"):
+        submission.load_notebook(fifo)
+    with pytest.raises(files.Refused, match="character device"):
+        files.read_regular("/dev/zero", 1000)
+    big = tmp_path / "big.ipynb"
+    big.write_bytes(b" " * 2001)
+    with pytest.raises(files.Refused, match="limit"):
+        files.read_regular(big, 2000)
+
+
+def test_every_folder_under_the_root_is_a_row_or_a_named_warning(tmp_path):
+    """A dot folder, `...`, a folder of odd characters, an empty student folder and a folder in a
+    student's folder that holds no notebook: a row for each student (ids made safe, with a
+    warning), the empty one an error row, the stray folder named on its student's row?"""
+    root = _submitted(tmp_path, {".hidden": "solution", "...": "solution", "a\nb": "solution"})
+    (root / "empty").mkdir()
+    (root / "ann" / A).mkdir(parents=True)
+    shutil.copyfile(CORPUS / "solution.ipynb", root / "ann" / A / f"{A}.ipynb")
+    (root / "ann" / "data").mkdir()
+    (root / "ann" / A / ".ipynb_checkpoints").mkdir()
+    shutil.copyfile(
+        CORPUS / "stub.ipynb", root / "ann" / A / ".ipynb_checkpoints" / f"{A}-checkpoint.ipynb"
+    )
+    found = {s.given_id: s for s in layout.discover([root])}
+    assert sorted(found) == sorted([".hidden", "...", "a\nb", "empty", "ann"])
+    assert found[".hidden"].student == ".hidden" and not found[".hidden"].error
+    assert found["..."].student == "..." and not found["..."].error
+    assert found["a\nb"].student == "a_b" and "changed" in found["a\nb"].warnings[0]
+    assert found["empty"].error and "no notebook" in found["empty"].error
+    assert found["ann"].path.name == f"{A}.ipynb" and not found["ann"].error
+    assert any(str(root / "ann" / "data") in w for w in found["ann"].warnings)
 
 
 # -- private outputs ---------------------------------------------------------------------------

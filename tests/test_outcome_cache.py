@@ -465,3 +465,71 @@ def test_a_bool_mask_input_reads_back_from_the_cache_as_it_was_encoded(fresh):
     shown = [evaluate._render_inputs(c) for c in cold.inputs["likelihood_change"]]
     assert any("'$tensor'" in s or "True" in s for s in shown)
     assert [evaluate._render_inputs(c) for c in warm.inputs["likelihood_change"]] == shown
+
+
+def _forge_with_a_plain_checksum(p: Path) -> None:
+    """What an attacker who can write the folder does: change the expected outcomes and put
+    beside them a checksum of the kind anyone can recompute (the old format's sha256)."""
+    import hashlib
+
+    body = json.loads(p.read_text())
+    value = body["value"]
+    if "expected" in value:
+        for name in value["expected"]:
+            value["expected"][name] = [{"value": 123.0} for _ in value["expected"][name]]
+    plain = cache._canonical([body["kind"], body["key"], value])
+    body["checksum"] = body["mac"] = hashlib.sha256(plain).hexdigest()
+    p.write_text(json.dumps(body))
+
+
+def test_a_forged_entry_with_a_recomputed_checksum_is_not_trusted(fresh):
+    """Entries rewritten with other expected outcomes and a checksum recomputed from them (what
+    turned a correct notebook's 7.0 into 4.45 in a shared cache folder): is each one refused and
+    the reference's outcomes computed again?"""
+    counts, forget, folder = fresh
+    good = _outcomes()
+    for p in _entries(folder, "assignment") + _entries(folder, "reference"):
+        _forge_with_a_plain_checksum(p)
+    forget()
+    again = _outcomes()
+    assert counts["reference"] > 0, "a forged entry was read as a cached outcome"
+    assert again.expected == good.expected
+
+
+def test_a_cache_folder_other_users_can_write_is_refused(tmp_path, capsys):
+    """A DRILLS_CACHE_DIR others can write (a shared /tmp folder): is nothing stored in it or read
+    from it, with a line saying why, while a private one works?"""
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o777)
+    assert cache.store("assignment", {"i": 1}, {"v": 1}, root=shared) is False
+    assert cache.load("assignment", {"i": 1}, root=shared) is None
+    assert not any(shared.iterdir())
+    assert "can be written by other users" in capsys.readouterr().err
+    private = tmp_path / "private"
+    assert cache.store("assignment", {"i": 1}, {"v": 1}, root=private)
+    assert cache.load("assignment", {"i": 1}, root=private) == {"v": 1}
+    assert (private / cache.KEY_FILE).stat().st_mode & 0o777 == 0o600
+    private.chmod(0o757)  # made writable by others later: no longer trusted
+    assert cache.load("assignment", {"i": 1}, root=private) is None
+
+
+@pytest.mark.parametrize("key_damage", ["readable by others", "a link", "another key"])
+def test_a_key_that_is_not_private_or_not_the_writers_is_refused(tmp_path, key_damage):
+    """The folder's key readable by others, replaced by a link, or swapped for another: is no
+    entry written under the old key trusted?"""
+    root = tmp_path / "c"
+    assert cache.store("assignment", {"i": 1}, {"v": 1}, root=root)
+    key = root / cache.KEY_FILE
+    if key_damage == "readable by others":
+        key.chmod(0o644)
+    elif key_damage == "a link":
+        elsewhere = tmp_path / "elsewhere"
+        elsewhere.write_bytes(key.read_bytes())
+        elsewhere.chmod(0o600)
+        key.unlink()
+        key.symlink_to(elsewhere)
+    else:
+        key.unlink()
+        assert cache.store("assignment", {"i": 2}, {"v": 2}, root=root)  # a new key
+    assert cache.load("assignment", {"i": 1}, root=root) is None

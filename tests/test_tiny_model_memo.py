@@ -9,6 +9,7 @@ course's reference, which never hit).
 
 from __future__ import annotations
 
+import io
 import json
 
 import numpy as np
@@ -118,3 +119,73 @@ def test_a_cached_seed_comes_back_equal_and_is_not_computed_again(
     with experiment.deterministic(threads=1):
         pooled.run_probe_seeds(model, only05, (2,), **small)
     assert len(list((tmp_path / "cache").glob("*.pt"))) == 2  # seed 2 was not stored
+
+
+class _Planted:
+    """A pickle that runs code when unpickled: it creates the file it names."""
+
+    def __init__(self, marker: str) -> None:
+        self.marker = marker
+
+    def __reduce__(self):
+        return (open, (self.marker, "w"))
+
+
+@pytest.mark.parametrize("planted", ["a pickle that runs code", "garbage", "a link"])
+def test_a_planted_or_broken_entry_runs_nothing_and_is_computed_again(
+    tmp_path, monkeypatch, planted
+):
+    """An entry file that unpickles into a command (a folder another user could write), garbage
+    (which raised UnpicklingError) or a link to a file elsewhere: does load run nothing, return
+    no result, and the probe get computed and stored whole?"""
+    where = tmp_path / "cache"
+    where.mkdir(mode=0o700)
+    monkeypatch.setenv(memo.ENV, str(where))
+    k = "0" * 64
+    marker = tmp_path / "planted-code-ran"
+    entry = where / f"{k}.pt"
+    if planted == "a pickle that runs code":
+        torch.save({"result": _Planted(str(marker))}, entry)
+    elif planted == "garbage":
+        entry.write_bytes(b"\x80\x04garbage that is no pickle")
+    else:
+        real = tmp_path / "elsewhere.pt"
+        torch.save({"$tensor": torch.zeros(1)}, real)
+        entry.symlink_to(real)
+    assert memo.load(k) is None
+    assert not marker.exists(), "loading a cache entry ran the code it held"
+    memo.store(k, {"changes": np.arange(3.0)})
+    assert np.array_equal(memo.load(k)["changes"], np.arange(3.0))
+
+
+def test_a_probe_cache_folder_other_users_can_write_is_not_used(tmp_path, monkeypatch, capsys):
+    """TINY_MODEL_PROBE_CACHE naming a folder others can write: is nothing stored or loaded
+    there, with a line saying why?"""
+    where = tmp_path / "shared"
+    where.mkdir()
+    where.chmod(0o777)
+    monkeypatch.setenv(memo.ENV, str(where))
+    memo.store("1" * 64, {"x": 1})
+    assert not any(where.iterdir())
+    assert memo.load("1" * 64) is None
+    assert "can be written by other users" in capsys.readouterr().err
+
+
+def test_a_probe_result_comes_back_from_its_data_only_form_equal(ref, model):
+    """The data-only form (tensors, numpy arrays, the course's dataclasses): does a real
+    ProbeResult come back with the same config, arrays, tensors and dtypes?"""
+    from tiny_model.probe import run_probe
+
+    config = ProbeConfig(methods=("grpo", "pos_only"), groups=2, optimizer="sgd")
+    with experiment.deterministic(threads=1):
+        r = run_probe(model, Functions.from_solutions(include_06=False), config)
+    buf = io.BytesIO()
+    torch.save(memo._encode(r), buf)
+    back = memo._decode(torch.load(io.BytesIO(buf.getvalue()), weights_only=True))
+    assert type(back) is type(r) and back.config == r.config
+    for m in config.methods:
+        assert back.changes[m].dtype == r.changes[m].dtype
+        assert np.array_equal(back.changes[m], r.changes[m])
+        assert torch.equal(back.weights[m], r.weights[m])
+    assert torch.equal(back.groups.responses, r.groups.responses)
+    assert back.lld == r.lld and back.paired == r.paired

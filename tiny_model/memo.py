@@ -14,9 +14,16 @@ every global it loads (functions by their code, modules by name, numbers and str
 A function whose globals hold anything else (a tensor, an object) makes the result uncached, so
 a learner's function is reused only where it is the same code, never merely the same name.
 
-The folder must be one you own: results are stored with ``torch.save`` and read back with
-``torch.load(weights_only=False)``, which unpickles. The grader never sets the variable, and its
-sandboxed children get a clean environment.
+What is stored is data only: a result is encoded as dicts, lists, numbers, text and tensors
+(numpy arrays as tensors; the course's own dataclasses by name and fields), saved with
+``torch.save`` and read back with ``torch.load(weights_only=True)``, which builds no object
+but those; only a dataclass of ``tiny_model`` is rebuilt, from its fields. A file that does not
+read back (garbage, truncated, a pickle of anything else) is ignored and the probe computed
+again. The folder is used only when it is this user's and no one else can write it, and an
+entry only when it is a regular file of this user (not a link): another user who could plant an
+entry could otherwise hand a notebook a forged probe (with ``weights_only=False`` it ran a
+command). The grader never sets the variable, and its sandboxed children get a clean
+environment.
 """
 
 from __future__ import annotations
@@ -25,13 +32,17 @@ import builtins
 import dataclasses
 import dis
 import hashlib
+import importlib
+import io
 import json
 import os
+import stat
 import sys
 import tempfile
 import types
 from pathlib import Path
 
+import numpy as np
 import torch
 
 ENV = "TINY_MODEL_PROBE_CACHE"
@@ -40,6 +51,9 @@ _SIMPLE = (int, float, complex, str, bytes, bool, type(None))
 # `from __future__ import annotations` changes how annotations are stored, not what a function
 # computes; the course's reference code is compiled with it, a notebook's cells without.
 _CO_FUTURE_ANNOTATIONS = 0x1000000
+
+
+MAX_ENTRY_BYTES = 512 * 1024 * 1024  # a probe result is a few MB; larger is not ours
 
 
 class _Uncacheable(Exception):
@@ -148,28 +162,156 @@ def key(model: torch.nn.Module, fns: object, config: object) -> str | None:
     return h.hexdigest()
 
 
-def load(k: str | None) -> object | None:
-    """The result stored under ``k``, or None (caching off, nothing stored, unreadable)."""
-    where = folder()
-    if where is None or k is None:
-        return None
-    path = where / f"{k}.pt"
+def refusal(where: Path) -> str | None:
+    """Why the folder ``where`` must not hold the cache (None: it may): not a folder of this
+    user, or writable by other users."""
     try:
-        return torch.load(path, weights_only=False)
-    except (OSError, EOFError, RuntimeError, ValueError):
+        st = os.stat(where)
+    except FileNotFoundError:
+        return None  # created private by the first store
+    except OSError as e:
+        return f"{where} cannot be read ({e.strerror or e})"
+    if not stat.S_ISDIR(st.st_mode):
+        return f"{where} is not a folder"
+    if hasattr(os, "geteuid") and st.st_uid != os.geteuid():
+        return f"{where} belongs to another user"
+    if st.st_mode & 0o022:
+        return f"{where} can be written by other users (mode {stat.S_IMODE(st.st_mode):o})"
+    return None
+
+
+_WARNED: set[str] = set()
+
+
+def _usable(where: Path) -> bool:
+    why = refusal(where)
+    if why is not None and why not in _WARNED:
+        _WARNED.add(why)
+        print(f"note: the probe cache {ENV} is not used: {why}", file=sys.stderr)
+    return why is None
+
+
+# -- a data-only form of a result ----------------------------------------------------------------
+
+
+def _encode(v: object) -> object:
+    """``v`` as plain dicts, lists, scalars, text and tensors (what weights_only loads);
+    _Uncacheable when it holds anything else."""
+    if v is None or type(v) in (bool, int, float, str):
+        return v
+    if isinstance(v, torch.Tensor):
+        return {"$tensor": v.detach().cpu().clone()}
+    if isinstance(v, np.ndarray | np.generic):
+        a = np.asarray(v)
+        if a.dtype.hasobject:
+            raise _Uncacheable("numpy object array")
+        try:
+            t = torch.from_numpy(np.ascontiguousarray(a).copy())
+        except TypeError as e:
+            raise _Uncacheable(str(e)) from None
+        return {"$numpy": t, "scalar": isinstance(v, np.generic), "dtype": a.dtype.str}
+    if type(v) is tuple:
+        return {"$tuple": [_encode(x) for x in v]}
+    if type(v) is list:
+        return [_encode(x) for x in v]
+    if type(v) is dict and all(type(k) is str for k in v):
+        return {"$dict": {k: _encode(x) for k, x in v.items()}}
+    cls = type(v)
+    if dataclasses.is_dataclass(v) and cls.__module__.startswith("tiny_model."):
+        return {
+            "$dataclass": f"{cls.__module__}:{cls.__qualname__}",
+            "fields": {f.name: _encode(getattr(v, f.name)) for f in dataclasses.fields(v)},
+        }
+    raise _Uncacheable(cls.__name__)
+
+
+def _decode(j: object) -> object:
+    if type(j) is list:
+        return [_decode(x) for x in j]
+    if type(j) is not dict:
+        if j is None or type(j) in (bool, int, float, str):
+            return j
+        raise ValueError(f"not a stored value: {type(j).__name__}")
+    if "$tensor" in j:
+        t = j["$tensor"]
+        if not isinstance(t, torch.Tensor):
+            raise ValueError("not a tensor")
+        return t
+    if "$numpy" in j:
+        a = j["$numpy"].numpy()
+        if a.dtype.str != j["dtype"]:
+            raise ValueError("a numpy array of another dtype")
+        return a[()] if j["scalar"] else a
+    if "$tuple" in j:
+        return tuple(_decode(x) for x in j["$tuple"])
+    if "$dict" in j:
+        return {str(k): _decode(x) for k, x in j["$dict"].items()}
+    if "$dataclass" in j:
+        module, _, name = str(j["$dataclass"]).partition(":")
+        if not module.startswith("tiny_model."):
+            raise ValueError(f"{module} is not the course's")
+        cls: object = importlib.import_module(module)
+        for part in name.split("."):
+            cls = getattr(cls, part)
+        if not (isinstance(cls, type) and dataclasses.is_dataclass(cls)):
+            raise ValueError(f"{name} is not a dataclass")
+        values = {k: _decode(x) for k, x in j["fields"].items()}
+        fields = {f.name: f for f in dataclasses.fields(cls)}
+        if set(values) != set(fields):
+            raise ValueError(f"{name}: other fields than the class has")
+        obj = cls(**{k: x for k, x in values.items() if fields[k].init})
+        for k, x in values.items():
+            if not fields[k].init:
+                object.__setattr__(obj, k, x)
+        return obj
+    raise ValueError("not a stored value")
+
+
+def load(k: str | None) -> object | None:
+    """The result stored under ``k``, or None (caching off or refused, nothing stored, or a
+    file that is not a whole entry of this cache: it is then computed again)."""
+    where = folder()
+    if where is None or k is None or not _usable(where):
+        return None
+    try:
+        fd = os.open(where / f"{k}.pt", os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_ENTRY_BYTES:
+            return None
+        if hasattr(os, "geteuid") and st.st_uid != os.geteuid():
+            return None
+        with os.fdopen(os.dup(fd), "rb") as f:
+            data = f.read(MAX_ENTRY_BYTES + 1)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    try:
+        return _decode(torch.load(io.BytesIO(data), weights_only=True))
+    except Exception:  # noqa: BLE001 (garbage, a truncated file, a pickle of something else)
         return None
 
 
 def store(k: str | None, result: object) -> None:
-    """Write ``result`` under ``k`` (whole or not at all: a temporary file, then a rename)."""
+    """Write ``result`` under ``k`` (whole or not at all: a temporary file, then a rename);
+    nothing when it holds something the data-only form cannot hold, or the folder is refused."""
     where = folder()
     if where is None or k is None:
         return
-    where.mkdir(parents=True, exist_ok=True)
+    try:
+        data = _encode(result)
+    except _Uncacheable:
+        return
+    where.mkdir(parents=True, exist_ok=True, mode=0o700)
+    if not _usable(where):
+        return
     fd, tmp = tempfile.mkstemp(dir=where, prefix=".probe-", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as f:
-            torch.save(result, f)
+            torch.save(data, f)
         os.replace(tmp, where / f"{k}.pt")
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

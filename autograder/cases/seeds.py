@@ -19,6 +19,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import unicodedata
 from pathlib import Path
 
 PUBLIC_DEFAULT_SECRET = "reward-drills-public-default-secret"
@@ -60,8 +61,10 @@ _SAFE_ID = re.compile(r"[^A-Za-z0-9._@+-]")
 
 
 def student_id(text: str) -> str:
-    """A student id as both engines seed with it (and usable as a file name or a CSV cell)."""
-    s = _SAFE_ID.sub("_", text.strip())[:100]
+    """A student id as both engines seed with it (and usable as a file name or a CSV cell).
+    The name is put in Unicode's composed form (NFC) first: ``josé`` typed with one accented
+    letter or with an ``e`` and a combining accent (macOS writes file names so) is one student."""
+    s = _SAFE_ID.sub("_", unicodedata.normalize("NFC", text).strip())[:100]
     return s if s and s not in (".", "..") else "_"
 
 

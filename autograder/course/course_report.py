@@ -99,6 +99,16 @@ class AssignmentStats:
     could_not_grade: int = 0
     totals: Counter = field(default_factory=Counter)
     functions: dict[str, FunctionStats] = field(default_factory=dict)
+    # [student, why] of the first NOT_GRADED_LISTED that could not be graded: exported as an
+    # empty cell (grades.csv, canvas.csv), so the report says why
+    not_graded: list[list[str]] = field(default_factory=list)
+
+
+NOT_GRADED_LISTED = 200
+
+
+def _why(r: SubmissionResult) -> list[str]:
+    return [r.student, (r.error or "")[:300]]
 
 
 class ClassReport:
@@ -107,27 +117,37 @@ class ClassReport:
     def __init__(self) -> None:
         self.assignments: dict[str, AssignmentStats] = {}
         self.unidentified = 0  # notebooks that could not be tied to an assignment
+        self.unidentified_why: list[list[str]] = []  # [student, why] of the first listed
 
     def add(self, r: SubmissionResult) -> None:
         if not r.functions:
             self.unidentified += 1
+            if len(self.unidentified_why) < NOT_GRADED_LISTED:
+                self.unidentified_why.append(_why(r))
             return
         a = self.assignments.setdefault(r.assignment, AssignmentStats(r.max_score))
         a.submissions += 1
         a.totals[r.score] += 1
         if r.error:
             a.could_not_grade += 1
+            if len(a.not_graded) < NOT_GRADED_LISTED:
+                a.not_graded.append(_why(r))
         for f in r.functions:
             a.functions.setdefault(f.function, FunctionStats(f.points)).add(f)
 
     def to_json(self) -> dict[str, Any]:
-        body: dict[str, Any] = {"assignments": {}, "unidentified": self.unidentified}
+        body: dict[str, Any] = {
+            "assignments": {},
+            "unidentified": self.unidentified,
+            "unidentified_why": self.unidentified_why,
+        }
         for name in sorted(self.assignments):
             a = self.assignments[name]
             body["assignments"][name] = {
                 "max_score": a.max_score,
                 "submissions": a.submissions,
                 "could_not_grade": a.could_not_grade,
+                "not_graded": a.not_graded,
                 "mean_score": round(sum(s * n for s, n in a.totals.items()) / a.submissions, 3),
                 "score_counts": sorted([s, n] for s, n in a.totals.items()),
                 "functions": [
@@ -255,6 +275,19 @@ def _figure(a: dict[str, Any]) -> str:
     return "".join(out)
 
 
+def _not_graded(listed: list[list[str]], count: int) -> str:
+    """Who could not be graded and why: their grade is exported as an empty cell, not a 0."""
+    items = "".join(f"<li>{_e(who)}: {_e(why)}</li>" for who, why in listed)
+    more = (
+        f"<li>and {count - len(listed)} more (see results.json)</li>" if count > len(listed) else ""
+    )
+    return (
+        f"<details><summary>{count} could not be graded: no grade is exported for them "
+        "(an empty cell in grades.csv and canvas.csv, not a 0)</summary>"
+        f"<ul>{items}{more}</ul></details>"
+    )
+
+
 def report_html(body: dict[str, Any]) -> str:
     out = [
         "<!DOCTYPE html>",
@@ -267,6 +300,7 @@ def report_html(body: dict[str, Any]) -> str:
             f"<p>{body['unidentified']} notebooks could not be tied to an assignment "
             "(see grades.csv and results.json).</p>"
         )
+        out.append(_not_graded(body.get("unidentified_why", []), body["unidentified"]))
     for name, a in body["assignments"].items():
         n = a["submissions"]
         out.append(f'<h2 id="{_e(name)}">{_e(name)}</h2>')
@@ -275,6 +309,8 @@ def report_html(body: dict[str, Any]) -> str:
             + (f"; {a['could_not_grade']} could not be graded" if a["could_not_grade"] else "")
             + ".</p>"
         )
+        if a["could_not_grade"]:
+            out.append(_not_graded(a.get("not_graded", []), a["could_not_grade"]))
         out.append(_figure(dict(a, name=name)))
         for f in a["functions"]:
             m = f["submissions"]

@@ -1,4 +1,7 @@
-"""`drills grade` and `drills check`: the sandboxed grading engine.
+"""`drills grade` and `drills check`: the sandboxed grading engine (the Grader) and the commands.
+
+The class run around it (discovery, results cache, shards, gradebook) is class_run.py; how
+submissions are found, engine/layout.py.
 
     drills grade SUBMISSION... --out DIR [--assignment ID] [--jobs N] [--secret-file F]
                  [--timeout S] [--memory MB] [--show-hidden] [--shard K/N] [--force]
@@ -39,20 +42,19 @@ import argparse
 import functools
 import json
 import queue
-import resource
 import sys
 import threading
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sized
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from autograder import assignments
 from autograder.cases import codec, seeds
 from autograder.cases.spec import FunctionSpec
-from autograder.course import gradebook, report, results_cache, run_manifest, shards
+from autograder.course import class_run, report, results_cache, shards
 from autograder.course.report import SubmissionResult
 from autograder.engine import sandbox, submission, worker
 from autograder.notebooks import notebook
@@ -101,18 +103,6 @@ class _Work:
     execution: sandbox.Execution | None = None
     crash: str | None = None  # the grader itself failed on this submission (never expected)
     fixed_apart: bool = False  # the fixed cases ran in children that held no generated input
-
-
-@dataclass
-class RunStats:
-    """What one `drills grade` run did (printed, and recorded in run.json)."""
-
-    submissions: int = 0
-    graded: int = 0
-    from_cache: int = 0
-    corrupt_cache_entries: int = 0
-    could_not_grade: int = 0
-    timing: dict[str, float] = field(default_factory=dict)
 
 
 class Grader:
@@ -568,27 +558,6 @@ def _clean_execution(ex: sandbox.Execution) -> sandbox.Execution:
     return ex
 
 
-def _clean_result(res: SubmissionResult) -> SubmissionResult:
-    """The text of a result that came from the submission's path or notebook rather than the
-    sandbox (a file name that is not UTF-8, a grade_id quoted in a warning), made writable."""
-    res.path = codec.clean_text(res.path)
-    res.timestamp = codec.clean_text(res.timestamp)
-    res.warnings = [codec.clean_text(w) for w in res.warnings]
-    res.error = None if res.error is None else codec.clean_text(res.error)
-    for f in res.functions:
-        f.error = None if f.error is None else codec.clean_text(f.error)
-    return res
-
-
-def _describe(e: BaseException) -> str:
-    """``TypeError: message`` for a grader failure, whatever the exception holds."""
-    try:
-        text = str(e)
-    except Exception:  # noqa: BLE001 (an exception whose __str__ fails)
-        text = "<no message>"
-    return codec.clean_text(f"{type(e).__name__}: {text}")[:1000]
-
-
 def _with_missing_rows(results: list[SubmissionResult], grader: Grader) -> list[SubmissionResult]:
     """nbgrader export writes a row for every student × assignment: add those not submitted."""
     graded = {r.assignment: r.max_score for r in results if r.assignment in grader._prepared}
@@ -623,12 +592,14 @@ class _BusyClock:
                 self.seconds += time.monotonic() - self._since
 
 
-def _progress(total: int):
-    try:
-        from tqdm import tqdm
-    except ImportError:  # pragma: no cover
-        return None
-    return tqdm(total=total, unit="notebook", desc="grading", file=sys.stderr)
+# Moved to class_run.py (the class run: discovery to gradebook); kept here under their old
+# names for callers of this module.
+_clean_result, _describe, _progress = class_run.clean_result, class_run.describe, class_run.progress
+RunStats, grade_course, peak_rss_mb = (
+    class_run.RunStats,
+    class_run.grade_course,
+    class_run.peak_rss_mb,
+)
 
 
 # -- commands ----------------------------------------------------------------------------------
@@ -652,166 +623,6 @@ def _limits(args: argparse.Namespace) -> sandbox.Limits:
         memory_mb=int(getattr(args, "memory", DEFAULT_MEMORY_MB)),
         budget=getattr(args, "budget", None),
     )
-
-
-def grade_course(
-    paths: list[str | Path],
-    out: Path,
-    grader: Grader,
-    assignment: str | None = None,
-    jobs: int = 1,
-    shard: tuple[int, int] = (1, 1),
-    force: bool = False,
-    show_hidden: bool = False,
-    canvas_roster: Path | None = None,
-    progress: bool = False,
-) -> RunStats:
-    """Grade the submissions under ``paths`` into ``out``, resuming from its results cache.
-
-    Writes grades.csv, results.jsonl, results.json, feedback/, report.html, report.json,
-    canvas.csv and run.json (see gradebook.assemble and run_manifest). Raises
-    results_cache.CacheBusy when another run holds ``out``, ValueError when no notebook
-    was found.
-    """
-    t0 = time.monotonic()
-    everything = submission.discover(paths, assignment)
-    if not everything:
-        raise ValueError("no notebooks found in " + " ".join(str(p) for p in paths))
-    k, n = shard
-    subs = shards.select(everything, k, n)
-    limits = grader.meta(show_hidden)["limits"]
-    fp = results_cache.fingerprint(grader.root, grader.secret, limits, grader.run_mode())
-    cache = results_cache.ResultsCache(out, fp)
-    cache.lock()
-    try:
-        stats = RunStats(submissions=len(subs))
-        # (assignment, student, order) -> key of a stored entry, or the result itself when
-        # it cannot be stored (a path that does not exist): what the gradebook is built from.
-        index: list[tuple[tuple[str, str, int], str | SubmissionResult]] = []
-        assignments_seen: dict[str, float] = {}
-        todo: list[tuple[int, submission.Submission, str | None]] = []
-        for order, sub in enumerate(subs):
-            try:
-                key = cache.key(sub)
-            except Exception:  # noqa: BLE001 (e.g. a file name that is not UTF-8): graded, not cached
-                key = None
-            entry = None if force or key is None else cache.load(key)
-            if entry is None:
-                todo.append((order, sub, key))
-                continue
-            r = entry["result"]
-            index.append(((r["assignment"], r["student"], order), key))
-            if entry["max_score_known"]:
-                assignments_seen[r["assignment"]] = float(r["max_score"])
-            stats.from_cache += 1
-        keys = {id(sub): (order, key) for order, sub, key in todo}
-        bar = _progress(len(subs)) if progress else None
-        if bar:
-            bar.update(stats.from_cache)
-        for sub, res in grader.results([s for _, s, _ in todo], jobs, bar):
-            order, key = keys[id(sub)]
-            known = res.assignment in grader._prepared
-            res = _stored(cache, key, res, known, show_hidden)
-            index.append(((res.assignment, res.student, order), key if key else res))
-            if known:
-                assignments_seen[res.assignment] = res.max_score
-            stats.graded += 1
-        if bar:
-            bar.close()
-        stats.corrupt_cache_entries = cache.corrupt
-        index.sort(key=lambda item: item[0])
-
-        def stream() -> Iterator[SubmissionResult]:
-            for _, ref in index:
-                if isinstance(ref, SubmissionResult):
-                    r = ref
-                else:
-                    entry = cache.load(ref)
-                    if entry is None:
-                        raise RuntimeError(f"the results cache entry {ref} vanished during the run")
-                    r = SubmissionResult.from_json(entry["result"])
-                stats.could_not_grade += bool(r.error)
-                yield r
-
-        meta = grader.meta(show_hidden)
-        meta["shard"] = [k, n]
-        t1 = time.monotonic()
-        gradebook.assemble(
-            out, stream(), meta, assignments_seen, show_hidden, canvas_roster=canvas_roster
-        )
-        stats.timing = dict(grader.timing, assemble_s=time.monotonic() - t1)
-        stats.timing["total_s"] = time.monotonic() - t0
-        run_manifest.write(
-            out,
-            {
-                "fingerprint": fp.to_json(),
-                "meta": meta,
-                "settings": {
-                    "limits": limits,
-                    "isolation": grader.isolation.mode,
-                    "show_hidden": show_hidden,
-                    "per_student": grader.per_student,
-                },
-                "shard": [k, n],
-                "inputs": shards.inputs_digest(everything),
-                "assignments": dict(sorted(assignments_seen.items())),
-                "submissions": [[a, st] for (a, st, _), _ in index],
-                "stats": {
-                    "submissions": stats.submissions,
-                    "graded": stats.graded,
-                    "from_cache": stats.from_cache,
-                    "corrupt_cache_entries": stats.corrupt_cache_entries,
-                    "could_not_grade": stats.could_not_grade,
-                },
-                "timing": {k2: round(v, 3) for k2, v in stats.timing.items()},
-                "parent_peak_rss_mb": round(peak_rss_mb(), 1),
-            },
-        )
-        return stats
-    finally:
-        cache.unlock()
-
-
-def _stored(
-    cache: results_cache.ResultsCache,
-    key: str | None,
-    res: SubmissionResult,
-    known: bool,
-    show_hidden: bool,
-) -> SubmissionResult:
-    """``res`` rendered once as the report will render it (feedback page, gradebook row) and
-    stored in the results cache; a result that cannot be (a grader bug on odd data, never
-    expected) is replaced by this submission's error row, so the report can write every row.
-    A full disk or an unwritable folder (OSError) is the run's problem and is raised."""
-    try:
-        report.feedback_html(res, show_hidden).encode("utf-8")
-        report.gradebook_csv([report.Row.of(res)]).encode("utf-8")
-        if key is not None:
-            cache.store(key, res, known)
-        return res
-    except OSError:
-        raise
-    except Exception as e:  # noqa: BLE001 (one notebook must not stop the class run)
-        why = _describe(e)
-    failed = SubmissionResult(
-        res.student,
-        res.assignment,
-        res.path,
-        res.max_score,
-        timestamp=res.timestamp,
-        warnings=res.warnings,
-        error=f"the grader could not write this submission's results ({why})",
-    )
-    failed = _clean_result(failed)
-    if key is not None:
-        cache.store(key, failed, known)
-    return failed
-
-
-def peak_rss_mb() -> float:
-    """Peak resident memory of this process so far, in MB (Linux reports KiB)."""
-    kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    return kib / 1024.0 if sys.platform != "darwin" else kib / 1024.0 / 1024.0
 
 
 def _grade_cmd(args: argparse.Namespace) -> int:
@@ -866,6 +677,8 @@ def _grade_cmd(args: argparse.Namespace) -> int:
         return 2
     if grader.pool_stats.get("unavailable"):
         print(f"note: {grader.pool_stats['unavailable']}; cold children were used", file=sys.stderr)
+    for line in stats.not_graded:
+        print(f"not graded: {codec.clean_text(line)}", file=sys.stderr)
     shard_text = f" (shard {shard[0]}/{shard[1]})" if shard[1] > 1 else ""
     print(
         f"graded {stats.submissions} submissions{shard_text} in {time.monotonic() - t0:.1f} s "

@@ -243,10 +243,19 @@ class Row:
     score: float
     max_score: float
     submitted: bool = True
+    graded: bool = True  # False: the notebook could not be graded (the result's error says why)
 
     @staticmethod
     def of(r: SubmissionResult) -> Row:
-        return Row(r.assignment, r.student, r.timestamp, r.score, r.max_score, r.submitted)
+        return Row(
+            r.assignment, r.student, r.timestamp, r.score, r.max_score, r.submitted, r.error is None
+        )
+
+    @property
+    def has_grade(self) -> bool:
+        """A score to export: submitted and graded. A missing or ungradable notebook has
+        none, and exports as an empty cell, never as a 0 that reads like a real zero."""
+        return self.submitted and self.graded
 
 
 def missing_rows(rows: Iterable[Row], assignments: dict[str, float]) -> list[Row]:
@@ -267,12 +276,17 @@ def _num(x: float) -> str:
 
 
 def gradebook_csv(rows: Iterable[Row]) -> str:
-    """nbgrader export's CSV: sorted by assignment, then student."""
+    """nbgrader export's CSV: sorted by assignment, then student. A row without a grade (no
+    submission, or a notebook that could not be graded: results.json and the feedback page
+    say why) has empty score cells, where nbgrader's export writes 0."""
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(CSV_COLUMNS)
     for r in sorted(rows, key=lambda r: (r.assignment, r.student)):
-        score = r.score if r.submitted else 0.0
+        if r.has_grade:
+            scores = [_num(r.score), _num(0.0), _num(max(0.0, r.score))]
+        else:
+            scores = ["", "", ""]
         w.writerow(
             [
                 r.assignment,
@@ -282,9 +296,7 @@ def gradebook_csv(rows: Iterable[Row]) -> str:
                 "",
                 "",
                 "",
-                _num(score),
-                _num(0.0),
-                _num(max(0.0, score)),
+                *scores,
                 _num(r.max_score),
             ]
         )

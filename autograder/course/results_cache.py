@@ -33,6 +33,7 @@ from typing import Any
 
 from autograder.cases import seeds
 from autograder.course import report
+from autograder.engine import files, submission
 from autograder.engine.submission import Submission
 from autograder.notebooks import notebook
 
@@ -145,9 +146,9 @@ class ResultsCache:
         """The key of a submission's result, or None when its file cannot be read."""
         if sub.error:
             return None
-        try:
-            data = Path(sub.path).read_bytes()
-        except OSError:
+        try:  # as the grader reads it: no link followed, never more than the limit (files.py)
+            data = files.read_regular(sub.path, submission.MAX_NOTEBOOK_BYTES)
+        except files.Refused:
             return None
         facts = json.dumps(
             [str(sub.path), sub.student, sub.assignment, sub.timestamp, sub.warnings],

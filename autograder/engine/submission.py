@@ -2,12 +2,11 @@
 
 Everything here runs in the trusted parent and never executes learner code.
 
-- ``discover`` turns command-line paths into submissions. A path is a notebook, or
-  a folder laid out as nbgrader's ``submitted/<student>/<assignment>/<file>.ipynb``
-  (or ``<student>/<assignment>/...``, or ``<student>/<assignment>.ipynb``); the
-  student id comes from the path (a lone ``name.ipynb`` is student ``name``).
-- ``load_notebook`` reads one notebook: a size limit, strict JSON (no NaN, no
-  duplicate keys), validation against nbformat's v4 schema (``nbjson``).
+- ``Submission``: one notebook to grade, its student and assignment (found by
+  ``layout.discover`` from the command-line paths).
+- ``load_notebook`` reads one notebook: no link followed, a size limit that holds
+  for devices and pipes (``files.read_regular``), strict JSON (no NaN, no duplicate
+  keys), validation against nbformat's v4 schema (``nbjson``).
 - ``identify`` says which assignment a notebook is: ``--assignment``, then the
   folder layout, then the file name, then the nbgrader ``grade_id`` s it carries.
 - ``build_program`` takes the *source* notebook's setup cells (trusted) and the
@@ -28,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from autograder.cases import codec, seeds
+from autograder.engine import files
 from autograder.notebooks import nbjson, notebook
 from autograder.scoring import stubs
 
@@ -53,153 +53,6 @@ def safe_id(text: str) -> str:
     """A student or assignment id usable as a file name (and in a CSV cell); the same
     normalisation the in-kernel engine applies to its student id (seeds.student_id)."""
     return seeds.student_id(text)
-
-
-# -- finding submissions -----------------------------------------------------------------------
-
-
-def _notebooks_under(folder: Path) -> list[Path]:
-    out = []
-    for p in sorted(folder.rglob("*.ipynb")):
-        if ".ipynb_checkpoints" in p.parts or any(
-            part.startswith(".") for part in p.relative_to(folder).parts
-        ):
-            continue
-        out.append(p)
-    return out
-
-
-def _from_path(nb: Path, known: set[str], forced: str | None) -> Submission:
-    parts = nb.parts
-    student, assignment = None, None
-    if "submitted" in parts[:-1]:
-        i = len(parts) - 1 - parts[::-1].index("submitted")
-        rest = parts[i + 1 :]
-        if len(rest) >= 3:
-            student, assignment = rest[0], rest[1]
-    if student is None and len(parts) >= 3 and parts[-2] in known:
-        student, assignment = parts[-3], parts[-2]
-    if student is None and nb.stem in known and len(parts) >= 2:
-        student, assignment = parts[-2], nb.stem
-    if student is None:
-        student = nb.stem
-    sub = Submission(
-        path=nb, student=safe_id(student), assignment=forced or assignment, given_id=student
-    )
-    if safe_id(student) != student:
-        sub.warnings.append(
-            f"student id {student!r} was changed to {sub.student!r} (unusual characters)"
-        )
-    ts = nb.parent / "timestamp.txt"
-    if ts.is_file() and ts.stat().st_size < 1000:
-        sub.timestamp = (
-            ts.read_text(encoding="utf-8", errors="replace").strip().replace(",", " ")[:64]
-        )
-    return sub
-
-
-def _choose_in_folder(folder: Path, assignment: str | None) -> Path | None:
-    """The notebook of an nbgrader submission folder <student>/<assignment>/."""
-    nbs = sorted(p for p in folder.glob("*.ipynb") if p.is_file())
-    if assignment and (folder / f"{assignment}.ipynb") in nbs:
-        return folder / f"{assignment}.ipynb"
-    return nbs[0] if len(nbs) == 1 else None
-
-
-def discover(
-    paths: list[str | Path], assignment: str | None = None, known: set[str] | None = None
-) -> list[Submission]:
-    """Submissions named by ``paths`` (notebooks or folders), in a stable order.
-
-    In an nbgrader submission folder only the notebook named after the assignment
-    is graded (as nbgrader does); a folder that holds several other notebooks is an
-    error row, not a guess. The same student and assignment twice: the first path
-    is graded, the second becomes a warning. Two student names that become one id
-    (``ann lee`` and ``ann_lee``, see :func:`safe_id`) are refused: one error row per
-    assignment naming every such folder, none of them graded (see :func:`_collisions`).
-    """
-    known = set(known if known is not None else notebook.ASSIGNMENTS)
-    found: list[Submission] = []
-    for raw in paths:
-        p = Path(raw)
-        if p.is_file():
-            found.append(_from_path(p, known, assignment))
-            continue
-        if not p.is_dir():
-            sub = Submission(path=p, student=safe_id(p.stem or str(p)), assignment=assignment)
-            sub.error = f"{p} does not exist"
-            found.append(sub)
-            continue
-        root = p / "submitted" if (p / "submitted").is_dir() else p
-        groups: dict[Path, list[Path]] = {}
-        for nb in _notebooks_under(root):
-            groups.setdefault(nb.parent, []).append(nb)
-        for folder, nbs in sorted(groups.items()):
-            layout_assignment = folder.name if folder.name in known else None
-            if layout_assignment and folder != root:
-                chosen = _choose_in_folder(folder, layout_assignment)
-                if chosen is None:
-                    sub = _from_path(folder / f"{layout_assignment}.ipynb", known, assignment)
-                    sub.error = f"{folder} holds {len(nbs)} notebooks and none is named {layout_assignment}.ipynb"
-                    found.append(sub)
-                else:
-                    found.append(_from_path(chosen, known, assignment))
-            else:
-                found += [_from_path(nb, known, assignment) for nb in nbs]
-    seen: dict[tuple[str, str | None], Submission] = {}
-    out = []
-    for sub in _collisions(found):
-        key = (sub.student, sub.assignment)
-        if sub.assignment is not None and key in seen:
-            seen[key].warnings.append(
-                f"another submission for the same student and assignment was ignored: {sub.path}"
-            )
-            continue
-        seen[key] = sub
-        out.append(sub)
-    return out
-
-
-def _collisions(found: list[Submission]) -> list[Submission]:
-    """``found`` with the submissions of colliding students replaced by error rows.
-
-    Two different names in the paths (``ann lee`` and ``ann_lee``) that :func:`safe_id`
-    maps to one student id would merge two students into one row of the gradebook (one
-    grade lost). Each such id gets one error row per assignment, naming every name and
-    path that maps to it; none of them is graded, every other student is.
-    """
-    names: dict[str, set[str]] = {}
-    for sub in found:
-        if sub.given_id:
-            names.setdefault(sub.student, set()).add(sub.given_id)
-    clash = {sid for sid, given in names.items() if len(given) > 1}
-    if not clash:
-        return found
-    out: list[Submission] = []
-    rows: dict[tuple[str, str | None], Submission] = {}
-    for sub in found:
-        if sub.student not in clash:
-            out.append(sub)
-            continue
-        key = (sub.student, sub.assignment)
-        if key in rows:
-            continue
-        same = [s for s in found if (s.student, s.assignment) == key]
-        listed = "; ".join(f"{s.given_id!r} ({s.path})" for s in same)
-        others = sorted(names[sub.student] - {s.given_id for s in same})
-        elsewhere = (
-            f" (also named {', '.join(repr(n) for n in others)} in other folders)" if others else ""
-        )
-        row = Submission(path=sub.path, student=sub.student, assignment=sub.assignment)
-        row.error = (
-            f"{len(names[sub.student])} student names become the one student id "
-            f"{sub.student!r}: {listed}{elsewhere}. None of them was graded: rename the folders "
-            "so that each student has one id (letters, digits and . _ @ + - are kept; any other "
-            "character becomes _)"
-        )
-        rows[key] = row
-        out.append(row)
-    return out
 
 
 # -- reading a notebook ------------------------------------------------------------------------
@@ -264,23 +117,18 @@ def _version_problem(name: str, data: dict) -> str | None:
 def load_notebook(path: Path, max_bytes: int = MAX_NOTEBOOK_BYTES):
     """The notebook at ``path`` as :class:`nbjson.Node` s, or SubmissionError saying why not."""
     try:
-        size = path.stat().st_size
-    except OSError as e:
-        raise SubmissionError(f"cannot read {path.name}: {e.strerror or e}") from None
-    if size > max_bytes:
-        raise SubmissionError(
-            f"{path.name} is {size / 1e6:.1f} MB; the limit is {max_bytes / 1e6:.0f} MB"
-        )
+        # no link followed, no device or pipe read, never more than max_bytes (files.py)
+        raw = files.read_regular(path, max_bytes)
+    except files.Refused as e:
+        raise SubmissionError(str(e)) from None
     try:
         # utf-8-sig: a byte-order mark that an editor put in front is not an error
-        text = path.read_bytes().decode("utf-8-sig")
+        text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as e:
         raise SubmissionError(
             f"{path.name} is not UTF-8 text (byte {e.start} cannot be read): save it again "
             "from Jupyter, or copy your code into a fresh copy of the notebook"
         ) from None
-    except OSError as e:
-        raise SubmissionError(f"cannot read {path.name}: {e.strerror or e}") from None
     try:
         data = json.loads(
             text,

@@ -22,30 +22,42 @@ inputs. The sandbox never sees it (sandbox.py covers it up when a bound folder
 contains it).
 
 Every entry is one JSON file ``<dir>/v<FORMAT>/<kind>/<digest of key>.json`` holding
-its key, its value and a checksum of both. A value comes back exactly as it was stored,
-its dicts' keys in their order (an encoded array's ``$array``, ``shape``, ``dtype``, an
-object's fields, a learner-visible ``$dict``): a cached value renders, and compares,
-as the freshly computed one, so a cold and a warm cache give the same feedback. It is written to a temporary file in
-the same folder and renamed over the old one (``os.replace``), so concurrent
-writers never leave a mixed file and a reader sees a whole entry or none. An
-entry whose checksum, key or format does not match (truncated, edited, another
-key's) is ignored and rebuilt, never trusted.
+its key, its value and an HMAC of both under the folder's key: ``<dir>/key``, 32 random
+bytes created once, 0600, by the first writer. A plain checksum can be recomputed by anyone
+who can write the folder (forged entries in a shared folder turned a correct notebook's 7.0
+into 4.45); an HMAC cannot without the key. The folder is used only when it is owned by this
+user and no one else can write it, and the key only when it is a regular file of this user
+that no one else can read or write (not a link): otherwise the cache is refused, as if it were
+turned off, with one line on stderr saying why (:func:`refusal`).
+
+A value comes back exactly as it was stored, its dicts' keys in their order (an encoded
+array's ``$array``, ``shape``, ``dtype``, an object's fields, a learner-visible ``$dict``): a
+cached value renders, and compares, as the freshly computed one, so a cold and a warm cache
+give the same feedback. It is written to a temporary file in the same folder and renamed over
+the old one (``os.replace``), so concurrent writers never leave a mixed file and a reader sees
+a whole entry or none. An entry whose HMAC, key or format does not match (truncated, edited,
+forged, another key's) is ignored and rebuilt, never trusted.
 """
 
 from __future__ import annotations
 
 import hashlib
+import hmac
 import json
 import os
 import re
+import secrets
 import shutil
+import stat
 import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
-FORMAT = 2  # 2: values keep their dicts' key order (1 sorted them: feedback differed warm/cold)
+# 2: values keep their dicts' key order (1 sorted them: feedback differed warm/cold);
+# 3: entries carry an HMAC under the folder's key instead of a checksum anyone can recompute
+FORMAT = 3
 PACKAGE = Path(__file__).resolve().parents[1]  # autograder/, above scoring/
 # Engine modules whose code decides what an outcome is (besides the case module itself).
 ENGINE = (  # under autograder/: the modules that compute or key a cached outcome
@@ -264,10 +276,122 @@ def _entry_path(root: Path, kind: str, key: dict) -> Path:
     return root / f"v{FORMAT}" / kind / f"{_sha(_canonical([kind, key]))}.json"
 
 
+# -- the folder and its key -----------------------------------------------------------------------
+
+KEY_FILE = "key"
+KEY_BYTES = 32
+_KEYS: dict[tuple, bytes] = {}  # (folder, the key file's identity and mode) -> the key, once read
+_WARNED: set[str] = set()
+
+
+def _mine(st: os.stat_result) -> bool:
+    return not hasattr(os, "geteuid") or st.st_uid == os.geteuid()
+
+
+def refusal(root: Path) -> str | None:
+    """Why the cache folder ``root`` must not be used (None: it may). It is refused when it is
+    not a folder of this user, or another user can write it (anyone who can write it can
+    replace entries and the key); its key (:func:`folder_key`) is checked when it is read."""
+    try:
+        st = os.stat(root)
+    except FileNotFoundError:
+        return None  # created private by the first store
+    except OSError as e:
+        return f"the outcome cache folder {root} cannot be read ({e.strerror or e})"
+    if not stat.S_ISDIR(st.st_mode):
+        return f"the outcome cache folder {root} is not a folder"
+    if not _mine(st):
+        return f"the outcome cache folder {root} belongs to another user"
+    if st.st_mode & 0o022:
+        return (
+            f"the outcome cache folder {root} can be written by other users "
+            f"(mode {stat.S_IMODE(st.st_mode):o}); make it private (chmod 700) or set "
+            "DRILLS_CACHE_DIR to a folder of your own"
+        )
+    return None
+
+
+def _read_key(path: Path) -> bytes | None:
+    """The key at ``path``; None when there is none; ValueError when it is not to be trusted."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except FileNotFoundError:
+        return None
+    except OSError as e:  # ELOOP: a link
+        raise ValueError(f"its key {path} cannot be opened safely ({e.strerror or e})") from None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or not _mine(st) or st.st_mode & 0o077:
+            raise ValueError(
+                f"its key {path} is not a private file of this user (it must be mode 600)"
+            )
+        data = os.read(fd, KEY_BYTES + 1)
+    finally:
+        os.close(fd)
+    if len(data) != KEY_BYTES:
+        raise ValueError(f"its key {path} is not {KEY_BYTES} bytes long")
+    return data
+
+
+def folder_key(root: Path, create: bool = False) -> bytes | None:
+    """The key that authenticates the entries of ``root``, or None when the folder is refused
+    (:func:`refusal`, or a key not to trust) or has no key yet and ``create`` is False. A new
+    key is written whole (a private temporary file, then linked in place: a concurrent writer's
+    key wins and both use it)."""
+    why = refusal(root)
+    key = None
+    if why is None:
+        try:
+            ks = os.lstat(root / KEY_FILE)
+            seen = (str(root), ks.st_dev, ks.st_ino, ks.st_mtime_ns, ks.st_mode, ks.st_uid)
+        except OSError:
+            seen = None
+        if seen is not None and seen in _KEYS:
+            return _KEYS[seen]
+        try:
+            key = _read_key(root / KEY_FILE)
+            if key is None and create:
+                root.mkdir(parents=True, exist_ok=True, mode=0o700)
+                why = refusal(root)
+                if why is None:
+                    fd, tmp = tempfile.mkstemp(prefix=".key-", dir=root)  # 0600
+                    try:
+                        os.write(fd, secrets.token_bytes(KEY_BYTES))
+                        os.close(fd)
+                        try:
+                            os.link(tmp, root / KEY_FILE)
+                        except FileExistsError:
+                            pass  # another writer's key came first: use it
+                    finally:
+                        os.unlink(tmp)
+                    key = _read_key(root / KEY_FILE)
+        except ValueError as e:
+            why = f"the outcome cache folder {root} is refused: {e}"
+        except OSError:
+            return None  # cannot be written (a read-only home): no cache, nothing to say
+    if why is not None:
+        if why not in _WARNED:
+            _WARNED.add(why)
+            print(f"note: {why}; outcomes are computed, not cached", file=sys.stderr)
+        return None
+    if key is not None:
+        ks = os.lstat(root / KEY_FILE)
+        _KEYS[(str(root), ks.st_dev, ks.st_ino, ks.st_mtime_ns, ks.st_mode, ks.st_uid)] = key
+    return key
+
+
+def _mac(key: bytes, kind: str, k: dict, value: Any) -> str:
+    return hmac.new(key, _canonical([kind, k, value]), hashlib.sha256).hexdigest()
+
+
 def load(kind: str, key: dict, root: Path | None = None) -> Any | None:
-    """The value stored under ``key``, or None (no entry, caching off, or an entry not to trust)."""
+    """The value stored under ``key``, or None (no entry, caching off or refused, or an entry
+    not to trust: its HMAC under the folder's key does not match)."""
     root = root if root is not None else directory()
     if root is None:
+        return None
+    secret = folder_key(root)
+    if secret is None:
         return None
     try:
         text = _entry_path(root, kind, key).read_bytes()
@@ -277,11 +401,12 @@ def load(kind: str, key: dict, root: Path | None = None) -> Any | None:
             or entry.get("format") != FORMAT
             or entry.get("kind") != kind
             or entry.get("key") != key
-            or entry.get("checksum") != _sha(_canonical([kind, key, entry.get("value")]))
+            or type(entry.get("mac")) is not str
+            or not hmac.compare_digest(entry["mac"], _mac(secret, kind, key, entry.get("value")))
         ):
             return None
         return entry["value"]
-    except (OSError, ValueError, RecursionError):
+    except (OSError, ValueError, TypeError, RecursionError):
         return None
 
 
@@ -339,6 +464,9 @@ def store(kind: str, key: dict, value: Any, root: Path | None = None) -> bool:
     root = root if root is not None else directory()
     if root is None:
         return False
+    secret = folder_key(root, create=True)
+    if secret is None:
+        return False
     try:
         body = _ordered(
             {
@@ -346,7 +474,7 @@ def store(kind: str, key: dict, value: Any, root: Path | None = None) -> bool:
                 "kind": kind,
                 "key": key,
                 "value": value,
-                "checksum": _sha(_canonical([kind, key, value])),
+                "mac": _mac(secret, kind, key, value),
             }
         )
     except (TypeError, ValueError):

@@ -23,6 +23,11 @@ Students are mapped by their drills/nbgrader student id:
   the import updates that assignment. Roster students without a grade get an empty cell
   (Canvas leaves those unchanged); graded students missing from the roster are listed in
   :attr:`Roster.unmatched` and still written with their id as the login.
+
+A missing or ungradable notebook (no submission; a notebook that could not be read, a link,
+a grader failure) is an empty cell, not a 0: Canvas leaves an empty cell's grade unchanged, so a
+grade that could not be computed never overwrites or reads as a real zero. Why each one could
+not be graded is in results.json, report.html and the student's feedback page.
 """
 
 from __future__ import annotations
@@ -94,11 +99,17 @@ def _num(x: float) -> str:
 def canvas_csv(rows: Iterable[Row], roster: Roster | None = None) -> str:
     """Canvas's import CSV for gradebook rows (one per student × assignment)."""
     rows = list(rows)
-    assignments = sorted({r.assignment for r in rows})
-    points = {r.assignment: r.max_score for r in rows}
+    points: dict[str, float] = {}
+    for r in rows:
+        points[r.assignment] = max(points.get(r.assignment, 0.0), r.max_score)
+    # A row of no assignment (a notebook whose assignment could not be told: max_score 0) makes
+    # no column: importing it would create an assignment in Canvas. Its student still has a row.
+    assignments = sorted(a for a, p in points.items() if p > 0)
     scores: dict[str, dict[str, float]] = {}
     for r in rows:
-        scores.setdefault(r.student, {})[r.assignment] = r.score if r.submitted else 0.0
+        got = scores.setdefault(r.student, {})
+        if r.has_grade and r.assignment in assignments:
+            got[r.assignment] = r.score
     columns = [(roster.column_for(a) if roster else None) or a for a in assignments]
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")

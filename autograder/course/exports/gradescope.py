@@ -28,6 +28,15 @@ results.json: the total as ``score``, one test per graded function (``name``,
 in which generated cases show pass/fail and their note only), ``visibility``,
 ``stdout_visibility`` (hidden: run_autograder's log is for the instructor) and
 ``execution_time``.
+
+When the grader itself fails (``drills grade`` exits non-zero, writes no result, or its result
+says the grader failed on the notebook), the student is not given a 0: no results.json is
+written and run_autograder exits with status 1, which Gradescope reports as a failed run ("The
+autograder failed to execute correctly", returned "when the autograder does not produce a valid
+JSON file in /autograder/results/results.json":
+https://gradescope-autograders.readthedocs.io/en/latest/troubleshooting/, read from a stored copy
+of that page), flagged for the instructor, whose log (results/stdout) says why. A notebook that
+is the student's to fix (not found, unreadable, a link) still gets results.json with the reason.
 """
 
 from __future__ import annotations
@@ -44,6 +53,8 @@ from pathlib import Path
 from typing import Any
 
 from autograder.cases import seeds
+from autograder.course import launch
+from autograder.engine import files, submission
 from autograder.notebooks import notebook
 
 VISIBILITIES = ("hidden", "after_due_date", "after_published", "visible")
@@ -149,10 +160,16 @@ def _student(root: Path) -> str:
 
 
 def _notebook(submitted: Path, assignment: str | None) -> tuple[Path | None, str]:
-    nbs = sorted(
-        p for p in submitted.rglob("*.ipynb") if p.is_file() and ".ipynb_checkpoints" not in p.parts
-    )
+    found = sorted(p for p in submitted.rglob("*.ipynb") if ".ipynb_checkpoints" not in p.parts)
+    # a link is never followed (it could name the course secret or the solutions)
+    links = [p for p in found if p.is_symlink()]
+    nbs = [p for p in found if p not in links and p.is_file()]
     if not nbs:
+        if links:
+            return None, (
+                f"{links[0].name} is a symbolic link; links are not followed: submit the "
+                "notebook file itself."
+            )
         return None, "No notebook (.ipynb) was found in your submission."
     if assignment:
         named = [p for p in nbs if p.stem == assignment]
@@ -210,10 +227,20 @@ def results_for(item: dict[str, Any] | None, visibility: str, seconds: float, no
     return body
 
 
+class GraderFailed(RuntimeError):
+    """The grader itself failed on this submission: a failed run, never a 0 (see the module)."""
+
+
+# What `drills grade` puts in a result's error when the grader, not the notebook, failed.
+_GRADER_FAILURES = ("the grader failed on this submission", "the grader could not write")
+
+
 def run(root: Path) -> dict:
-    """Grade ``root``/submission with `drills grade`; write ``root``/results/results.json."""
+    """Grade ``root``/submission with `drills grade`; write ``root``/results/results.json.
+    GraderFailed (and no results.json) when the grader itself failed."""
     from autograder.course.report import write_atomic
 
+    (root / "results" / "results.json").unlink(missing_ok=True)  # never a stale one
     t0 = time.monotonic()
     source = root / "source"
     config = json.loads((source / CONFIG).read_text(encoding="utf-8"))
@@ -222,7 +249,7 @@ def run(root: Path) -> dict:
     nb, note = _notebook(root / "submission", assignment)
     work = root / "drills-work"
     shutil.rmtree(work, ignore_errors=True)
-    item = None
+    item, data = None, None
     if nb is not None:
         a = assignment or (nb.stem if nb.stem in notebook.ASSIGNMENTS else None)
         if a:
@@ -230,21 +257,38 @@ def run(root: Path) -> dict:
         else:  # the assignment is told by the notebook's cells; the file name is the student
             target = work / "submitted" / f"{student}.ipynb"
         target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(nb, target)
-        cmd = [sys.executable, "-m", "autograder.cli", "grade", str(work / "submitted")]
-        cmd += ["--out", str(work / "out"), "--jobs", "1", "--timeout", str(config["timeout"])]
+        try:  # read as drills grade reads a notebook: no link, no device, a size limit
+            data = files.read_regular(nb, submission.MAX_NOTEBOOK_BYTES)
+        except files.Refused as e:
+            data = None
+            note = f"Your notebook could not be read: {e}."
+        if data is not None:
+            target.write_bytes(data)
+        cmd = launch.grader_argv("grade", launch.absolute(work / "submitted"))
+        cmd += [
+            "--out",
+            launch.absolute(work / "out"),
+            "--jobs",
+            "1",
+            "--timeout",
+            str(config["timeout"]),
+        ]
         if assignment:
             cmd += ["--assignment", assignment]
         if (source / "course.secret").is_file():
-            cmd += ["--secret-file", str(source / "course.secret")]
-        proc = subprocess.run(cmd, capture_output=True, text=True)
+            cmd += ["--secret-file", launch.absolute(source / "course.secret")]
+    if nb is not None and data is not None:
+        proc = subprocess.run(cmd, capture_output=True, text=True, cwd=launch.grader_cwd())
         print(proc.stdout + proc.stderr)  # to /autograder/results/stdout (instructor only)
         lines = work / "out" / "results.jsonl"
-        if proc.returncode == 0 and lines.is_file():
-            found = [json.loads(x) for x in lines.read_text(encoding="utf-8").splitlines() if x]
-            item = found[0] if found else None
-        else:
-            note = "The grader failed on this submission; your instructor has its log."
+        if proc.returncode != 0 or not lines.is_file():
+            raise GraderFailed(f"drills grade exited with status {proc.returncode}")
+        found = [json.loads(x) for x in lines.read_text(encoding="utf-8").splitlines() if x]
+        if not found:
+            raise GraderFailed("drills grade wrote no result")
+        item = found[0]
+        if str(item.get("error") or "").startswith(_GRADER_FAILURES):
+            raise GraderFailed(str(item["error"]))
     body = results_for(item, config.get("visibility", "visible"), time.monotonic() - t0, note)
     write_atomic(root / "results" / "results.json", json.dumps(body, indent=1) + "\n")
     return body
@@ -256,7 +300,15 @@ def main(argv: list[str] | None = None) -> int:
     r = sub.add_parser("run", help="grade /autograder/submission (inside Gradescope)")
     r.add_argument("--root", default=os.environ.get("AUTOGRADER_ROOT", "/autograder"))
     args = ap.parse_args(argv)
-    run(Path(args.root))
+    try:
+        run(Path(args.root))
+    except Exception as e:  # noqa: BLE001 (any failure of the grader is a failed run, not a 0)
+        (Path(args.root) / "results" / "results.json").unlink(missing_ok=True)
+        print(
+            f"drills: the grader failed on this submission ({type(e).__name__}: {e}); no "
+            "results.json was written, so Gradescope reports a failed run instead of a score"
+        )
+        return 1
     return 0
 
 
