@@ -49,7 +49,7 @@ from pathlib import Path
 import nbformat
 import nbgrader_course
 import pytest
-from conftest import SLICE, sweep
+from conftest import ONLY, SLICE, sweep
 
 from autograder import assignments
 from autograder.notebooks import notebook
@@ -61,7 +61,9 @@ pytestmark = pytest.mark.slow
 ASSIGNMENTS = [
     a
     for a in notebook.available_assignments()
-    if a in assignments.MODULES and notebook.release_path(a).is_file()
+    if a in assignments.MODULES
+    and notebook.release_path(a).is_file()
+    and (not ONLY or a in ONLY)  # DRILLS_ONLY (drills author-check): those notebooks only
 ]
 ALL = sweep("DRILLS_AGREEMENT_ALL")
 # The assignments nbgrader grades in this session (all of them in the sweep).
