@@ -199,7 +199,7 @@ def case_module_entry(name: str, params: list[str], mistakes: list[str], const: 
         f"""        Mistake(
             "{m}",
             "{TODO}: you did …; do … instead (second person: what was done, what to change)",
-            formula=lambda {sig}: {todo},  # the wrong computation, on valid inputs
+            {_mistake_way(m, sig, todo)}
             source=NO_SOURCE,  # {TODO}: "<where>: <what it shows>", or keep NO_SOURCE
         ),
 """
@@ -245,6 +245,15 @@ def _{name}_inputs(rng):
     }},
 )
 '''
+
+
+def _mistake_way(mistake: str, sig: str, todo: str) -> str:
+    """How the scaffold writes a mistake: ``unchecked=True`` for a validation mistake (an id
+    ``no-validation``, ``no-checks`` or ending in ``-unchecked``: the reference without its input
+    checks, as docs/authoring.md step 6 says), else a ``formula=`` placeholder."""
+    if mistake in ("no-validation", "no-checks") or mistake.endswith("-unchecked"):
+        return "unchecked=True,  # the reference without its input checks"
+    return f"formula=lambda {sig}: {todo},  # the wrong computation, on valid inputs"
 
 
 def _offset(text: str, lineno: int, col: int) -> int:
@@ -364,6 +373,8 @@ def _insert_after_last(lines: list[str], start: int, stop: int, prefix: str, row
         raise ScaffoldError("no table found where the rows go")
     mine = [i for i in table if lines[i].startswith(prefix)]
     at = (mine or table)[-1] + 1
+    if not lines[at - 1].endswith("\n"):  # the cell's last line (a table with no row yet)
+        lines[at - 1] += "\n"
     lines[at:at] = rows
 
 

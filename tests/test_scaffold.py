@@ -559,3 +559,29 @@ def test_a_common_mistakes_section_without_a_table_gets_its_header():
     fresh = [cells[1]]
     made = common_mistakes_cell(fresh)
     assert [c["id"] for c in fresh] == ["md-common-mistakes", "b"] and made is fresh[0]
+
+
+def test_the_first_row_of_a_new_table_is_not_glued_to_its_separator():
+    """A Common-mistakes cell ending with the table's separator line and no newline (as the
+    scaffold writes a new one): does each new row start a line of its own, so that the table
+    is read with its rows?"""
+    from autograder.scaffold import _insert_after_last
+
+    md = ["## Common mistakes\n", "\n", "| function | mistake | what happens | feedback id |\n"]
+    md.append("|---|---|---|---|")
+    rows = ["| `f` | a | b | `m1` |\n", "| | c | d | `m2` |\n"]
+    _insert_after_last(md, 0, len(md), "|", rows)
+    lines = "".join(md).splitlines()
+    assert lines[-3:] == ["|---|---|---|---|", "| `f` | a | b | `m1` |", "| | c | d | `m2` |"]
+
+
+def test_a_validation_mistake_is_scaffolded_as_unchecked_not_as_a_formula():
+    """`--mistakes no-validation`: is it written `unchecked=True` (the reference without its
+    input checks, as docs/authoring.md says), and the others as formula= placeholders?"""
+    text = case_module_entry("f", ["x", "eps=1e-8"], ["negated", "no-validation"], "F")
+    negated = text[text.index('"negated"') : text.index('"no-validation"')]
+    unchecked = text[text.index('"no-validation"') :]
+    assert "formula=lambda x, eps=1e-8:" in negated
+    assert (
+        "unchecked=True" in unchecked.split("),")[0] and "formula=" not in unchecked.split("),")[0]
+    )
