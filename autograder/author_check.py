@@ -6,6 +6,9 @@ runs, for that notebook only, one stage after the other, with a progress line pe
 summary of what passed:
 
     lint        ruff check and ruff format --check on its case module and its tests/test_aNN file
+                (what `make lint` checks of them)
+    layout      the rules of a notebook (autograder/notebooks/layout.py: title, story, setup cell,
+                a figure, a widget, the closing sections, Check my work, no outputs)
     release     `drills release ID --check`: exercises/ is what the source notebook generates
     reference   the reference against evidence it did not produce: the docstring's examples, the
                 defaults it states, the properties of autograder/assignments/properties.py on
@@ -39,8 +42,25 @@ from pathlib import Path
 from autograder import assignments
 from autograder.notebooks import notebook
 
-STAGES = ("lint", "release", "reference", "contract", "scores", "mutation", "notebook", "nbgrader")
-FAST = ("lint", "release", "reference", "contract", "scores")  # --fast: no notebook execution
+STAGES = (
+    "lint",
+    "layout",
+    "release",
+    "reference",
+    "contract",
+    "scores",
+    "mutation",
+    "notebook",
+    "nbgrader",
+)
+FAST = (
+    "lint",
+    "layout",
+    "release",
+    "reference",
+    "contract",
+    "scores",
+)  # --fast: no notebook execution
 
 
 class AuthorCheckError(ValueError):
@@ -99,6 +119,11 @@ def stages(
             "lint",
             f"ruff on {', '.join(Path(f).name for f in lint_files)}",
             [[*ruff, "check", *lint_files], [*ruff, "format", "--check", *lint_files]],
+        ),
+        Stage(
+            "layout",
+            "the rules of a notebook (docs/authoring.md)",
+            [[*pytest, "tests/test_notebook_layout.py"]],
         ),
         Stage(
             "release",

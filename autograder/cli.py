@@ -160,6 +160,18 @@ def _new_function(args: argparse.Namespace) -> int:
     return 0
 
 
+def _new_notebook(args: argparse.Namespace) -> int:
+    from autograder.scaffold import ScaffoldError, new_notebook
+
+    try:
+        checklist = new_notebook(args.assignment, args.title)
+    except (ScaffoldError, OSError) as e:
+        print(f"drills new-notebook: {e}", file=sys.stderr)
+        return 2
+    print("\n".join(checklist))
+    return 0
+
+
 def _author_check(args: argparse.Namespace) -> int:
     from autograder import author_check as ac
 
@@ -271,6 +283,15 @@ def build_parser() -> argparse.ArgumentParser:
         "--mistakes", help="ids of the mistakes to catalogue, comma-separated (default: one)"
     )
     n.set_defaults(func=_new_function)
+
+    nn = sub.add_parser(
+        "new-notebook",
+        help="create and register a notebook: skeleton, case module, ASSIGNMENTS and MODULES, "
+        "README row, CHANGELOG entry",
+    )
+    nn.add_argument("assignment", help="its id: two digits, '_', a lower-case name (08_gae)")
+    nn.add_argument("--title", required=True, help="its title, as the README's table shows it")
+    nn.set_defaults(func=_new_notebook)
 
     a = sub.add_parser(
         "author-check",
