@@ -537,13 +537,10 @@ def scaffold(
         f"{assignment} or changelog or placeholder'",
         f"          python benchmarks/mutation_score.py {assignment} {name} --survivors",
         f"          drills cases {assignment} --scores && drills release {assignment}",
-        "  7. Then the slower tests of this notebook (minutes: they execute it, run nbgrader):",
-        f"          drills release {assignment} --check",
-        "          DRILLS_NOTEBOOKS_NBCLIENT=1 python -m pytest -q -p no:cacheprovider "
-        "tests/test_notebooks.py "
-        "tests/test_mutation.py tests/test_field_maths.py tests/test_recognition.py "
-        "tests/test_kinds.py tests/test_callees.py tests/test_nbgrader_agreement.py "
-        f"-k '{name} or {assignment}'",
+        f"  7. Then every check of this notebook, in one command (drills author-check {assignment}"
+        " --fast: seconds; without --fast minutes: it also mutates, executes the notebook and "
+        "runs nbgrader):",
+        f"          drills author-check {assignment}      (or: make check A={assignment})",
     ]
 
 
