@@ -383,7 +383,7 @@ def test_common_mistakes_table_lists_the_catalogue(assignment):
 
 @pytest.mark.parametrize("assignment", ASSIGNMENTS)
 def test_every_function_catalogues_five_mistakes_each_naming_its_source(assignment):
-    """Issue 8: does every function catalogue at least five mistakes, and does each name where
+    """Does every function catalogue at least five mistakes, and does each name where
     it is documented ("<where>: <what it shows>") or say plainly that no
     source was found (spec.NO_SOURCE) — never an empty source?"""
     for f in assignments.get(assignment).functions:

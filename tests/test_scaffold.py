@@ -307,7 +307,7 @@ def test_spec_constant_is_named_as_the_others_unless_taken():
     assert spec_constant("mask", "MASK = np.array([1, 0])\n") == "MASK_SPEC"
 
 
-# -- a new notebook's first function; imports; the grading line (issue 20, notebook 07) ------
+# -- a new notebook's first function; imports; the grading line (as notebook 07 needed) --
 
 
 SKELETON = [  # a new notebook before its first graded function: title, setup, closing section
