@@ -71,6 +71,11 @@ def test_a_planted_wrong_reference_fails_the_reference_stage_naming_it(tmp_path,
     assert f"the reference may be wrong: {assignment} `{function}`" in out.tail, out.tail
     summary = author_check.summary(assignment, [out])
     assert any("the reference may be wrong" in line for line in summary), summary
+    if kind == "boundary":  # seven scores of aggregate_loss move: the scores stage sees it too
+        (scores,) = author_check.run(
+            assignment, root=root, only=("scores",), say=lambda *a, **k: None
+        )
+        assert not scores.ok and "aggregate_loss: scores moved" in scores.tail, scores.tail
 
 
 def test_author_check_takes_a_notebook_by_its_number_and_refuses_an_unknown_one():
