@@ -174,3 +174,25 @@ def test_every_property_names_a_graded_function():
     """Is every entry of PROPERTIES a graded function (not one renamed away)?"""
     every = {(a, f.name) for a in notebook.ASSIGNMENTS for f in assignments.get(a).functions}
     assert set(PROPERTIES) <= every, set(PROPERTIES) - every
+
+
+@pytest.mark.parametrize("assignment,function", sorted({(a, f) for a, f, _ in PROPERTY_PARAMS}))
+def test_a_negated_reference_breaks_a_stated_property(namespaces, assignment, function):
+    """The sign plant: is the reference with its result negated caught by some property on
+    some case (none of them holds only vacuously)?"""
+    import numpy as np
+
+    ns = _ns(namespaces, assignment)
+    right = ns[function]
+
+    def negated(*args, **kwargs):
+        v = right(*args, **kwargs)
+        return -np.asarray(v) if not hasattr(v, "detach") else -v
+
+    caught = [
+        what
+        for what, check in PROPERTIES[(assignment, function)]
+        for _, args, kwargs in case_inputs(assignment, function, ns)
+        if check(negated, args, kwargs)
+    ]
+    assert caught, f"no property of {function} sees its result negated"

@@ -118,6 +118,25 @@ def _aggregate_as_loops(call, args, kwargs):
     return None
 
 
+def masked_mean_by_loops(values, mask) -> list[float]:
+    """Each row's mean over its valid tokens, with plain loops (valid inputs only)."""
+    out = []
+    for row, keep in zip(values, mask):
+        kept = [float(x) for x, k in zip(row, keep) if k]
+        out.append(sum(kept) / len(kept))
+    return out
+
+
+def _masked_mean_as_loops(call, args, kwargs):
+    if _raises(call, *args, **kwargs):
+        return None
+    want = masked_mean_by_loops(*args, **kwargs)
+    got = np.asarray(call(*args, **kwargs), dtype=float)
+    if got.shape != (len(want),) or not np.allclose(got, want, rtol=1e-9, atol=1e-12):
+        return f"the reference gives {got.tolist()!r}, a loop over rows and tokens {want!r}"
+    return None
+
+
 def _sum_norm_at_max_len_t(call, args, kwargs):
     """max_len may be any int ≥ T: at max_len = T the "seq-mean-token-sum-norm" loss is the
     "seq-mean-token-sum" loss divided by T."""
@@ -138,6 +157,28 @@ def _sum_norm_at_max_len_t(call, args, kwargs):
     return None
 
 
+# -- 05_grpo_lld: the sequence log likelihood through torch's cross-entropy ------------------
+
+
+def _sequence_logprobs_as_cross_entropy(call, args, kwargs):
+    """Σ_t mask · log_softmax(logits)[token] = −Σ_t mask · cross_entropy(logits, token)."""
+    import torch
+    import torch.nn.functional as F
+
+    if _raises(call, *args, **kwargs):
+        return None
+    logits, tokens, mask = args[:3]
+    b, t, v = logits.shape
+    nll = F.cross_entropy(
+        logits.detach().double().reshape(b * t, v), tokens.reshape(b * t).long(), reduction="none"
+    ).reshape(b, t)
+    want = -(nll * mask.double()).sum(dim=1)
+    got = call(*args, **kwargs).detach().double()
+    if got.shape != want.shape or not torch.allclose(got, want, rtol=1e-4, atol=1e-5):
+        return f"the reference gives {got.tolist()!r}, torch's cross-entropy {want.tolist()!r}"
+    return None
+
+
 PROPERTIES: dict[tuple[str, str], list[tuple[str, Check]]] = {
     ("01_exact_kl", "forward_kl"): [
         ("KL ≥ 0 (Gibbs)", _kl_nonnegative),
@@ -151,10 +192,16 @@ PROPERTIES: dict[tuple[str, str], list[tuple[str, Check]]] = {
     ("02_clipped_estimators", "clipped_k1"): [("clipped k1 ≥ 0", _nonnegative_each)],
     ("02_clipped_estimators", "k2"): [("k2 ≥ 0", _nonnegative_each)],
     ("02_clipped_estimators", "k3"): [("k3 ≥ 0 (r − 1 ≥ log r)", _nonnegative_each)],
-    ("03_sum_vs_mean", "masked_mean"): [("padded entries do not count", _padding_ignored)],
+    ("03_sum_vs_mean", "masked_mean"): [
+        ("padded entries do not count", _padding_ignored),
+        ("a loop over rows and tokens gives the same values", _masked_mean_as_loops),
+    ],
     ("03_sum_vs_mean", "aggregate_loss"): [
         ("padded entries do not count", _padding_ignored),
         ("a loop over rows and tokens gives the same value", _aggregate_as_loops),
         ("at max_len = T, sum-norm = seq-mean-token-sum / T", _sum_norm_at_max_len_t),
+    ],
+    ("05_grpo_lld", "sequence_logprobs"): [
+        ("−Σ mask · cross-entropy, as torch computes it", _sequence_logprobs_as_cross_entropy)
     ],
 }
