@@ -33,6 +33,7 @@ The stages need the checkout's ``tests/`` and the dev tools (`pip install -e ".[
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import time
@@ -93,6 +94,7 @@ class Outcome:
     ok: bool
     seconds: float
     tail: str  # the end of the failing command's output ("" when it passed)
+    output: str = ""  # the failing command's whole output, read for patterns (summary)
 
 
 def stages(
@@ -107,6 +109,7 @@ def stages(
     lint_files = [str(p) for p in (module, own_test) if p.is_file()]
     ruff = [py, "-m", "ruff"]
     k = ["-k", assignment]
+    every = [c for c in pytest if c != "-x"]  # the contract stage reports every failure
     contract = [
         "tests/test_cases.py",
         "tests/test_rules.py",
@@ -139,7 +142,7 @@ def stages(
             "contract",
             "the grading contract and the sync tests",
             [
-                [*pytest, *contract, *k],
+                [*every, *contract, *k],
                 [
                     *pytest,
                     *([str(own_test)] if own_test.is_file() else []),
@@ -200,19 +203,28 @@ def run(
     for i, st in enumerate(todo, 1):
         say(f"[{i}/{len(todo)}] {st.name:<9} {st.what} …", flush=True)
         t0 = time.monotonic()
-        ok, tail = True, ""
+        ok, tail, output = True, "", ""
         for cmd in st.commands:
             rc, text = _run(cmd, {**env, **st.env}, root)
             if rc != 0:
-                ok, tail = False, text[-4000:]
+                ok, tail, output = False, text[-4000:], text
                 break
-        outcomes.append(Outcome(st.name, ok, time.monotonic() - t0, tail))
+        outcomes.append(Outcome(st.name, ok, time.monotonic() - t0, tail, output))
         say(f"      {'passed' if ok else 'FAILED'} in {outcomes[-1].seconds:.0f} s", flush=True)
         if not ok:
             say(_indent(tail))
             if fail_fast:
                 break
     return outcomes
+
+
+def mistakes_failing_no_case(output: str) -> dict[str, list[str]]:
+    """{function: [mistake ids]} of the contract tests' "mistake m fails no case" failures."""
+    found: dict[str, list[str]] = {}
+    for function, mistake in re.findall(r"(\w+): mistake ([\w.\-]+) fails no case", output):
+        if mistake not in found.setdefault(function, []):
+            found[function].append(mistake)
+    return found
 
 
 def _indent(text: str) -> str:
@@ -236,6 +248,17 @@ def summary(assignment: str, outcomes: list[Outcome]) -> list[str]:
             "wrong reference also makes the contract, scores and mutation stages blame the cases "
             "and the mistakes."
         )
+    blamed = mistakes_failing_no_case(
+        "".join(o.output for o in outcomes if o.stage == "contract" and not o.ok)
+    )
+    for function, ids in blamed.items():
+        if len(ids) >= 2 and "reference" not in failed:
+            lines.append(
+                f"{len(ids)} mistakes of {function} fail no case at once ({', '.join(ids)}): "
+                "more likely the reference changed into them than that each needs a new case. "
+                "The reference may be wrong: compare it with its description, its docstring's "
+                "example and the anchors before adding cases."
+            )
     skipped = [s for s in STAGES if s not in {o.stage for o in outcomes}]
     if skipped:
         lines.append(f"not run: {', '.join(skipped)}")

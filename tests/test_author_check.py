@@ -78,6 +78,22 @@ def test_a_planted_wrong_reference_fails_the_reference_stage_naming_it(tmp_path,
         assert not scores.ok and "aggregate_loss: scores moved" in scores.tail, scores.tail
 
 
+def test_several_mistakes_failing_no_case_at_once_point_at_the_reference():
+    """Two mistakes of one function that suddenly fail no case (the contract stage's pattern of
+    a reference changed into them): does the summary say the reference may be wrong?"""
+    output = (
+        "E   AssertionError: k3: mistake inverted-ratio fails no case: add a case ...\n"
+        "E   AssertionError: k3: mistake no-minus-one fails no case: add a case ...\n"
+        "E   AssertionError: k1: mistake abs fails no case: add a case ...\n"
+    )
+    failed = author_check.Outcome("contract", False, 1.0, output[-100:], output)
+    lines = author_check.summary("02", [failed])
+    said = [x for x in lines if "the reference may be wrong" in x.lower()]
+    assert len(said) == 1 and "2 mistakes of k3" in said[0], lines
+    one = author_check.Outcome("contract", False, 1.0, "", output.splitlines()[2])
+    assert not any("reference may be wrong" in x for x in author_check.summary("02", [one]))
+
+
 def test_author_check_takes_a_notebook_by_its_number_and_refuses_an_unknown_one():
     """`drills author-check 02` is 02_clipped_estimators; an unknown number says which exist."""
     assert author_check.resolve("02") == "02_clipped_estimators"
