@@ -136,6 +136,7 @@ def test_reference_defaults_are_the_ones_its_section_states(namespaces, assignme
         return
     said = stated_defaults(text)
     differ = {k: (said.get(k, "not stated"), v) for k, v in have.items() if said.get(k) != v}
+    differ |= {k: (s, "none") for k, s in said.items() if k not in have}
     assert not differ, wrong(
         assignment,
         function,
