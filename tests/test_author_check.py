@@ -125,9 +125,20 @@ def test_scores_check_fails_when_a_catalogued_mistake_reaches_full_marks(monkeyp
 
 
 def test_scores_check_fails_when_scores_move_without_a_changelog_row(monkeypatch, capsys):
-    """Every score recorded by the CHANGELOG, then one moved: exit 0, then 1 naming it?"""
+    """The CHANGELOG's newest score rows equal to the scores now: exit 0; one score moved: exit 1
+    naming it. (The rows are the scores computed here, so the test holds whatever the live
+    CHANGELOG says.)"""
+    from autograder import assignments
+    from autograder.assignments import catalogue
+
+    a = "01_exact_kl"
     real = cli.mistake_scores
-    assert cli.main(["cases", "07_beyond_nthr", "--scores", "--check"]) == 0, capsys.readouterr()
+    recorded = {}
+    for f in assignments.get(a).functions:
+        scores, no_checks = real(a, f)
+        recorded[(a, f.name)] = {**scores, "(no checks)": no_checks}
+    monkeypatch.setattr(catalogue, "recorded_scores", lambda text: recorded)
+    assert cli.main(["cases", a, "--scores", "--check"]) == 0, capsys.readouterr()
     capsys.readouterr()
 
     def moved(a, f):
@@ -136,6 +147,18 @@ def test_scores_check_fails_when_scores_move_without_a_changelog_row(monkeypatch
         return {**scores, first: round(scores[first] + 0.01, 2)}, no_checks
 
     monkeypatch.setattr(cli, "mistake_scores", moved)
-    assert cli.main(["cases", "07_beyond_nthr", "--scores", "--check"]) == 1
+    assert cli.main(["cases", a, "--scores", "--check"]) == 1
     err = capsys.readouterr().err
     assert "scores moved since the CHANGELOG's last score row" in err, err
+
+
+def test_recorded_scores_reads_the_newest_row_of_each_function():
+    """Two entries quote a function's scores: is the first (newest) one read?"""
+    from autograder.assignments import catalogue
+
+    text = (
+        "| a | `f` | 2 | `m` 0.5, `n` 1.2 | 1.7 |\n"
+        "| a | `f` | 2 | `m` 0.4, `n` 1.2 | 1.7 |\n"
+        "| a | `g` | 1 | 70/15/15 | 1/1/1 | 2 | 1 | 1e-05/1e-06 | 1/1 |\n"
+    )
+    assert catalogue.recorded_scores(text) == {("a", "f"): {"m": 0.5, "n": 1.2, "(no checks)": 1.7}}
