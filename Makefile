@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 # nbgrader shells out to `alembic` by name: keep the venv's bin/ first on PATH.
 export PATH := $(abspath $(BIN)):$(PATH)
 
-.PHONY: lab test sweep lint release clean venv-here
+.PHONY: lab test sweep lint release check check-arg clean venv-here
 
 # A checkout copied or moved with its .venv: the editable install and the scripts' #! lines
 # still point at the original checkout, whose code `drills` would then run. Re-point them at
@@ -34,6 +34,14 @@ sweep: test
 lint: venv-here $(VENV)/.installed-dev
 	$(BIN)/ruff check autograder tiny_model tests benchmarks tools
 	$(BIN)/ruff format --check autograder tiny_model tests benchmarks tools
+
+# Every check an author runs after changing one notebook, for that notebook only:
+# `make check A=02` (the notebook's id or number); `drills author-check --help` for the stages.
+check: check-arg venv-here $(VENV)/.installed-dev
+	$(BIN)/drills author-check $(A) $(CHECK_ARGS)
+
+check-arg:
+	@test -n "$(A)" || { echo "make check A=<notebook id or number>, e.g. make check A=02"; exit 2; }
 
 release: venv-here $(VENV)/.installed
 	$(BIN)/drills release

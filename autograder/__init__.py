@@ -11,7 +11,9 @@ The folders are the layers; each imports only from the ones above it in this lis
     engine/       5  the sandboxed engine: a learner's notebook run in a child or a warm worker
     course/       6  grading a course: the grade loop, results cache, shards, reports, exports, merge
     cli.py        7  the `drills` command
-    scaffold.py   7  `drills new-function`: a new graded function's cells, cases and rows
+    scaffold.py   7  `drills new-function` and `drills new-notebook`: a new graded function's
+                     cells, cases and rows; a new notebook's skeleton and registration
+    author_check.py 7 `drills author-check`: every check an author runs, for one notebook
     widgets.py    7  the "Check my work" button of every notebook
     selfcheck.py  7  the notebooks' self-check cells: values compared as the grader compares them
 

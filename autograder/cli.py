@@ -7,6 +7,8 @@ drills check NOTEBOOK                        one notebook, feedback for a learne
 drills cases ASSIGNMENT [--scores]           an assignment's cases (kind, split) and known mistakes;
                                              --scores: each mistake's score, for the CHANGELOG
 drills new-function ASSIGNMENT NAME --points P   scaffold a graded function (cells, cases, rows)
+drills new-notebook ID --title T             scaffold and register a new notebook (no function yet)
+drills author-check ASSIGNMENT [--fast]      every check an author runs, for that notebook only
 drills gradescope-bundle --out ZIP           a Gradescope autograder running `drills grade`
 """
 
@@ -51,7 +53,7 @@ def _cases(args: argparse.Namespace) -> int:
 
     spec = assignments.get(args.assignment)
     if getattr(args, "scores", False):
-        return _scores(spec)
+        return _scores(spec, check=getattr(args, "check", False))
     if getattr(args, "grading_lines", False):
         from autograder.scaffold import ScaffoldError, sync_grading_lines
 
@@ -110,10 +112,17 @@ def mistake_scores(assignment: str, fspec) -> tuple[dict[str, float], float]:
     return scores, no_checks
 
 
-def _scores(spec) -> int:
+def _scores(spec, check: bool = False) -> int:
     from autograder.assignments import catalogue
 
     rows = list(catalogue.functions(only=[spec.id]))
+    changelog = notebook.course_root() / "CHANGELOG.md"
+    recorded = (
+        catalogue.recorded_scores(changelog.read_text(encoding="utf-8"))
+        if changelog.is_file()
+        else {}
+    )
+    problems: list[str] = []
     print("Known mistakes rows of CHANGELOG.md:")
     for a, f, _ in rows:
         print(catalogue.mistake_row(a, f))
@@ -125,7 +134,17 @@ def _scores(spec) -> int:
         scores, no_checks = mistake_scores(a, f)
         listed = ", ".join(f"`{m}` {s:g}" for m, s in scores.items())
         print(f"| {a} | `{f.name}` | {pts:g} | {listed} | {no_checks:g} |")
-    return 0
+        problems += catalogue.score_problems(a, f, pts, scores, no_checks, recorded)
+    unrecorded = [f.name for a, f, _ in rows if (a, f.name) not in recorded]
+    if problems:
+        print()
+        print("\n".join(problems), file=sys.stderr)
+    if unrecorded:
+        print(
+            f"\nno score row in CHANGELOG.md yet for {', '.join(unrecorded)}: its scores cannot be "
+            "compared until an entry quotes them"
+        )
+    return 1 if problems and check else 0
 
 
 def _new_function(args: argparse.Namespace) -> int:
@@ -139,6 +158,39 @@ def _new_function(args: argparse.Namespace) -> int:
         return 2
     print("\n".join(checklist))
     return 0
+
+
+def _new_notebook(args: argparse.Namespace) -> int:
+    from autograder.scaffold import ScaffoldError, new_notebook
+
+    try:
+        checklist = new_notebook(args.assignment, args.title)
+    except (ScaffoldError, OSError) as e:
+        print(f"drills new-notebook: {e}", file=sys.stderr)
+        return 2
+    print("\n".join(checklist))
+    return 0
+
+
+def _author_check(args: argparse.Namespace) -> int:
+    from autograder import author_check as ac
+
+    only = ac.FAST if args.fast else ac.STAGES
+    if args.stages:
+        only = tuple(s.strip() for s in args.stages.split(",") if s.strip())
+        bad = [s for s in only if s not in ac.STAGES]
+        if bad:
+            print(f"drills author-check: unknown stages {bad}; known: {', '.join(ac.STAGES)}")
+            return 2
+    try:
+        outcomes = ac.run(
+            args.assignment, only=only, all_mistakes=args.all_mistakes, fail_fast=args.fail_fast
+        )
+    except ac.AuthorCheckError as e:
+        print(f"drills author-check: {e}", file=sys.stderr)
+        return 2
+    print("\n".join(ac.summary(args.assignment, outcomes)))
+    return 0 if all(o.ok for o in outcomes) else 1
 
 
 def _merge(args: argparse.Namespace) -> int:
@@ -202,6 +254,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="each mistake's score and the no-checks score, in the CHANGELOG's format",
     )
     c.add_argument(
+        "--check",
+        action="store_true",
+        help="with --scores: exit 1 when a catalogued mistake scores full marks or a score "
+        "differs from the CHANGELOG's last score row of its function",
+    )
+    c.add_argument(
         "--grading-lines",
         action="store_true",
         help="rewrite the grading line under each function in the source notebook as the case "
@@ -225,6 +283,36 @@ def build_parser() -> argparse.ArgumentParser:
         "--mistakes", help="ids of the mistakes to catalogue, comma-separated (default: one)"
     )
     n.set_defaults(func=_new_function)
+
+    nn = sub.add_parser(
+        "new-notebook",
+        help="create and register a notebook: skeleton, case module, ASSIGNMENTS and MODULES, "
+        "README row, CHANGELOG entry",
+    )
+    nn.add_argument("assignment", help="its id: two digits, '_', a lower-case name (08_gae)")
+    nn.add_argument("--title", required=True, help="its title, as the README's table shows it")
+    nn.set_defaults(func=_new_notebook)
+
+    a = sub.add_parser(
+        "author-check",
+        help="lint, release check, reference, contract, scores, mutation, notebook and nbgrader "
+        "checks of one notebook (what an author runs after a change)",
+    )
+    a.add_argument("assignment", help="the notebook: its id or its number (02)")
+    a.add_argument(
+        "--fast",
+        action="store_true",
+        help="lint, release, reference, contract and scores only (no mutation, no notebook run, "
+        "no nbgrader)",
+    )
+    a.add_argument("--stages", help="comma-separated stages to run (default: all)")
+    a.add_argument(
+        "--all-mistakes",
+        action="store_true",
+        help="nbgrader's round trip with every catalogued mistake, not only the first ones",
+    )
+    a.add_argument("--fail-fast", action="store_true", help="stop at the first failing stage")
+    a.set_defaults(func=_author_check)
 
     m = sub.add_parser("merge", help="join `drills grade --shard K/N` outputs into one gradebook")
     m.add_argument("outputs", nargs="+", help="the --out folders of the N shards")

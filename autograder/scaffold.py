@@ -43,7 +43,7 @@ from autograder.assignments import catalogue
 from autograder.cases.spec import DEFAULT_ATOL, DEFAULT_RTOL, DEFAULT_SPLIT, TODO, grading_line
 from autograder.notebooks import nbjson, notebook
 
-PLACES = ("solutions/", "autograder/assignments/", "CHANGELOG.md")
+PLACES = ("solutions/", "autograder/assignments/", "CHANGELOG.md", "README.md")
 
 
 class ScaffoldError(ValueError):
@@ -199,7 +199,7 @@ def case_module_entry(name: str, params: list[str], mistakes: list[str], const: 
         f"""        Mistake(
             "{m}",
             "{TODO}: you did …; do … instead (second person: what was done, what to change)",
-            formula=lambda {sig}: {todo},  # the wrong computation, on valid inputs
+            {_mistake_way(m, sig, todo)}
             source=NO_SOURCE,  # {TODO}: "<where>: <what it shows>", or keep NO_SOURCE
         ),
 """
@@ -245,6 +245,15 @@ def _{name}_inputs(rng):
     }},
 )
 '''
+
+
+def _mistake_way(mistake: str, sig: str, todo: str) -> str:
+    """How the scaffold writes a mistake: ``unchecked=True`` for a validation mistake (an id
+    ``no-validation``, ``no-checks`` or ending in ``-unchecked``: the reference without its input
+    checks, as docs/authoring.md step 6 says), else a ``formula=`` placeholder."""
+    if mistake in ("no-validation", "no-checks") or mistake.endswith("-unchecked"):
+        return "unchecked=True,  # the reference without its input checks"
+    return f"formula=lambda {sig}: {todo},  # the wrong computation, on valid inputs"
 
 
 def _offset(text: str, lineno: int, col: int) -> int:
@@ -364,6 +373,8 @@ def _insert_after_last(lines: list[str], start: int, stop: int, prefix: str, row
         raise ScaffoldError("no table found where the rows go")
     mine = [i for i in table if lines[i].startswith(prefix)]
     at = (mine or table)[-1] + 1
+    if not lines[at - 1].endswith("\n"):  # the cell's last line (a table with no row yet)
+        lines[at - 1] += "\n"
     lines[at:at] = rows
 
 
@@ -526,13 +537,10 @@ def scaffold(
         f"{assignment} or changelog or placeholder'",
         f"          python benchmarks/mutation_score.py {assignment} {name} --survivors",
         f"          drills cases {assignment} --scores && drills release {assignment}",
-        "  7. Then the slower tests of this notebook (minutes: they execute it, run nbgrader):",
-        f"          drills release {assignment} --check",
-        "          DRILLS_NOTEBOOKS_NBCLIENT=1 python -m pytest -q -p no:cacheprovider "
-        "tests/test_notebooks.py "
-        "tests/test_mutation.py tests/test_field_maths.py tests/test_recognition.py "
-        "tests/test_kinds.py tests/test_callees.py tests/test_nbgrader_agreement.py "
-        f"-k '{name} or {assignment}'",
+        f"  7. Then every check of this notebook, in one command (drills author-check {assignment}"
+        " --fast: seconds; without --fast minutes: it also mutates, executes the notebook and "
+        "runs nbgrader):",
+        f"          drills author-check {assignment}      (or: make check A={assignment})",
     ]
 
 
@@ -591,3 +599,199 @@ def sync_grading_lines(assignment: str, root: Path | None = None, write: bool = 
     if changed and write:
         nb_path.write_text(json.dumps(raw, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     return changed
+
+
+# -- drills new-notebook ---------------------------------------------------------------------
+
+NOTEBOOK_ID = re.compile(r"(\d\d)_[a-z][a-z0-9_]*")
+BINDER = "https://mybinder.org/v2/gh/reward-drills/reward-drills/HEAD?urlpath=lab/tree/"
+
+
+def skeleton_cells(assignment: str, title: str) -> list[dict]:
+    """A new notebook with no graded function yet, following every rule of
+    :mod:`autograder.notebooks.layout`: title, story, setup cell, an exploration with a figure
+    and a widget, and the closing sections. Every placeholder reads TODO(scaffold); the code
+    cells run as they are."""
+    number = assignment.split("_")[0]
+    setup_meta = {
+        "deletable": False,
+        "editable": False,
+        "nbgrader": {
+            "grade": False,
+            "grade_id": "setup_imports",
+            "locked": True,
+            "schema_version": 3,
+            "solution": False,
+        },
+    }
+    return [
+        _cell(
+            "markdown",
+            "md-title",
+            f"# {number} · {title}\n\n"
+            f"**Difficulty: {TODO}: n/5 · about {TODO}: minutes**\n\n"
+            f"**What you will learn**\n- {TODO}: one line per idea.\n\n"
+            f"Prerequisite: {TODO}: the notebooks this one builds on.",
+        ),
+        _cell(
+            "markdown",
+            "md-story",
+            f"## The story\n\n{TODO}: the problem this notebook's functions solve, with its "
+            "source (paper, library, issue) and the numbers the worked examples use.",
+        ),
+        _cell("code", "code-setup", "import math\n\nimport numpy as np", setup_meta),
+        _cell(
+            "markdown",
+            "md-explore",
+            f"## Explore: {TODO}: what the learner watches\n\n{TODO}: what the figure and the "
+            "widget below show, computed with the learner's own functions.",
+        ),
+        _cell(
+            "code",
+            "code-explore-figure",
+            "import matplotlib.pyplot as plt\n\n"
+            f"# {TODO}: a figure computed with this notebook's functions\n"
+            "xs = np.linspace(0.0, 1.0, 11)\n"
+            "fig, ax = plt.subplots(figsize=(5, 3))\n"
+            "ax.plot(xs, xs**2)\n"
+            'ax.set_xlabel("x")\n'
+            "plt.show()",
+        ),
+        _cell(
+            "code",
+            "code-explore-widget",
+            "from ipywidgets import interact\n\n\n"
+            f"def show(x=0.5):  # {TODO}: what the slider changes\n"
+            '    print(f"x = {x:.2f}")\n\n\n'
+            "interact(show, x=(0.0, 1.0, 0.05));",
+        ),
+        _cell(
+            "markdown",
+            "md-in-the-field",
+            f"## In the field\n\n- {TODO}: where the field "
+            "computes this, and how (library, file, what it does differently).",
+        ),
+        _cell("markdown", "md-common-mistakes", COMMON_MISTAKES),
+        _cell(
+            "markdown",
+            "md-check-my-work",
+            "## Check my work\n\nSave the notebook (Ctrl+S), then press the button: it grades the "
+            "saved file with the same hidden\ncases as your instructor's grader and shows your "
+            "score and feedback here. It changes nothing.",
+        ),
+        _cell(
+            "code",
+            "code-check-my-work",
+            f'from autograder.widgets import check_my_work\n\ncheck_my_work("{assignment}")',
+        ),
+    ]
+
+
+def _register(text: str, anchor: str, line: str, where: str) -> str:
+    """``text`` with ``line`` added as the last entry of the literal that ``anchor`` opens."""
+    start = text.find(anchor)
+    if start < 0:
+        raise ScaffoldError(f"{where}: no `{anchor.strip()}` to register the notebook in")
+    end = text.index("\n)" if anchor.endswith("(\n") else "\n}", start)
+    return text[: end + 1] + line + text[end + 1 :]
+
+
+def new_notebook(assignment: str, title: str, root: Path | None = None) -> list[str]:
+    """Create and register a notebook with no graded function: its skeleton in solutions/,
+    its case module, its id in ASSIGNMENTS and MODULES, a README row, a CHANGELOG entry.
+    Returns the checklist's lines. Nothing is written when a check fails."""
+    root = root or notebook.course_root()
+    m = NOTEBOOK_ID.fullmatch(assignment)
+    if not m:
+        raise ScaffoldError(
+            f"{assignment!r}: a notebook id is two digits, '_' and a lower-case name (08_gae)"
+        )
+    if not title.strip():
+        raise ScaffoldError(
+            "--title: the notebook's title, e.g. 'Generalised advantage estimation'"
+        )
+    taken = [a for a in notebook.ASSIGNMENTS if a == assignment or a[:2] == m[1]]
+    if taken or assignment in assignments.MODULES:
+        raise ScaffoldError(f"notebook number {m[1]} is taken: {taken or [assignment]}")
+    module = f"a{assignment}"
+    nb_path = notebook.source_path(assignment, root)
+    module_path = root / "autograder" / "assignments" / f"{module}.py"
+    nb_registry = root / "autograder" / "notebooks" / "notebook.py"
+    modules_registry = root / "autograder" / "assignments" / "__init__.py"
+    readme, changelog = root / "README.md", root / "CHANGELOG.md"
+    for p in (nb_path, module_path):
+        if p.exists():
+            raise ScaffoldError(f"{p.relative_to(root)} exists already")
+
+    registry_text = _register(
+        nb_registry.read_text(encoding="utf-8"),
+        "ASSIGNMENTS = (\n",
+        f'    "{assignment}",\n',
+        "autograder/notebooks/notebook.py",
+    )
+    modules_text = _register(
+        modules_registry.read_text(encoding="utf-8"),
+        "MODULES = {\n",
+        f'    "{assignment}": "{module}",\n',
+        "autograder/assignments/__init__.py",
+    )
+    readme_text = readme.read_text(encoding="utf-8") if readme.is_file() else None
+    if readme_text is not None:
+        rel = f"exercises/{assignment}/{assignment}.ipynb"
+        row = (
+            f"| {m[1]} | [{title}]({rel}) | {TODO}: what the learner writes | {TODO}: n/5, "
+            f"N min | [launch]({BINDER}{rel}) |\n"
+        )
+        lines = readme_text.splitlines(keepends=True)
+        rows = [i for i, x in enumerate(lines) if re.match(r"\| \d\d \| \[", x)]
+        if not rows:
+            raise ScaffoldError("README.md has no notebook table to add the row to")
+        lines.insert(rows[-1] + 1, row)
+        readme_text = "".join(lines)
+    log = changelog.read_text(encoding="utf-8")
+    lines = log.splitlines(keepends=True)
+    s, _ = _section_bounds(lines, "Changes")
+    lines[s + 2 : s + 2] = [
+        f"### {datetime.date.today().isoformat()} — {assignment}: a new notebook, {title} "
+        f"({TODO}: why)\n\n- {TODO}: its functions, points, cases and mistakes (merge the "
+        "entries `drills new-function` writes for each function into this one).\n\n"
+    ]
+
+    nb = {
+        "cells": skeleton_cells(assignment, title),
+        "metadata": {
+            "kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},
+            "language_info": {"name": "python"},
+        },
+        "nbformat": 4,
+        "nbformat_minor": 5,
+    }
+    nb_path.parent.mkdir(parents=True, exist_ok=True)
+    nb_path.write_text(json.dumps(nb, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    module_path.write_text(
+        f'"""{assignment}: cases and known mistakes of {title} ({TODO}: what the inputs are, '
+        'their tolerance)."""\n\n'
+        "from __future__ import annotations\n\n"
+        "from autograder.cases.spec import AssignmentSpec\n\n"
+        f'SPEC = AssignmentSpec("{assignment}", ())\n',
+        encoding="utf-8",
+    )
+    nb_registry.write_text(registry_text, encoding="utf-8")
+    modules_registry.write_text(modules_text, encoding="utf-8")
+    if readme_text is not None:
+        readme.write_text(readme_text, encoding="utf-8")
+    changelog.write_text("".join(lines), encoding="utf-8")
+    rel = lambda p: p.relative_to(root)  # noqa: E731
+    return [
+        f"Created notebook {assignment} ({title}), registered in ASSIGNMENTS and MODULES:",
+        f"  {rel(nb_path)}: the skeleton (title, story, setup, an exploration with a figure and "
+        "a widget, In the field, Common mistakes, Check my work); every placeholder reads "
+        "TODO(scaffold)",
+        f"  {rel(module_path)}: SPEC with no function yet",
+        "  README.md: its row in the notebook table; CHANGELOG.md: its entry",
+        "Next:",
+        f"  drills new-function {assignment} NAME --points P --params '…' --mistakes a,b,c,d,e",
+        "  (for each function; then docs/authoring.md steps 2 to 9)",
+        f"  drills release {assignment}",
+        f"  drills author-check {assignment}   (the notebook's rules included)",
+    ]

@@ -7,7 +7,7 @@ server, widgets.warm_up, which every notebook's setup cell starts) begins with a
 outcome cache; ``--after`` seconds later (each value its own run, with a new cache and a
 new server; 0: the click comes at once, the warm-up has only just started) the first click
 asks the server for the solution notebook's check, then a second click asks again. Each
-time is printed with its ratio to the target (issue 16: 1.0 s for 01-04, 2.5 s for 05 on, on
+time is printed with its ratio to the target (docs/speed.md: 1.0 s for 01-04, 2.5 s for 05 on, on
 a 2-core machine, first click included), and the load average before each run, since
 other work on the machine slows every figure. The browser adds its own round trip (the
 widget's message to the kernel and the rendering: about 0.1 s; tests/test_browser.py
@@ -38,7 +38,7 @@ from autograder.notebooks import notebook  # noqa: E402
 
 
 def target(assignment: str) -> float:
-    # issue 16: 2.5 s for the tiny-model notebooks (05 on: their check imports torch), 1.0 before
+    # 2.5 s for the tiny-model notebooks (05 on: their check imports torch), 1.0 before
     return 2.5 if int(assignment[:2]) >= 5 else 1.0
 
 

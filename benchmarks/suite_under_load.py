@@ -1,4 +1,4 @@
-"""The test suite's wall time, quiet and beside busy processes (issue 18's two targets).
+"""The test suite's wall time, quiet and beside busy processes (the suite's two speed targets).
 
     python benchmarks/suite_under_load.py [--busy 0 2] [--jobs 2] [-- PYTEST ARGS]
 
@@ -29,7 +29,7 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-TARGET_S = {0: 8 * 60, 4: 12 * 60}  # issue 18: quiet, and under a load of 4
+TARGET_S = {0: 8 * 60, 4: 12 * 60}  # docs/speed.md: quiet, and under a load of 4
 
 
 def _spin() -> None:  # pragma: no cover - a busy process, killed by the parent

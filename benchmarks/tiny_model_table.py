@@ -17,7 +17,7 @@ picture) and GRPO's LLD rate; the pooled SGD probe's positive-only − GRPO inte
 the first-order identity); training steps per second (GRPO, 16 prompts x 8). The baseline of
 the speed ratios is the course row on the CPU, measured in the same run.
 
-Then issue 21's study (``--study``, default the shipped tiny_model/results/train_07.json, or a
+Then notebook 07's study (``--study``, default the shipped tiny_model/results/train_07.json, or a
 metrics.json of ``python -m tiny_model train --methods all ...``): every method's final greedy
 accuracy and Pass@K and its run-mean online Eq. 2, each paired with GRPO over the seeds (95 %
 t intervals). ``--study-only`` prints that table alone (no probes, no timing).
@@ -111,12 +111,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--train-steps", type=int, default=20)
     p.add_argument("--threads", type=int, default=2, help="CPU threads (target machine: 2)")
     p.add_argument("--large-on-cpu", action="store_true", help="run the large row on the CPU")
-    p.add_argument("--study", type=Path, default=SHIPPED_07, help="issue 21's study to print")
-    p.add_argument("--study-only", action="store_true", help="print issue 21's study table only")
+    p.add_argument("--study", type=Path, default=SHIPPED_07, help="notebook 07's study to print")
+    p.add_argument("--study-only", action="store_true", help="print notebook 07's study table only")
     args = p.parse_args(argv)
     study = load_shipped(args.study)
     if args.study_only:
-        print(f"issue 21 study: {args.study}")
+        print(f"notebook 07 study: {args.study}")
         print(study.table())
         return 0
     torch.set_num_threads(args.threads)
@@ -172,7 +172,7 @@ def main(argv: list[str] | None = None) -> int:
         )
     if skipped:
         print(skipped)
-    print(f"issue 21 study: {args.study}")
+    print(f"notebook 07 study: {args.study}")
     print(study.beyond_table())
     return 0
 

@@ -1,4 +1,4 @@
-"""A probe for generated inputs in text a learner reads (issue 17, finding 2).
+"""A probe for generated inputs in text a learner reads (feedback that could be replayed).
 
 A generated case's inputs come from the course secret and the student id, the same on every
 regrade: any of their numbers in feedback can be read and replayed. :func:`leaked` finds the

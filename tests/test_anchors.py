@@ -120,3 +120,22 @@ def test_drills_cases_shows_each_anchor_with_where_it_comes_from(capsys):
     assert "anchor: 0.368064  (CURRICULUM 01: exact forward KL 0.368064)" in out
     n = sum(len(anchors.anchors(f)) for f in assignments.get("01_exact_kl").functions)
     assert out.count("anchor: ") == n
+
+
+def test_a_default_argument_quoted_in_a_note_is_accepted_and_a_wrong_one_is_not():
+    """A note saying "beta = 0.05, the default" (a value the case leaves out, so the reference
+    uses its default): accepted; the same note with 0.07 is still refused."""
+    import dataclasses
+
+    spec = assignments.get("04_rlef_turn_rewards").function("turn_rewards")
+    ns = reference.namespace("04_rlef_turn_rewards", ROOT)
+    fixed = next(i for i, c in enumerate(spec.cases) if not c.hidden and c.kind == "value")
+
+    def with_note(note):
+        cases = list(spec.cases)
+        cases[fixed] = dataclasses.replace(cases[fixed], note=note)
+        return dataclasses.replace(spec, cases=tuple(cases))
+
+    assert not anchors.number_problems(with_note("beta = 0.05, the default"), ns)
+    problems = anchors.number_problems(with_note("beta = 0.07, not the default"), ns)
+    assert any("0.07" in p for p in problems), problems

@@ -1,4 +1,4 @@
-"""Issue 15: one slip, one charge.
+"""One slip, one charge.
 
 A graded function that calls another graded function (shaped_reward → mean_sampled_log_ratio,
 task_reward → extract_code, turn_rewards → task_reward → extract_code) is graded with the

@@ -40,6 +40,15 @@ def _grade(a, name, fn, secret=None):
     return kernel.grade_function(a, name, fn, namespace=ns, secret=secret, root=ROOT)
 
 
+# A catalogued mistake that suddenly fails no case is as often a reference that changed into
+# it (a sign, a default, a boundary) as a mistake that needs a case: say both.
+WRONG_REFERENCE = (
+    "If the reference changed since the mistake was catalogued, the reference may be wrong "
+    "instead: it now agrees with the mistake (tests/test_reference.py and the reference stage "
+    "of drills author-check check it against evidence it did not produce)."
+)
+
+
 def _stub(*args, **kwargs):
     raise NotImplementedError()
 
@@ -64,7 +73,7 @@ def test_known_mistake_loses_points_and_is_diagnosed(assignment, function, mista
     assert r.attempted
     assert r.score < r.points, (
         f"{function}: mistake {mistake} fails no case: add a case that tells it apart (an input "
-        "on which it and the reference differ beyond the tolerance), or drop it"
+        "on which it and the reference differ beyond the tolerance), or drop it. " + WRONG_REFERENCE
     )
     assert r.mistake == mistake, (
         f"{function}: mistake {mistake} is diagnosed as {r.mistake}: that diagnosis matches its "
@@ -119,7 +128,8 @@ def validation_flag_problem(function: str, m: spec.Mistake, kinds: set[str]) -> 
     fails, and what to do; None when nothing is."""
     if not kinds:
         return (
-            f"{function}: mistake {m.id} fails no case: add a case that tells it apart, or drop it"
+            f"{function}: mistake {m.id} fails no case: add a case that tells it apart, or drop it. "
+            + WRONG_REFERENCE
         )
     if m.validation and kinds != {"invalid"}:
         return (
@@ -383,7 +393,7 @@ def test_common_mistakes_table_lists_the_catalogue(assignment):
 
 @pytest.mark.parametrize("assignment", ASSIGNMENTS)
 def test_every_function_catalogues_five_mistakes_each_naming_its_source(assignment):
-    """Issue 8: does every function catalogue at least five mistakes, and does each name where
+    """Does every function catalogue at least five mistakes, and does each name where
     it is documented ("<where>: <what it shows>") or say plainly that no
     source was found (spec.NO_SOURCE) — never an empty source?"""
     for f in assignments.get(assignment).functions:

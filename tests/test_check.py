@@ -64,7 +64,7 @@ def test_check_exits_2_on_unreadable_notebooks_and_usage_errors(args):
     assert p.stderr.strip()
 
 
-# The five kinds of submission that used to stop a whole class run (issue 23), each a corpus
+# The five kinds of submission that used to stop a whole class run, each a corpus
 # fixture: `drills check` answers each with feedback or a sentence, never a traceback.
 STOPPED_THE_RUN = {
     "nbgrader_metadata_number": (0, "cell 11's nbgrader metadata is a number"),

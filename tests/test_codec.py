@@ -114,7 +114,7 @@ def test_raising_the_right_error_is_the_outcome():
     assert not same_outcome({"raised": "ValueError"}, got, 0, 0)
 
 
-# -- outcomes every writer can take (issue 23) ----------------------------------------------------
+# -- outcomes every writer can take ----------------------------------------------------------------
 
 
 def test_a_lone_surrogate_in_a_returned_string_becomes_a_replacement_character():

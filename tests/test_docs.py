@@ -1,4 +1,4 @@
-"""Does the README stay a front page (issue 19), and do its links and the docs/ pages' links lead
+"""Does the README stay a front page, and do its links and the docs/ pages' links lead
 somewhere?
 
 The README holds the two commands, the notebook table and a paragraph per reader, and links

@@ -1,4 +1,4 @@
-"""Issue 15: feedback never contradicts itself.
+"""Feedback never contradicts itself.
 
 A failed check is never shown beside an expected and a computed value that print the same
 ("expected [2.5, 5.5], got [2.5, 5.5] ✗"), and no error shape reads "every value is 1× the

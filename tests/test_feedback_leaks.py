@@ -1,4 +1,4 @@
-"""Feedback that carries nothing of a generated case: the leak attack of issue 17, finding 2.
+"""Feedback that carries nothing of a generated case: the attack that reads generated inputs back out of feedback.
 
 tests/fixtures/corpus/leaks_generated_inputs.ipynb is right on the notebook's own inputs
 and, on a generated one, `forward_kl` raises an error whose message spells the input and

@@ -1,4 +1,4 @@
-"""Issue 15: correct maths as the field writes it gets full marks; the catalogue stays outside.
+"""Correct maths as the field writes it gets full marks; the catalogue stays outside.
 
 Each graded function states one tolerance (FunctionSpec.rtol / atol, printed beside "How X
 is graded" in its notebook). The reference is rewritten the way verl, OpenRLHF and TRL write

@@ -395,7 +395,7 @@ def _secret(tmp: Path) -> Path:
 
 
 def test_corpus_feedback_pages_show_no_generated_input(corpus_run):
-    """Issue 17: does any feedback page show a number of one of its student's generated inputs
+    """Does any feedback page show a number of one of its student's generated inputs
     (in a quoted message, a value, an error shape's factor or size), which a regrade with the
     same secret would let the learner replay? leaks_generated_inputs and
     reads_generated_inputs_via_gc try on purpose."""

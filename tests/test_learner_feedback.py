@@ -1,4 +1,4 @@
-"""What a learner sees when something fails (issue 16): the same explanation from `drills check`
+"""What a learner sees when something fails: the same explanation from `drills check`
 and from the "Check my work" button, for the failures the catalogue of mistakes does not name.
 
 Each test builds a learner's notebook from the released exercise with the reference solutions

@@ -157,3 +157,19 @@ def test_without_checks_removes_only_the_checks_it_is_asked_to():
 def test_without_checks_says_when_no_check_matches():
     with pytest.raises(ValueError, match="no input check matches"):
         source.without_checks("03_sum_vs_mean", "shaped_reward", ("no such words",), ROOT)
+
+
+def test_an_equivalent_entry_survives_a_reworded_message_but_not_changed_code():
+    """An entry keyed by a raise whose message was reworded (or re-quoted) still matches;
+    one whose condition changed does not: it is another mutant."""
+    key = mutation.mutant_key
+    listed = "f: raise: raise ValueError(f'eps must be finite, got {eps!r}') -> pass"
+    assert key(listed) == key('f: raise: raise ValueError("eps must be a finite float") -> pass')
+    assert key("f: compare: r > 0 -> r >= 0") != key("f: compare: r > 1 -> r >= 1")
+    assert key("f: compare: x == 'a' -> x != 'a'") == key('f: compare: x == "b" -> x != "b"')
+    reworded = "f: raise: raise ValueError(f'eps must be finite') -> pass"
+    assert mutation.match_listed([reworded], [listed]) == {reworded: listed}
+    # two raises that differ only in their message: the entry matches neither by its key
+    two = [reworded, "f: raise: raise ValueError('beta must be finite') -> pass"]
+    assert mutation.match_listed(two, [listed]) == {}
+    assert mutation.match_listed(two, [two[1]]) == {two[1]: two[1]}

@@ -28,6 +28,10 @@ runs a slice (conftest.SLICE):
 - the sandbox against the in-kernel engine (the code nbgrader's hidden-test cells run),
   function by function, on the solution, the stub and mistakes-1 of every notebook.
 
+DRILLS_ONLY=ID (what `drills author-check ID` sets) makes the slice that one notebook: its
+round trip through nbgrader, and the sandbox against the in-kernel engine, for it alone; with
+DRILLS_AGREEMENT_ALL=1 as well, with every catalogued mistake of that notebook.
+
 DRILLS_AGREEMENT_ALL=1 (or DRILLS_SWEEP=1, `make sweep`) runs the sweep: every notebook
 through nbgrader with every catalogued mistake (about 90 notebooks), and every mistake
 through the sandbox and the in-kernel engine. What the slice leaves to the sweep is
@@ -49,7 +53,7 @@ from pathlib import Path
 import nbformat
 import nbgrader_course
 import pytest
-from conftest import SLICE, sweep
+from conftest import ONLY, SLICE, sweep
 
 from autograder import assignments
 from autograder.notebooks import notebook
@@ -61,7 +65,9 @@ pytestmark = pytest.mark.slow
 ASSIGNMENTS = [
     a
     for a in notebook.available_assignments()
-    if a in assignments.MODULES and notebook.release_path(a).is_file()
+    if a in assignments.MODULES
+    and notebook.release_path(a).is_file()
+    and (not ONLY or a in ONLY)  # DRILLS_ONLY (drills author-check): those notebooks only
 ]
 ALL = sweep("DRILLS_AGREEMENT_ALL")
 # The assignments nbgrader grades in this session (all of them in the sweep).

@@ -144,7 +144,7 @@ def test_importing_the_cli_loads_no_validator_numpy_or_torch():
     assert out.strip() == ""
 
 
-# -- messages in the learner's terms (issue 23) ---------------------------------------------------
+# -- messages in the learner's terms ---------------------------------------------------------------
 
 
 def _load_message(tmp_path, text: str) -> str:

@@ -1,4 +1,4 @@
-"""Issue 15: a known mistake is recognised as the field writes it.
+"""A known mistake is recognised as the field writes it.
 
 Every catalogued conceptual mistake is still named when its values carry float32 rounding or
 a stabiliser-sized error; when one other small difference moves them by 0.5 % (the nearest

@@ -1,4 +1,4 @@
-"""Issue 15: every edge and invalid case checks a rule the notebook states.
+"""Every edge and invalid case checks a rule the notebook states.
 
 Each edge and invalid case carries the words of its rule (``Case.rule``, from
 autograder/cases/rules.py). The test fails when a case has no rule or when the words are

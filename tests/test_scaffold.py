@@ -307,7 +307,7 @@ def test_spec_constant_is_named_as_the_others_unless_taken():
     assert spec_constant("mask", "MASK = np.array([1, 0])\n") == "MASK_SPEC"
 
 
-# -- a new notebook's first function; imports; the grading line (issue 20, notebook 07) ------
+# -- a new notebook's first function; imports; the grading line (as notebook 07 needed) --
 
 
 SKELETON = [  # a new notebook before its first graded function: title, setup, closing section
@@ -559,3 +559,84 @@ def test_a_common_mistakes_section_without_a_table_gets_its_header():
     fresh = [cells[1]]
     made = common_mistakes_cell(fresh)
     assert [c["id"] for c in fresh] == ["md-common-mistakes", "b"] and made is fresh[0]
+
+
+def test_the_first_row_of_a_new_table_is_not_glued_to_its_separator():
+    """A Common-mistakes cell ending with the table's separator line and no newline (as the
+    scaffold writes a new one): does each new row start a line of its own, so that the table
+    is read with its rows?"""
+    from autograder.scaffold import _insert_after_last
+
+    md = ["## Common mistakes\n", "\n", "| function | mistake | what happens | feedback id |\n"]
+    md.append("|---|---|---|---|")
+    rows = ["| `f` | a | b | `m1` |\n", "| | c | d | `m2` |\n"]
+    _insert_after_last(md, 0, len(md), "|", rows)
+    lines = "".join(md).splitlines()
+    assert lines[-3:] == ["|---|---|---|---|", "| `f` | a | b | `m1` |", "| | c | d | `m2` |"]
+
+
+def test_a_validation_mistake_is_scaffolded_as_unchecked_not_as_a_formula():
+    """`--mistakes no-validation`: is it written `unchecked=True` (the reference without its
+    input checks, as docs/authoring.md says), and the others as formula= placeholders?"""
+    text = case_module_entry("f", ["x", "eps=1e-8"], ["negated", "no-validation"], "F")
+    negated = text[text.index('"negated"') : text.index('"no-validation"')]
+    unchecked = text[text.index('"no-validation"') :]
+    assert "formula=lambda x, eps=1e-8:" in negated
+    assert (
+        "unchecked=True" in unchecked.split("),")[0] and "formula=" not in unchecked.split("),")[0]
+    )
+
+
+def test_new_notebook_needs_no_hand_made_skeleton_module_or_registration(tmp_path):
+    """`drills new-notebook 08_probe`: is it registered (ASSIGNMENTS, MODULES), with a skeleton
+    that follows every rule of a notebook, a case module that imports, a README row and a
+    CHANGELOG entry, so that `drills new-function` works on it at once? A taken number is
+    refused and nothing is written."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    shutil.copytree(
+        ROOT / "autograder", repo / "autograder", ignore=shutil.ignore_patterns("__pycache__")
+    )
+    shutil.copytree(ROOT / "solutions", repo / "solutions")
+    for name in ("CHANGELOG.md", "pyproject.toml", "README.md"):
+        shutil.copy2(ROOT / name, repo / name)
+
+    def drills(*args):
+        return subprocess.run(
+            [sys.executable, "-m", "autograder.cli", *args],
+            capture_output=True,
+            text=True,
+            cwd=repo,
+            env=_env(repo),
+            timeout=300,
+        )
+
+    made = drills("new-notebook", "08_probe", "--title", "A probe")
+    assert made.returncode == 0, made.stderr
+    assert "drills new-function 08_probe" in made.stdout
+    before = {p: p.read_bytes() for p in repo.rglob("*") if p.is_file()}
+    taken = drills("new-notebook", "08_other", "--title", "Another")
+    assert taken.returncode == 2 and "number 08 is taken" in taken.stderr
+    assert {p: p.read_bytes() for p in repo.rglob("*") if p.is_file()} == before
+
+    run = _new_function(repo, "08_probe", "first_fn", "--points", "1", "--params", "values")
+    assert run.returncode == 0, run.stderr
+    check = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "from autograder import assignments; from autograder.notebooks import layout, "
+            "notebook; print(notebook.ASSIGNMENTS[-1], assignments.get('08_probe').names, "
+            "layout.problems('08_probe'))",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=repo,
+        env=_env(repo),
+        timeout=300,
+    )
+    assert check.stdout.strip() == "08_probe ['first_fn'] []", check.stderr
+    readme = (repo / "README.md").read_text()
+    assert "[A probe](exercises/08_probe/08_probe.ipynb)" in readme
+    assert "08_probe: a new notebook, A probe" in (repo / "CHANGELOG.md").read_text()
+    assert placeholders(repo)  # the skeleton's TODO(scaffold)s are there to be filled

@@ -1,4 +1,4 @@
-"""benchmarks/suite_under_load.py on a slice: the figures issue 18's targets are read from."""
+"""benchmarks/suite_under_load.py on a slice: the figures the suite's speed targets are read from."""
 
 from __future__ import annotations
 

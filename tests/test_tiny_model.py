@@ -288,7 +288,7 @@ def test_shipped_warm_model_is_not_wrecked_by_a_fresh_adam_step():
     """Does one fresh Adam step of supervised training at lr 3e-4 raise (not wreck) ln π(correct)?
 
     The first warm-up recipe (cosine decay to 0) failed this by -0.6 nats, and
-    RL from it could not learn (issue 9); see the slow test below.
+    RL from it could not learn; see the slow test below.
     """
     with experiment.deterministic(threads=1):
         assert experiment.first_step_damage(experiment.load_warm(), lr=3e-4) > 0

@@ -1,4 +1,4 @@
-"""Issue 21 in tiny_model: THR both ways, the NLL and SMAUG-style regularisers, clip-higher,
+"""Notebook 07's methods in tiny_model: THR both ways, the NLL and SMAUG-style regularisers, clip-higher,
 greedy accuracy and Pass@K. Each test names the mistake it would catch."""
 
 from __future__ import annotations
@@ -144,7 +144,7 @@ def test_pass_at_k_is_the_unbiased_estimator():
 
 
 def test_train_cli_all_runs_every_method_and_pairs_each_new_one_with_grpo(tmp_path, capsys):
-    """`train --methods all` includes issue 21's methods and reports greedy accuracy, Pass@K and
+    """`train --methods all` includes notebook 07's methods and reports greedy accuracy, Pass@K and
     the online metrics with a paired interval against GRPO (2 seeds x 1 step, to run fast)."""
     argv = ["train", "--device", "cpu", "--seeds", "0-1", "--steps", "1", "--eval-every", "1"]
     assert main([*argv, "--methods", "all", "--out", str(tmp_path)]) == 0
@@ -216,7 +216,7 @@ def test_benchmark_table_prints_the_07_study_paired_with_grpo(capsys):
 def test_probe_takes_the_new_methods_and_the_smaug_floor_is_grpo_at_the_reference(fns):
     """The one-step probe starts at θ = π_ref, where max(0, ln π_ref − ln π) is 0 with zero
     gradient: smaug's Eq. 2 change equals GRPO's bit for bit. Catches a floor with the wrong
-    sign or without the hinge (either moves the step), and the probe refusing issue 21's
+    sign or without the hinge (either moves the step), and the probe refusing notebook 07's
     methods."""
     from tiny_model.probe import run_probe
 

@@ -1,4 +1,4 @@
-"""The larger (GPU) configuration's code, proven on CPU at a tiny size (issue 9).
+"""The larger (GPU) configuration's code, proven on CPU at a tiny size.
 
 The GPU configuration (``LARGE_WARMUP``: four 2-digit numbers with carries,
 10-token scratchpads, a 4-layer 256-wide model) runs the same code as the

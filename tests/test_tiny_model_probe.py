@@ -1,4 +1,4 @@
-"""The paper's three observations on the shipped warm model, pooled over five seeds (issue 9).
+"""The paper's three observations on the shipped warm model, pooled over five seeds.
 
 With Adam's first step (what real GRPO training takes): positive-only raises
 the correct responses' likelihood more than GRPO, GRPO shows LLD on some

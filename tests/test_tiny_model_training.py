@@ -1,6 +1,6 @@
-"""Training that learns (issue 9): the bug hunt, the split, the schedule, the shipped study.
+"""Training that learns: the bug hunt, the split, the schedule, the shipped study.
 
-Issue 9 asked whether GRPO training's failure to learn (sampled accuracy stuck
+The question was whether GRPO training's failure to learn (sampled accuracy stuck
 near 0.45, the correct answers' likelihood falling, lr 1e-3 collapsing) was a
 bug or tuning. The first four tests are the bug hunt: each would catch one
 candidate bug (advantage sign, sampling vs scoring, masking, the KL term), and
@@ -215,7 +215,7 @@ def test_training_slice_agrees_with_the_shipped_study_within_what_another_cpu_mo
     k = shipped.config.eval_every
     got = _slice(fns, shipped, k)
     want = {key: values[:2] for key, values in shipped.runs["grpo"][0].items()}
-    # the shipped file predates issue 21's metrics (greedy accuracy, Pass@K, correct_logp):
+    # the shipped file predates notebook 07's metrics (greedy accuracy, Pass@K, correct_logp):
     # every metric it holds must be reproduced; the new ones are checked in test_tiny_model_beyond
     assert want.keys() <= got.keys(), sorted(want.keys() - got.keys())
     assert not _beyond_cross_cpu_tolerance(got, want, window=k)
@@ -295,7 +295,7 @@ def _live_like(run, **nudges) -> dict[str, list[float]]:
 
 
 def test_live_run_off_in_the_last_float32_bit_is_told_it_matches_the_shipped_run(shipped):
-    """Issue 16, item 7: the reference functions on another CPU differ from the shipped run in
+    """The reference functions on another CPU differ from the shipped run in
     the last float32 bit (and a draw may land in another bin by step 100). Does notebook 06's
     comparison say they agree, with the differences in numbers, instead of "no"?"""
     nthr = shipped.runs["nthr"][0]

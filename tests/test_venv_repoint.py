@@ -86,6 +86,12 @@ def test_make_repoints_a_copied_checkouts_venv_at_the_copy(tmp_path):
 
     second = _make(copy, "venv-here")
     assert second.returncode == 0 and second.stdout == ""
+    again = subprocess.run(
+        [sys.executable, str(copy / "tools/repoint_venv.py"), str(venv), "--check"],
+        capture_output=True,
+        text=True,
+    )
+    assert again.returncode == 0 and f"runs this checkout ({copy})" in again.stdout, again.stdout
 
 
 def test_a_venv_installed_for_its_own_checkout_is_left_alone(tmp_path):

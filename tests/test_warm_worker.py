@@ -330,7 +330,7 @@ def test_a_warm_job_cannot_reach_its_workers_folders_or_log_through_proc_1():
 def test_a_zygote_whose_jobs_would_see_its_proc_is_refused_and_grading_goes_cold(
     tmp_path, monkeypatch
 ):
-    """A zygote that does not mount each job's own /proc (the hole of issue 17): does its probe
+    """A zygote that does not mount each job's own /proc (a hole found once: a job could read the worker's processes): does its probe
     find it, is the worker reported unavailable, and are submissions graded right, cold?"""
     text = worker.ZYGOTE.read_text()
     mount = '        _mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, None)\n'

@@ -25,14 +25,14 @@ Public API (stable; notebooks 05 and 06 call it with the learner's functions)
     ident = check_identity(model, fns)             # the SGD first-order identity, measured per prompt
     run = train(fns, "nthr", seed=0)               # -> TrainResult: run.history per step and per eval
     study = load_shipped()                         # the 4 methods x 5 seeds study notebook 06 loads
-    study07 = load_shipped(SHIPPED_07)             # issue 21: 8 methods x 5 seeds, first 50 steps
+    study07 = load_shipped(SHIPPED_07)             # notebook 07: 8 methods x 5 seeds, first 50 steps
     print(study07.beyond_table())                  # greedy, Pass@K, online Eq. 2, paired with GRPO
     task.format_response(tokens)                   # '07 15.'
 
 Methods: ``grpo``; ``pos_only`` (negative advantages set to 0); ``nthr``
 (selected negative tokens weighted by η: 0 in the probe, ``eta_schedule(p)``
 in training); ``random`` (as many random negative tokens as NTHR selects).
-Training only (issue 21, thr.py): ``thr_exploit`` / ``thr_explore`` (THR
+Training only (notebook 07, thr.py): ``thr_exploit`` / ``thr_explore`` (THR
 weights 1 ± p on dominant tokens), ``nll`` (VAPO's NLL on correct responses),
 ``smaug`` (the floor max(0, ln π_ref(y+) − ln π(y+))); every method takes
 clip-higher (``clip_eps_high``: the ratio clipped to [1 − ε_low, 1 + ε_high]).
@@ -100,7 +100,7 @@ How this departs from the papers' setting (every simplification)
    margin). CUDA runs are seeded but not guaranteed bit-identical, and the
    large configuration's warm-up stops at a target accuracy (checked every
    50 steps) instead of a fixed step count.
-8. THR (issue 21; Deng et al., arXiv 2510.03669, whose method section could
+8. THR (notebook 07; Deng et al., arXiv 2510.03669, whose method section could
    not be opened: only its abstract and its OpenReview reviews were). Our
    reading: THR_{j,k} = A_j · s_{j,k}, s the token's score against every
    token of the group's correct responses (06's ``token_scores``, a correct
@@ -134,7 +134,7 @@ held-out ln pi(correct) (paired t over seeds): the paper's training-level
 claim does not show here. Positive-only ends less accurate (-0.027
 [-0.039, -0.016]) while keeping the correct responses more likely during
 the run.
-Issue 21 (docs/notebook-07-plan.md; tiny_model/results/train_07.json: the
+Notebook 07 (docs/notebook-07-plan.md; tiny_model/results/train_07.json: the
 first 50 steps of that schedule, 8 methods x 5 seeds, held-out sampled
 accuracy 0.49-0.61 at the end): no fix beats GRPO significantly on greedy
 accuracy, Pass@K or the online Eq. 2 (thr_exploit - GRPO greedy +0.018

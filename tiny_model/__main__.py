@@ -4,7 +4,7 @@ python -m tiny_model probe --optimizer adam --seeds 0-4     # the paper's observ
 python -m tiny_model probe --optimizer sgd --seeds 0-4      # the first-order control
 python -m tiny_model train --methods grpo,pos_only,nthr,random --seeds 0-4 --write-shipped
                                                             # notebook 06's file
-python -m tiny_model train --methods all --seeds 0-4 --steps 150   # issue 21: all 8 methods
+python -m tiny_model train --methods all --seeds 0-4 --steps 150   # notebook 07: all 8 methods
 python -m tiny_model probe --config large --device cuda --seeds 0-4    # the GPU configuration
 """
 
@@ -36,14 +36,14 @@ def _method_list(text: str, known: tuple[str, ...]) -> tuple[str, ...]:
 
 
 def _methods(text: str) -> tuple[str, ...]:
-    """The probe's methods: ``all`` is notebooks 05-06's four; issue 21's may be named."""
+    """The probe's methods: ``all`` is notebooks 05-06's four; notebook 07's may be named."""
     if text.strip() == "all":
         return METHODS
     return _method_list(text, ALL_METHODS)
 
 
 def _train_methods(text: str) -> tuple[str, ...]:
-    """Training's methods: those of 05-06 and issue 21's (thr_exploit, thr_explore, nll, smaug)."""
+    """Training's methods: those of 05-06 and notebook 07's (thr_exploit, thr_explore, nll, smaug)."""
     return _method_list(text, ALL_METHODS)
 
 
@@ -89,7 +89,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--methods",
         type=_methods,
         default=METHODS,
-        help="comma-separated (issue 21's thr_exploit, thr_explore, nll, smaug too), or all "
+        help="comma-separated (notebook 07's thr_exploit, thr_explore, nll, smaug too), or all "
         "(notebooks 05-06's four)",
     )
     pr.add_argument("--groups", type=int, default=ProbeConfig.groups, help="mixed groups per seed")
@@ -149,7 +149,7 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help="also copy metrics.json to the shipped study: 06 (default) "
         "tiny_model/results/train_seeds.json, notebook 06's (its 4 methods only); "
-        "07 tiny_model/results/train_07.json (issue 21's study)",
+        "07 tiny_model/results/train_07.json (notebook 07's study)",
     )
     return p
 

@@ -182,7 +182,7 @@ def cmd_train(
     """Train every method at every seed; write metrics.json (the study) and train.png.
 
     ``write_shipped`` also copies metrics.json, atomically, to ``study.SHIPPED`` (True or
-    "06": the file notebook 06 loads) or ``study.SHIPPED_07`` ("07": issue 21's study).
+    "06": the file notebook 06 loads) or ``study.SHIPPED_07`` ("07": notebook 07's study).
     """
     steps = int(overrides.get("steps", TrainConfig.steps))
     if overrides.get("stop_after") is not None:

@@ -7,10 +7,10 @@ Methods (all are GRPO with a per-token weight w on the advantage, A_{i,t} = A_i 
     nthr      w = eta on the negative tokens NTHR selects (s- > tau), 1 elsewhere
     random    w = eta on as many negative tokens as NTHR selects in that group,
               drawn uniformly at random (the control for "how many" vs "which")
-    thr_exploit / thr_explore (issue 21, thr.py)
+    thr_exploit / thr_explore (notebook 07, thr.py)
               w = 1 + p * sign(THR) on dominant tokens (|s| > tau) of every response,
               p = +thr_p (exploitation) or -thr_p (exploration); 1 elsewhere
-    nll, smaug (issue 21) w = 1 (GRPO's weights); training adds VAPO's NLL on the correct
+    nll, smaug (notebook 07) w = 1 (GRPO's weights); training adds VAPO's NLL on the correct
               responses or the SMAUG-style floor to the loss (thr.py)
 
 Every method takes clip-higher: ``grpo_loss(clip_eps=lower, clip_eps_high=upper)``.

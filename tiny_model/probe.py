@@ -81,7 +81,7 @@ class ProbeConfig:
     task: SumTask = field(default_factory=lambda: DEFAULT)
     """The task; groups are drawn from its training problems."""
     thr_p: float = 0.5
-    """|p| of thr_exploit / thr_explore (issue 21)."""
+    """|p| of thr_exploit / thr_explore (notebook 07)."""
     nll_coef: float = 0.1
     """Weight of the NLL on correct responses (method nll)."""
     smaug_coef: float = 1.0

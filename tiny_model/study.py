@@ -39,7 +39,7 @@ from tiny_model.warm import WarmupConfig, load_warm
 
 SHIPPED = Path(__file__).resolve().parent / "results" / "train_seeds.json"
 SHIPPED_07 = Path(__file__).resolve().parent / "results" / "train_07.json"
-"""Issue 21's study (every method, the regime where they separate; docs/notebook-07-plan.md)."""
+"""Notebook 07's study (every method, the regime where they separate; docs/notebook-07-plan.md)."""
 WINDOWED = (
     "reward_mean",
     "correct_logp_change",
@@ -61,7 +61,7 @@ COLORS = {
     "smaug": "tab:olive",
 }
 BEYOND = ("heldout_greedy_accuracy",) + tuple(f"heldout_pass@{k}" for k in PASS_K)
-"""Final held-out metrics of issue 21 (absent from studies made before it)."""
+"""Final held-out metrics added for notebook 07 (absent from studies made before it)."""
 ONLINE = ("correct_logp_change", "correct_logp")
 """Per-step metrics on the batch's freshly sampled correct responses, averaged over the run."""
 LABELS = {
@@ -139,11 +139,11 @@ class TrainStudy:
         }
 
     def has(self, metric: str) -> bool:
-        """Does every run hold ``metric`` (studies made before issue 21 lack its metrics)?"""
+        """Does every run hold ``metric`` (studies made before notebook 07 lack its metrics)?"""
         return all(metric in self.runs[m][s] for m in self.methods for s in self.seeds)
 
     def beyond_table(self) -> str:
-        """Issue 21's metrics: greedy accuracy, Pass@K, online Eq. 2, each method minus GRPO."""
+        """Notebook 07's metrics: greedy accuracy, Pass@K, online Eq. 2, each method minus GRPO."""
         metrics = [m for m in BEYOND + ONLINE if self.has(m)]
         head = f"{'method':<12}" + "".join(f"{LABELS[m]:>16}" for m in metrics)
         lines = ["final held-out (greedy, Pass@K) and run-mean online metrics, mean over seeds:"]
@@ -304,8 +304,8 @@ CROSS_CPU_RTOL = 1e-3
 """Relative tolerance for the continuous metrics of a short slice of training (kl_ref,
 correct_logp_change, heldout_answer_logp over the first 50 steps). Measured against the shipped
 file on an x86-64 AMD CPU: at most 1.7e-5 under ATEN_CPU_CAPABILITY=default, 4.9e-7 under avx2,
-8.6e-6 with oneDNN off, 8.3e-7 with MKL_CBWR=COMPATIBLE; 1.2e-6 on an AVX-512 Xeon (issue 18,
-its first metric); 1.5e-4 with every weight of the warm model perturbed by a relative 1e-6, a
+8.6e-6 with oneDNN off, 8.3e-7 with MKL_CBWR=COMPATIBLE; 1.2e-6 on an AVX-512 Xeon
+(its first metric); 1.5e-4 with every weight of the warm model perturbed by a relative 1e-6, a
 stand-in for kernels not at hand (1e-5 perturbations make the run diverge within 50 steps:
 no tolerance of this kind covers that). Margin: 6x the largest."""
 

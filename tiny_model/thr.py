@@ -1,4 +1,4 @@
-"""Beyond NTHR (issue 21): THR weights both ways, the NLL and SMAUG-style regularisers, clip-higher.
+"""Beyond NTHR (notebook 07): THR weights both ways, the NLL and SMAUG-style regularisers, clip-higher.
 
 These are tiny_model's own versions of functions notebook 07 grades (07's take tokens and
 validate their inputs; docs/notebook-07-plan.md). Training calls the seam's (seam.py) 07

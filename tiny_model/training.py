@@ -14,7 +14,7 @@ responses per problem, drawn with random numbers that depend only on the
 seed (so at one seed every method is evaluated on the same draws: the
 comparison is paired), and the mean ln π of their correct scratchpads.
 
-Tuning (measured for issue 9, recorded in ``TrainConfig``'s defaults): Adam
+Tuning (measured when training first failed to learn, recorded in ``TrainConfig``'s defaults): Adam
 at lr 5e-4 after a 50-step linear ramp, cosine decay to 0 over 800 steps. A
 fresh Adam step of 1e-3 wrecks even the flatter warm model (every coordinate
 moves by lr at once; the batch reward falls to 0.02 within 40 steps), a

@@ -6,7 +6,7 @@ half of the sampled answers right). Its learning rate stays constant after
 a short ramp. The course's first recipe decayed it to 0 (cosine), which left
 the model in a valley so sharp that the first step of a fresh Adam optimizer
 (every coordinate moves by lr at once) at lr 3e-4 lowered the correct
-answers' mean ln π by 0.5 nats: RL from it could not learn (issue 9).
+answers' mean ln π by 0.5 nats: RL from it could not learn.
 ``first_step_damage`` measures that; a test keeps the shipped model below it.
 """
 

@@ -11,7 +11,8 @@ original venv's Python). This script reads the checkout the venv was installed f
 finder and, when it is not the checkout the venv now sits in, replaces that path by the new
 one in those files: what re-installing would write, without the network. Standard library
 only: it runs before the venv can import anything. ``make`` runs it before every target;
-``--check`` only says whether the venv points elsewhere (exit 1 if it does).
+``--check`` only says whether the venv points elsewhere (exit 1 if it does); when all is well
+it says which checkout the venv runs.
 """
 
 from __future__ import annotations
@@ -76,6 +77,12 @@ def main(argv: list[str] | None = None) -> int:
     here = venv.parent
     old = installed_for(venv)
     if old is None or old == here:
+        if args.check:  # `make` runs it quietly; asked, it says what it found
+            print(
+                f"{venv}: no editable install of the course in it, nothing to re-point"
+                if old is None
+                else f"{venv} runs this checkout ({here}): nothing to re-point"
+            )
         return 0
     if args.check:
         print(

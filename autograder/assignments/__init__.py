@@ -16,6 +16,10 @@ whose test or message mentions "beta"). Adding one also means: its id in the not
 common-mistakes table, a CHANGELOG entry and its Known mistakes row; tests/test_cases.py
 then checks that it loses points, is diagnosed first (alone and without input checks),
 and that its ``validation`` flag matches where it fails.
+
+Besides the case modules: ``catalogue`` (the rows CHANGELOG.md records, and the scores it last
+recorded), ``properties`` (what each reference must satisfy on every case's inputs, beyond its
+anchors: tests/test_reference.py), ``common`` (shared helpers and cited sources).
 """
 
 from __future__ import annotations

@@ -672,7 +672,7 @@ LIKELIHOOD_CHANGE = FunctionSpec(
             "index-not-mask",
             "you indexed with the integer 0/1 `correct` (x[torch.tensor([1, 0, 1])] picks entries 1, 0 and 1 by position); make it a mask first: correct.bool()",
             formula=lambda before, after, correct: float((after - before)[correct].mean()),
-            source="reward-drills issue 16: a learner's (after - before)[correct] with an integer 0/1 correct gave -0.5 instead of 0.125 on (1, 0, 1)",
+            source="reward-drills, a learner's submission to notebook 05: a learner's (after - before)[correct] with an integer 0/1 correct gave -0.5 instead of 0.125 on (1, 0, 1)",
         ),
         Mistake(
             "incorrect-responses",

@@ -6,6 +6,8 @@
     source      a graded function's def and helpers as code to rewrite; the reference without
                 its input checks
     release     `drills release`: exercises/ from solutions/ with nbgrader
+    layout      the rules every source notebook follows (title, story, setup, figure, widget,
+                closing sections), and the check of one notebook against them
 
 Imports nothing else from ``autograder``.
 """

@@ -112,13 +112,28 @@ def reference_numbers(fspec: FunctionSpec, ns: dict) -> list[float]:
     ]
 
 
+def _defaults(fn) -> list:
+    """The default values of ``fn``'s parameters (numbers a note may quote: "beta = 0.05")."""
+    import inspect
+
+    try:
+        params = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):
+        return []
+    return [p.default for p in params if p.default is not inspect.Parameter.empty]
+
+
 def number_problems(fspec: FunctionSpec, ns: dict, others: list[float] = ()) -> list[str]:
     """One line per number quoted in a note or a diagnosis that the code does not produce.
 
     ``others``: numbers the assignment's other functions return on their fixed cases (a note
     may compare with them: "0.529008 (the exact KL is 0.368064)")."""
     fixed = [c for c in fspec.cases if not c.hidden]
-    inputs = {c.id: list(numbers_in(encode([list(c.args), dict(c.kwargs)]))) for c in fixed}
+    # a parameter the case leaves out takes its default: that value is an input of the case too
+    defaults = list(numbers_in(encode(_defaults(ns[fspec.name]))))
+    inputs = {
+        c.id: list(numbers_in(encode([list(c.args), dict(c.kwargs)]))) + defaults for c in fixed
+    }
     outputs = {c.id: list(numbers_in(_run(ns[fspec.name], c, ns).get("value"))) for c in fixed}
     problems = []
     for c in fixed:

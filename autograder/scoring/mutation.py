@@ -22,7 +22,9 @@ tolerance as grading), on the inputs of the public default secret or of a second
 secret. Equivalent mutants (no input can tell them from the reference) are
 listed with a reason in ``autograder/assignments/equivalent_mutants.json``,
 keyed by a mutant id that names the function, the operator and the unparsed
-node before and after, so that edits elsewhere do not move it.
+node before and after, so that edits elsewhere do not move it; an entry is matched with its
+string literals read as '…' (``mutant_key``), so rewording a message on the mutated line
+keeps it too.
 
 The same machinery with every ``raise ValueError`` removed (the learner who got the
 formula right and skipped the input checks) is ``autograder.notebooks.source.without_checks``.
@@ -33,6 +35,7 @@ from __future__ import annotations
 import ast
 import copy
 import json
+import re
 import signal
 import time
 from collections.abc import Callable, Iterable, Iterator
@@ -477,6 +480,34 @@ class FunctionReport:
         return self.killed / live if live else 1.0
 
 
+_STRING = re.compile(r"""(?<!\w)(?:[rbfuRBFU]{1,2})?(?:'(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*")""")
+
+
+def mutant_key(mutant_id: str) -> str:
+    """What an equivalent-mutant entry is matched by: the id with every string literal (a
+    message, an f-string) read as '…' and runs of spaces as one. Rewording an error message or
+    re-quoting a string on the mutated line then keeps the entry; changing the code it
+    mutates does not (that is another mutant)."""
+    return re.sub(r"\s+", " ", _STRING.sub("'…'", mutant_id)).strip()
+
+
+def match_listed(ids: list[str], listed: Iterable[str]) -> dict[str, str]:
+    """{mutant id: the listed entry it matches}: an entry matches the mutant of the same id, or
+    else the one mutant whose :func:`mutant_key` is the entry's (none when several share it:
+    two raises that differ only in their message stay told apart by their exact ids)."""
+    out = {i: i for i in listed if i in set(ids)}
+    keys: dict[str, list[str]] = {}
+    for i in ids:
+        keys.setdefault(mutant_key(i), []).append(i)
+    for entry in listed:
+        if entry in out:
+            continue
+        same = [i for i in keys.get(mutant_key(entry), []) if i not in out]
+        if len(same) == 1:
+            out[same[0]] = entry
+    return out
+
+
 def equivalent_mutants() -> dict[str, dict[str, str]]:
     """{"<assignment>/<function>": {mutant id: reason}} from the reviewed file."""
     if not EQUIVALENT_FILE.is_file():
@@ -530,13 +561,13 @@ def run(
     t0 = time.perf_counter()
     fspec = assignments.get(assignment).function(function)
     case_sets = _case_sets(assignment, fspec, root)
-    listed = equivalent_mutants().get(f"{assignment}/{function}", {})
+    listed_ids = equivalent_mutants().get(f"{assignment}/{function}", {})
     report = FunctionReport(assignment, function)
     all_mutants = mutants(assignment, function, root)
+    matched = match_listed([m.id for m in all_mutants], listed_ids)
+    listed = set(matched)
     chosen = set(only) if only is not None else None
-    ids = set()
     for m in all_mutants:
-        ids.add(m.id)
         if chosen is not None and m.site not in chosen:
             continue
         report.mutants += 1
@@ -545,18 +576,18 @@ def run(
         except Exception:  # noqa: BLE001 (a mutant that does not even define the function dies)
             report.killed += 1
             if m.id in listed:
-                report.stale.append(m.id)
+                report.stale.append(matched[m.id])
             continue
         if killed(fn, ns, fspec, case_sets):
             report.killed += 1
             if m.id in listed:
-                report.stale.append(m.id)
+                report.stale.append(matched[m.id])
         elif m.id in listed:
             report.equivalent.append(m.id)
         else:
             report.survived.append(m.id)
     if chosen is None:
-        report.stale += [i for i in listed if i not in ids]
+        report.stale += [i for i in listed_ids if i not in matched.values()]
     report.seconds = time.perf_counter() - t0
     return report
 

@@ -1,0 +1,60 @@
+"""Does every source notebook follow the rules of a notebook (autograder/notebooks/layout.py),
+and does docs/authoring.md state each of them?
+
+What only a run can show (the figure and the widget displayed, full points from every hidden
+test) is checked on the executed notebook: tests/notebook_checks.py.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from conftest import ROOT, available_assignments
+
+from autograder.notebooks import layout
+from autograder.scaffold import skeleton_cells
+
+
+@pytest.mark.parametrize("assignment", available_assignments())
+def test_notebook_follows_every_rule_of_a_notebook(assignment):
+    """Title, story, setup cell, a figure, a widget, the closing sections in order, Check my
+    work, no outputs: does the source notebook have each?"""
+    problems = layout.problems(assignment, ROOT)
+    assert not problems, "\n".join(problems)
+
+
+def test_every_rule_of_a_notebook_is_stated_in_the_authoring_guide():
+    """Is each rule written, in the words the check reports, in docs/authoring.md?"""
+    text = (ROOT / "docs" / "authoring.md").read_text(encoding="utf-8")
+    missing = [rule for rule, _ in layout.RULES if rule not in text]
+    assert not missing, f"docs/authoring.md does not state: {missing}"
+
+
+def _write(tmp_path, assignment, cells):
+    path = tmp_path / "solutions" / assignment / f"{assignment}.ipynb"
+    path.parent.mkdir(parents=True)
+    nb = {"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    path.write_text(json.dumps(nb), encoding="utf-8")
+
+
+@pytest.mark.parametrize(
+    "drop,says",
+    [
+        ("code-explore-figure", "no cell draws a figure"),
+        ("code-explore-widget", "no exploration widget"),
+        ("md-story", "no `## The story`"),
+        ("code-setup", "no setup cell"),
+        ("md-in-the-field", "closing sections missing: `## In the field…`"),
+        ("code-check-my-work", 'check_my_work("08_probe")'),
+    ],
+)
+def test_a_skeleton_missing_a_part_is_told_which_rule_it_breaks(tmp_path, drop, says):
+    """The new-notebook skeleton follows every rule; without one of its cells, is the rule it
+    breaks named?"""
+    cells = skeleton_cells("08_probe", "A probe")
+    _write(tmp_path / "whole", "08_probe", cells)
+    assert layout.problems("08_probe", tmp_path / "whole") == []
+    _write(tmp_path / "cut", "08_probe", [c for c in cells if c["id"] != drop])
+    problems = layout.problems("08_probe", tmp_path / "cut")
+    assert len(problems) == 1 and says in problems[0], problems
