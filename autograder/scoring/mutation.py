@@ -510,7 +510,7 @@ def killed(fn: Callable, ns: dict, fspec, case_sets, limit: float = TIME_LIMIT) 
         with silenced():
             for inputs, expected in case_sets:
                 for case, inp, exp in zip(fspec.cases, inputs, expected):
-                    got = outcome_of(fn, inp["args"], inp["kwargs"], ns)
+                    got = outcome_of(fn, inp["args"], inp["kwargs"], ns, inp.get("grad"))
                     if not same_outcome(exp, got, case.rtol, case.atol):
                         return True
         return False
