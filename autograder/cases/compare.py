@@ -110,6 +110,9 @@ def render(j: Any, limit: int = 400, digits: int = 6, start: int = 0) -> str:
             + ", ".join(f"{k}={render(v, 80, digits)}" for k, v in j["fields"].items())
             + ")"
         )
+    elif isinstance(j, dict) and isinstance(j.get("$dict"), dict):
+        # a dict, e.g. a gradient case's outcome: "d/d logp = [...]; logp_old: no gradient"
+        out = "; ".join(f"{k}: {render(v, 160, digits, start)}" for k, v in j["$dict"].items())
     elif isinstance(j, list):
         out = "[" + ", ".join(render(v, 60, digits) for v in j) + "]"
     else:
