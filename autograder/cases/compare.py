@@ -204,6 +204,17 @@ def _focus(e: Any, g: Any, where: str = "") -> tuple[Any, Any, str]:
                 return {"$obj": o["$obj"], "fields": {k: o["fields"][k] for k in keys}}
 
             return pick(e), pick(g), f"{where}fields that differ"
+    if (
+        isinstance(e, dict)
+        and isinstance(g, dict)
+        and isinstance(e.get("$dict"), dict)
+        and isinstance(g.get("$dict"), dict)
+        and set(e["$dict"]) == set(g["$dict"])
+    ):  # a gradient case's outcome: the first input whose gradient differs
+        keys = [k for k in e["$dict"] if e["$dict"][k] != g["$dict"][k]]
+        if keys:
+            more = f" (and {len(keys) - 1} more)" if len(keys) > 1 else ""
+            return _focus(e["$dict"][keys[0]], g["$dict"][keys[0]], f"{where}{keys[0]}{more}, ")
     return e, g, where.rstrip(", ")
 
 
