@@ -296,3 +296,49 @@ def test_gradient_mistakes_lose_points_on_both_engines_and_correct_variants_keep
     }
     for vid, mid in expected_ids.items():
         assert kernel_results[vid].mistake == mid, (vid, kernel_results[vid].diagnoses)
+
+
+# -- the same gradient verdicts for every student ----------------------------------------------
+
+SECRETS = 20
+
+
+@pytest.mark.parametrize("assignment,fspec", DIFFERENTIATED, ids=lambda x: getattr(x, "name", x))
+def test_each_mistake_fails_the_same_gradient_cases_for_every_secret(assignment, fspec):
+    """A mistake's gradient points must not depend on the draw: over 20 secrets and students,
+    every catalogued mistake passes or fails each gradient case the same way (the generated
+    gradient cases plant the tokens each clip, floor and mean mistake acts on)."""
+    from autograder.cases import seeds
+    from autograder.cases.codec import encode
+    from autograder.cases.compare import same_outcome
+    from autograder.notebooks import reference
+    from autograder.scoring import evaluate
+
+    ns = reference.namespace(assignment, ROOT)
+    idx = [i for i in fspec.of_kind("gradient") if fspec.cases[i].hidden]
+    mutants = {m.id: m.build(ns) for m in fspec.mistakes if not m.validation}
+    verdicts: dict[str, set] = {m: set() for m in mutants}
+    for k in range(SECRETS):
+        inputs = []
+        for i in idx:
+            case = fspec.cases[i]
+            rng = seeds.case_rng(f"secret {k}", assignment, f"{fspec.name}/{case.id}", f"s{k}")
+            args = tuple(case.make(rng))
+            inputs.append(
+                {
+                    "args": encode(list(args)),
+                    "kwargs": encode(dict(case.kwargs)),
+                    "grad": evaluate.gradient_targets(assignment, fspec, len(args), case.kwargs),
+                }
+            )
+        expected = evaluate.run_cases(ns[fspec.name], inputs, ns)[0]
+        for mid, fn in mutants.items():
+            got = evaluate.run_cases(fn, inputs, ns)[0]
+            verdicts[mid].add(
+                tuple(
+                    same_outcome(e, g, fspec.cases[i].rtol, fspec.cases[i].atol)
+                    for i, e, g in zip(idx, expected, got)
+                )
+            )
+    varying = {m: sorted(v) for m, v in verdicts.items() if len(v) > 1}
+    assert not varying, f"{fspec.name}: gradient verdicts that depend on the draw: {varying}"

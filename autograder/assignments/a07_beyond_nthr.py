@@ -69,7 +69,15 @@ def _cs(objective=None, ratio=None, aggregate=_aggregate, sign=-1.0, detach=("ol
     return wrong
 
 
-def _cs_case(b: int, t: int, spread: float, low: float, high, mode: str):
+# Tokens a gradient case plants at the start of its first row, (ratio, advantage): one the
+# upper bound of clip-higher frees (1.25 with eps_high 0.28 or 0.3) and a symmetric clip stops,
+# one that only a lower bound of 1 − eps_high would free, one clipped below, one whose
+# unclipped term is the minimum. Every draw then has the token each clip mistake acts on, so
+# that a mistake fails the same gradient cases for every student.
+_PLANTED = ((1.25, 1.0), (0.78, -1.0), (0.75, -1.0), (1.5, -1.0))
+
+
+def _cs_case(b: int, t: int, spread: float, low: float, high, mode: str, planted: bool = False):
     def make(rng):
         logp_old = -rng.uniform(0.1, 3.0, size=(b, t))
         logp = logp_old + spread * rng.standard_normal((b, t))
@@ -77,6 +85,9 @@ def _cs_case(b: int, t: int, spread: float, low: float, high, mode: str):
         lengths = rng.integers(1, t + 1, size=b)
         lengths[0] = t  # one full row, the others uneven
         mask = np.arange(t)[None, :] < lengths[:, None]
+        if planted:
+            for k, (ratio, a) in enumerate(_PLANTED):
+                logp[0, k], adv[0, k] = logp_old[0, k] + math.log(ratio), a
         return _t(logp), _t(logp_old), _t(adv), _b(mask), low, high, mode
 
     return make
@@ -202,7 +213,7 @@ CLIPPED_SURROGATE = FunctionSpec(
         *[
             Case(
                 f"grad-random-{mode}",
-                make=_cs_case(6, 9, spread, 0.2, high, mode),
+                make=_cs_case(6, 9, spread, 0.2, high, mode, planted=True),
                 kind="gradient",
                 note=f"the gradient on a random batch, {mode}, eps_high {high}",
                 rule="with gradient",
@@ -870,13 +881,22 @@ THR_WEIGHTS_SPEC = FunctionSpec(
 # -- nll_on_correct --------------------------------------------------------------------------
 
 
-def _nll_case(b: int, t: int, none_correct: bool = False, one_token: bool = False):
+def _nll_case(
+    b: int, t: int, none_correct: bool = False, one_token: bool = False, uneven: bool = False
+):
+    """``uneven``: the first two responses are correct, of lengths t and 1 (so that a mean of
+    per-response means differs from the token mean in every draw)."""
+
     def make(rng):
         logp = -rng.uniform(0.05, 4.0, size=(b, t))
         lengths = rng.integers(1, t + 1, size=b)
+        if uneven:
+            lengths[0], lengths[1] = t, 1
         mask = np.arange(t)[None, :] < lengths[:, None]
         correct = rng.random(b) < 0.5
         correct[0], correct[-1] = True, False
+        if uneven:
+            correct[1] = True
         if one_token:  # exactly one valid token among the correct responses
             correct[:] = False
             correct[0] = True
@@ -957,7 +977,7 @@ NLL_ON_CORRECT_SPEC = FunctionSpec(
         *[
             Case(
                 f"grad-random-{b}x{t}",
-                make=_nll_case(b, t),
+                make=_nll_case(b, t, uneven=True),
                 kind="gradient",
                 note=f"the gradient on a random batch, {b} responses of up to {t} tokens",
                 rule="with gradient",
@@ -1085,14 +1105,23 @@ NLL_ON_CORRECT_SPEC = FunctionSpec(
 # -- smaug_floor -----------------------------------------------------------------------------
 
 
-def _sm_case(b: int, none_correct: bool = False, at_ref: bool = False):
+def _sm_case(b: int, none_correct: bool = False, at_ref: bool = False, below: bool = False):
+    """``below``: the first response (correct) lies at least 0.5 below the reference and the
+    second (correct) 0.5 above, so that every draw has a correct response on which the floor
+    acts and one on which it does not (gradient cases)."""
+
     def make(rng):
         ref = -rng.uniform(1.0, 8.0, size=b)
         seq = ref + rng.standard_normal(b)  # half above the reference, half below
+        if below:  # and the second (correct too) at least 0.5 above it
+            seq[0] = ref[0] - 0.5 - abs(seq[0] - ref[0])
+            seq[1] = ref[1] + 0.5 + abs(seq[1] - ref[1])
         if at_ref:
             seq = ref.copy()
         correct = rng.random(b) < 0.6
         correct[0], correct[-1] = True, False
+        if below:
+            correct[1] = True
         if none_correct:
             correct[:] = False
         return _t(seq), _t(ref), _b(correct)
@@ -1173,7 +1202,7 @@ SMAUG_FLOOR_SPEC = FunctionSpec(
         *[
             Case(
                 f"grad-random-{b}",
-                make=_sm_case(b),
+                make=_sm_case(b, below=True),
                 kind="gradient",
                 note=f"the gradient on a random batch of {b} responses",
                 rule="with gradient",
