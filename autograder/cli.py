@@ -71,7 +71,9 @@ def _cases(args: argparse.Namespace) -> int:
         return 0
     for f in spec.functions:
         pts = notebook.points(spec.id, f.name)
-        counts = ", ".join(f"{k} {len(f.of_kind(k))}" for k in KINDS)
+        counts = ", ".join(
+            f"{k} {len(f.of_kind(k))}" for k in KINDS if k != "gradient" or f.of_kind(k)
+        )
         print(f"{f.name}: {len(f.cases)} cases ({counts}), {len(f.mistakes)} known mistakes")
         print("  " + grading_line(f.name, pts, f.split, (f.rtol, f.atol)).replace("**", ""))
         for c in f.cases:

@@ -193,11 +193,54 @@ def _drills_value(j):
     return j
 
 
-def _drills_play(table, name, args, kwargs, reference):
-    outs = table.get(_drills_key([list(args), dict(kwargs)]))
+def _drills_wants_grad(args, kwargs):
+    return any(getattr(v, "requires_grad", False) is True for v in [*args, *kwargs.values()])
+
+
+def _drills_grad_play(o, args, kwargs, reference, seed):
+    # A result whose gradient is the recorded one: the reference's value (a gradient case
+    # grades the gradient only) plus the sum of <x - x.detach(), G_x> over the recorded
+    # gradients G_x (ones for a detached input that gradient reached), on the first element
+    # divided by the first weight of the grader's linear functional for a non-scalar result.
+    if "raised" in o:
+        if o["raised"] == "NoGradient":
+            return 0.0
+        return _drills_outcome(o)
+    import inspect
+    import torch as _torch
+    bound = inspect.signature(reference).bind(*args, **kwargs)
+    bound.apply_defaults()
+    out = reference(*args, **kwargs).detach().clone()
+    extra = None
+    for pname, g in o["value"]["$dict"].items():
+        if g == "no gradient":
+            continue
+        x = bound.arguments[pname]
+        G = _torch.ones_like(x) if g == "gradient" else _drills_value(g).to(x.dtype)
+        term = ((x - x.detach()) * G).sum()
+        extra = term if extra is None else extra + term
+    if extra is None:
+        return out
+    if out.numel() == 1:
+        return out + extra.to(out.dtype)
+    gen = _torch.Generator().manual_seed(seed)
+    w0 = float(_torch.randn(out.numel(), generator=gen, dtype=_torch.float64)[0])
+    first = _torch.zeros(out.numel(), dtype=out.dtype)
+    first[0] = 1.0
+    return out + (first * (extra / w0).to(out.dtype)).reshape(out.shape)
+
+
+def _drills_play(table, name, args, kwargs, reference, grads=None, seed=0):
+    k = _drills_key([list(args), dict(kwargs)])
+    if grads is not None and _drills_wants_grad(args, kwargs) and grads.get(k):
+        return _drills_grad_play(grads[k][0], args, kwargs, reference, seed)
+    outs = table.get(k)
     if not outs:
         return reference(*args, **kwargs)
-    o = outs[0]
+    return _drills_outcome(outs[0])
+
+
+def _drills_outcome(o):
     if "value" in o:
         return _drills_value(o["value"])
     if o["raised"] == "UnsupportedReturn":
@@ -241,19 +284,22 @@ def replay_source(
     ns = reference.namespace(assignment)
     key = _ns_of(KEY_SRC)["_drills_key"]
     table: dict[str, list] = {}
+    grads: dict[str, list] = {}  # gradient cases: played when the inputs require grad
     for inp, out in zip(inputs, outcomes):
         k = key([codec.decode(inp["args"], ns), codec.decode(inp["kwargs"], ns)])
-        table.setdefault(k, []).append(out)
+        (grads if "grad" in inp else table).setdefault(k, []).append(out)
     return (
         _strip_markers(reference_cell).rstrip() + "\n\n\n# A replay of the catalogued mistake "
         f"{mistake_id!r} (see tests/nbgrader_course.py).\nimport json as _drills_json\n"
         + KEY_SRC
         + PLAY_SRC
         + f"\n_DRILLS_TABLE_{function} = _drills_json.loads({json.dumps(json.dumps(table))})\n"
+        f"_DRILLS_GRADS_{function} = _drills_json.loads({json.dumps(json.dumps(grads))})\n"
         f"_drills_reference_{function} = {function}\n\n\n"
         f"def {function}(*args, **kwargs):\n"
         f"    return _drills_play(\n"
-        f"        _DRILLS_TABLE_{function}, {function!r}, args, kwargs, _drills_reference_{function}\n"
+        f"        _DRILLS_TABLE_{function}, {function!r}, args, kwargs, _drills_reference_{function},\n"
+        f"        _DRILLS_GRADS_{function}, {codec.GRADIENT_SEED},\n"
         f"    )\n"
     )
 

@@ -11,7 +11,7 @@ import re
 
 import pytest
 
-from autograder.cases.spec import DEFAULT_SPLIT, Case, FunctionSpec, Mistake, Split
+from autograder.cases.spec import DEFAULT_SPLIT, GRADIENT_SPLIT, Case, FunctionSpec, Mistake, Split
 from autograder.scoring import evaluate
 
 V = {"value": 1.0}
@@ -240,3 +240,40 @@ def test_drills_cases_lists_kinds_and_the_split(capsys):
     assert "How `task_reward` is graded (2 points): the formula 85 %, input checks 15 %." in out
     assert "How `extract_code` is graded (2 points): the formula 70 %, edge cases 15 %" in out
     assert " edge " in out and " invalid " in out and "validation" in out
+
+
+def _grad_spec():
+    cases = [
+        Case("v1", (1.0,)),
+        Case("e1", (0.0,), kind="edge"),
+        Case("i1", (-1.0,), raises=ValueError),
+        Case("g1", (1.0,), kind="gradient"),
+        Case("g2", (2.0,), kind="gradient"),
+    ]
+    return FunctionSpec("f", tuple(cases), split=GRADIENT_SPLIT, with_gradient=("x",))
+
+
+GRAD_OK = {"value": {"$dict": {"x": 1.0}}}
+GRAD_NONE = {"value": {"$dict": {"x": 0.0}}}
+
+
+def test_a_right_value_with_no_gradient_loses_the_gradient_share_and_says_so():
+    """The gradient is a fourth kind with its own share, shown beside the others, and its
+    failure is explained by naming the input no gradient reached."""
+    fspec = _grad_spec()
+    expected = [V, {"value": 0.0}, {"raised": "ValueError", "message": "m"}, GRAD_OK, GRAD_OK]
+    got = expected[:3] + [GRAD_NONE, GRAD_NONE]
+    inputs = [{"args": [1.0], "kwargs": {"$dict": {}}}] * 5
+    r = evaluate.score("x", fspec, 2.0, inputs, expected, got, None, {})
+    assert r.score == 1.6
+    assert evaluate.kinds_text(r.kinds).endswith("the gradient 0 / 0.4")
+    assert r.mistake == "gradient" and "no gradient reaches `x`" in r.diagnosis
+    assert r.diagnoses[0].points == 0.4
+
+
+def test_the_default_split_gives_the_gradient_nothing_and_a_gradient_split_states_why():
+    assert DEFAULT_SPLIT.gradient == 0 and DEFAULT_SPLIT.is_default
+    assert not GRADIENT_SPLIT.is_default and GRADIENT_SPLIT.reason
+    assert "the gradient 20 %" in GRADIENT_SPLIT.text()
+    with pytest.raises(ValueError, match="no gradient cases"):
+        _spec(split=Split(50, 15, 15, "why", gradient=20))

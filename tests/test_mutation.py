@@ -70,6 +70,7 @@ def test_mutant_ids_are_unique_and_name_the_def_and_the_operator():
                 "raise",
                 "if",
                 "loop",
+                "gradient",
             }, mid
 
 
@@ -81,7 +82,7 @@ def test_every_operator_family_is_exercised():
         for m in mutation.mutants(a, f, ROOT)
     }
     assert {"binop", "compare", "constant", "swap-args", "drop-term", "reduction"} <= ops
-    assert {"drop-keyword", "unclip", "raise", "if", "loop", "boolop"} <= ops
+    assert {"drop-keyword", "unclip", "raise", "if", "loop", "boolop", "gradient"} <= ops
 
 
 def test_mutant_ids_do_not_depend_on_line_numbers():

@@ -15,7 +15,14 @@ import math
 import numpy as np
 import torch
 
-from autograder.cases.spec import NO_SOURCE, AssignmentSpec, Case, FunctionSpec, Mistake
+from autograder.cases.spec import (
+    GRADIENT_SPLIT,
+    NO_SOURCE,
+    AssignmentSpec,
+    Case,
+    FunctionSpec,
+    Mistake,
+)
 
 
 def _t(x, dtype=torch.float32) -> torch.Tensor:
@@ -339,6 +346,8 @@ _SMALL = (
 
 SEQUENCE_LOGPROBS = FunctionSpec(
     "sequence_logprobs",
+    split=GRADIENT_SPLIT,
+    with_gradient=("logits",),
     anchors={
         "uniform": ([2 * math.log(1 / 4)], "by hand: 2·log(1/4) = -2.772589"),
         # log_softmax of (0, 200, 0) at 0 and of (3, -1, 0.5) at 2
@@ -391,6 +400,28 @@ SEQUENCE_LOGPROBS = FunctionSpec(
             note="a token 200 below the favourite: its log probability is about -200, "
             "where softmax rounds the probability to 0 in float32",
             kind="edge",
+        ),
+        Case(
+            "grad-small",
+            _SMALL,
+            kind="gradient",
+            note="the gradient of the two hand-written responses: one-hot minus softmax at "
+            "each response token, 0 at the padding",
+            rule="with gradient",
+        ),
+        Case(
+            "grad-random-prefix",
+            make=_logits_case(4, 6, 7),
+            kind="gradient",
+            note="the gradient on random logits, responses followed by padding",
+            rule="with gradient",
+        ),
+        Case(
+            "grad-random-prompt-masked",
+            make=_logits_case(3, 7, 5, prefix_mask=False),
+            kind="gradient",
+            note="the gradient on random logits, prompt positions masked out",
+            rule="with gradient",
         ),
         Case(
             "two-dim-logits",
@@ -514,6 +545,14 @@ SEQUENCE_LOGPROBS = FunctionSpec(
                 -_picked(_log_softmax, _masked_sum)(logits, tokens, mask)
             ),
             source="PRIME-RL/PRIME#44: a cross-entropy formula written without its minus sign, acknowledged and fixed",
+        ),
+        Mistake(
+            "logits-detached",
+            "no gradient reaches logits: you detached them (or computed from their numbers: .item(), .tolist(), numpy, torch.tensor(...)); the values are right, but the GRPO loss built on them trains nothing. Keep the computation in torch, on the logits themselves",
+            formula=lambda logits, tokens, mask: _picked(_log_softmax, _masked_sum)(
+                logits.detach(), tokens, mask
+            ),
+            source=NO_SOURCE,
         ),
         Mistake(
             "no-validation",

@@ -14,7 +14,14 @@ import math
 import numpy as np
 import torch
 
-from autograder.cases.spec import NO_SOURCE, AssignmentSpec, Case, FunctionSpec, Mistake
+from autograder.cases.spec import (
+    GRADIENT_SPLIT,
+    NO_SOURCE,
+    AssignmentSpec,
+    Case,
+    FunctionSpec,
+    Mistake,
+)
 
 DAPO_PAGE = "inclusionai.github.io/AReaL/algorithms/dapo.html"
 
@@ -40,8 +47,10 @@ def _aggregate(per_token, mask, mode):
     return (masked.sum(dim=1) / mask.sum(dim=1)).mean()
 
 
-def _cs(objective=None, ratio=None, aggregate=_aggregate, sign=-1.0):
-    """A wrong clipped_surrogate: objective(r, A, low, high) per token, ratio(logp, logp_old)."""
+def _cs(objective=None, ratio=None, aggregate=_aggregate, sign=-1.0, detach=("old", "adv")):
+    """A wrong clipped_surrogate: objective(r, A, low, high) per token, ratio(logp, logp_old);
+    ``detach`` names the inputs it detaches ("new", "old", "adv"), as the reference detaches
+    logp_old and the advantages."""
 
     def right_objective(r, a, low, high):
         return torch.minimum(r * a, torch.clamp(r, 1 - low, 1 + high) * a)
@@ -50,6 +59,9 @@ def _cs(objective=None, ratio=None, aggregate=_aggregate, sign=-1.0):
     ratio = ratio or (lambda lp, old: torch.exp(lp - old))
 
     def wrong(logp, logp_old, advantages, mask, eps_low, eps_high, mode):
+        logp = logp.detach() if "new" in detach else logp
+        logp_old = logp_old.detach() if "old" in detach else logp_old
+        advantages = advantages.detach() if "adv" in detach else advantages
         high = eps_low if eps_high is None else eps_high
         o = objective(ratio(logp, logp_old), advantages, eps_low, high)
         return aggregate(sign * o, mask, mode)
@@ -57,7 +69,15 @@ def _cs(objective=None, ratio=None, aggregate=_aggregate, sign=-1.0):
     return wrong
 
 
-def _cs_case(b: int, t: int, spread: float, low: float, high, mode: str):
+# Tokens a gradient case plants at the start of its first row, (ratio, advantage): one the
+# upper bound of clip-higher frees (1.25 with eps_high 0.28 or 0.3) and a symmetric clip stops,
+# one that only a lower bound of 1 − eps_high would free, one clipped below, one whose
+# unclipped term is the minimum. Every draw then has the token each clip mistake acts on, so
+# that a mistake fails the same gradient cases for every student.
+_PLANTED = ((1.25, 1.0), (0.78, -1.0), (0.75, -1.0), (1.5, -1.0))
+
+
+def _cs_case(b: int, t: int, spread: float, low: float, high, mode: str, planted: bool = False):
     def make(rng):
         logp_old = -rng.uniform(0.1, 3.0, size=(b, t))
         logp = logp_old + spread * rng.standard_normal((b, t))
@@ -65,6 +85,9 @@ def _cs_case(b: int, t: int, spread: float, low: float, high, mode: str):
         lengths = rng.integers(1, t + 1, size=b)
         lengths[0] = t  # one full row, the others uneven
         mask = np.arange(t)[None, :] < lengths[:, None]
+        if planted:
+            for k, (ratio, a) in enumerate(_PLANTED):
+                logp[0, k], adv[0, k] = logp_old[0, k] + math.log(ratio), a
         return _t(logp), _t(logp_old), _t(adv), _b(mask), low, high, mode
 
     return make
@@ -87,6 +110,9 @@ _AL = _t([[1.0, -1.0], [-1.0, 1.0]])
 
 CLIPPED_SURROGATE = FunctionSpec(
     "clipped_surrogate",
+    split=GRADIENT_SPLIT,
+    with_gradient=("logp",),
+    detached=("logp_old", "advantages"),
     anchors={
         # objectives min(1.25, 1.2) = 1.2, min(-0.75, -0.8) = -0.8, min(-1.5, -1.2) = -1.5
         "example": (1.1 / 3, "the notebook's worked example: −(1.2 − 0.8 − 1.5) / 3"),
@@ -160,6 +186,44 @@ CLIPPED_SURROGATE = FunctionSpec(
             note="eps_high = 0: no growth above ratio 1",
             rule="eps_high = 0 is allowed too",
         ),
+        Case(
+            "grad-example",
+            (_LP, _Z, _A, _M),
+            kind="gradient",
+            note="the worked example's gradient: the first token is clipped (no gradient), "
+            "the others are not; none into logp_old or advantages",
+            rule="with gradient",
+        ),
+        Case(
+            "grad-clip-higher",
+            (_LP, _Z, _A, _M),
+            {"eps_high": 0.28},
+            kind="gradient",
+            note="the same with clip-higher (0.2, 0.28): the first token's gradient comes back",
+            rule="with gradient",
+        ),
+        Case(
+            "grad-two-rows",
+            (_LP2, _Z2, _A2, _M2),
+            {"mode": "seq-mean-token-mean"},
+            kind="gradient",
+            note="the two rows' gradient: none into the padded token",
+            rule="with gradient",
+        ),
+        *[
+            Case(
+                f"grad-random-{mode}",
+                make=_cs_case(6, 9, spread, 0.2, high, mode, planted=True),
+                kind="gradient",
+                note=f"the gradient on a random batch, {mode}, eps_high {high}",
+                rule="with gradient",
+            )
+            for mode, high, spread in (
+                ("token-mean", 0.28, 0.3),
+                ("seq-mean-token-mean", None, 0.2),
+                ("seq-mean-token-sum", 0.3, 0.4),
+            )
+        ],
         Case(
             "list-logp",
             (
@@ -371,6 +435,44 @@ CLIPPED_SURROGATE = FunctionSpec(
             "you always used seq-mean-token-mean; aggregate with the mode asked (token-mean by default)",
             formula=_cs(aggregate=lambda o, mask, mode: _aggregate(o, mask, "seq-mean-token-mean")),
             source=f"notebook 03; {DAPO_PAGE}: DAPO's token-mean, 1 / Σ|oᵢ|",
+        ),
+        Mistake(
+            "logp-detached",
+            "no gradient reaches logp: you detached the new log probabilities (or rebuilt the loss from their numbers); the value is right but the loss trains nothing. Keep logp attached: only logp_old and the advantages are detached",
+            formula=_cs(detach=("new", "old", "adv")),
+            source=NO_SOURCE,
+        ),
+        Mistake(
+            "logp-old-not-detached",
+            "gradient flows into logp_old: detach it (logp_old.detach()); the old policy is the fixed point the ratio is measured from, not something this loss trains",
+            formula=_cs(detach=("adv",)),
+            source=NO_SOURCE,
+        ),
+        Mistake(
+            "advantages-not-detached",
+            "gradient flows into the advantages: detach them (advantages.detach()); a loss that trains its own advantages (or the critic that made them) through the policy loss is not PPO",
+            formula=_cs(detach=("old",)),
+            source=NO_SOURCE,
+        ),
+        Mistake(
+            "clip-passes-gradient",
+            "the gradient flows where the surrogate is clipped: you clipped with a straight-through trick (r + (clip(r) − r).detach()) or an equivalent, so the value is right but a clipped token still moves; the clip must stop the gradient there (clip the ratio itself, torch.clamp)",
+            formula=_cs(
+                objective=lambda r, a, lo, hi: torch.minimum(
+                    r * a, (r + (torch.clamp(r, 1 - lo, 1 + hi) - r).detach()) * a
+                )
+            ),
+            source=NO_SOURCE,
+        ),
+        Mistake(
+            "clipped-term-detached",
+            "the gradient is halved where the ratio is not clipped: you detached the clipped term, and where the two terms are equal torch.minimum splits the gradient between them; keep the clipped term attached (torch.clamp already stops the gradient outside the bounds)",
+            formula=_cs(
+                objective=lambda r, a, lo, hi: torch.minimum(
+                    r * a, torch.clamp(r, 1 - lo, 1 + hi).detach() * a
+                )
+            ),
+            source=NO_SOURCE,
         ),
         Mistake(
             "no-validation",
@@ -779,13 +881,22 @@ THR_WEIGHTS_SPEC = FunctionSpec(
 # -- nll_on_correct --------------------------------------------------------------------------
 
 
-def _nll_case(b: int, t: int, none_correct: bool = False, one_token: bool = False):
+def _nll_case(
+    b: int, t: int, none_correct: bool = False, one_token: bool = False, uneven: bool = False
+):
+    """``uneven``: the first two responses are correct, of lengths t and 1 (so that a mean of
+    per-response means differs from the token mean in every draw)."""
+
     def make(rng):
         logp = -rng.uniform(0.05, 4.0, size=(b, t))
         lengths = rng.integers(1, t + 1, size=b)
+        if uneven:
+            lengths[0], lengths[1] = t, 1
         mask = np.arange(t)[None, :] < lengths[:, None]
         correct = rng.random(b) < 0.5
         correct[0], correct[-1] = True, False
+        if uneven:
+            correct[1] = True
         if one_token:  # exactly one valid token among the correct responses
             correct[:] = False
             correct[0] = True
@@ -813,6 +924,8 @@ _NC = _b([True, True, False])
 
 NLL_ON_CORRECT_SPEC = FunctionSpec(
     "nll_on_correct",
+    split=GRADIENT_SPLIT,
+    with_gradient=("logp",),
     anchors={
         # valid correct tokens −1, −2, −3: −(−6) / 3
         "example": (2.0, "the notebook's worked example: 6 / 3"),
@@ -847,6 +960,30 @@ NLL_ON_CORRECT_SPEC = FunctionSpec(
             note="no correct response: 0",
             rule="When no response is correct, return 0",
         ),
+        Case(
+            "grad-example",
+            (_NL, _NM, _NC),
+            kind="gradient",
+            note="the worked example's gradient: −1/3 on each valid correct token, 0 elsewhere",
+            rule="with gradient",
+        ),
+        Case(
+            "grad-none-correct",
+            (_NL, _NM, _b([False, False, False])),
+            kind="gradient",
+            note="no correct response: a zero gradient (no NaN)",
+            rule="with gradient",
+        ),
+        *[
+            Case(
+                f"grad-random-{b}x{t}",
+                make=_nll_case(b, t, uneven=True),
+                kind="gradient",
+                note=f"the gradient on a random batch, {b} responses of up to {t} tokens",
+                rule="with gradient",
+            )
+            for b, t in ((4, 6), (16, 5))
+        ],
         Case(
             "list-logp",
             ([[-1.0]], _b([[True]]), _b([True])),
@@ -968,14 +1105,23 @@ NLL_ON_CORRECT_SPEC = FunctionSpec(
 # -- smaug_floor -----------------------------------------------------------------------------
 
 
-def _sm_case(b: int, none_correct: bool = False, at_ref: bool = False):
+def _sm_case(b: int, none_correct: bool = False, at_ref: bool = False, below: bool = False):
+    """``below``: the first response (correct) lies at least 0.5 below the reference and the
+    second (correct) 0.5 above, so that every draw has a correct response on which the floor
+    acts and one on which it does not (gradient cases)."""
+
     def make(rng):
         ref = -rng.uniform(1.0, 8.0, size=b)
         seq = ref + rng.standard_normal(b)  # half above the reference, half below
+        if below:  # and the second (correct too) at least 0.5 above it
+            seq[0] = ref[0] - 0.5 - abs(seq[0] - ref[0])
+            seq[1] = ref[1] + 0.5 + abs(seq[1] - ref[1])
         if at_ref:
             seq = ref.copy()
         correct = rng.random(b) < 0.6
         correct[0], correct[-1] = True, False
+        if below:
+            correct[1] = True
         if none_correct:
             correct[:] = False
         return _t(seq), _t(ref), _b(correct)
@@ -983,9 +1129,12 @@ def _sm_case(b: int, none_correct: bool = False, at_ref: bool = False):
     return make
 
 
-def _sm(formula):
-    """A formula of (seq_logp, ref_seq_logp, correct) on valid inputs."""
-    return lambda seq_logp, ref_seq_logp, correct: formula(seq_logp, ref_seq_logp, correct)
+def _sm(formula, detach_ref: bool = True):
+    """A formula of (seq_logp, ref_seq_logp, correct) on valid inputs, ref_seq_logp detached
+    (as the reference detaches it) unless ``detach_ref`` is False."""
+    return lambda seq_logp, ref_seq_logp, correct: formula(
+        seq_logp, ref_seq_logp.detach() if detach_ref else ref_seq_logp, correct
+    )
 
 
 def _mean_over(x, keep):
@@ -998,6 +1147,9 @@ _SC = _b([True, True, False, True])
 
 SMAUG_FLOOR_SPEC = FunctionSpec(
     "smaug_floor",
+    split=GRADIENT_SPLIT,
+    with_gradient=("seq_logp",),
+    detached=("ref_seq_logp",),
     anchors={
         # gaps max(0, 1), max(0, −0.5), max(0, 0) over the three correct responses
         "example": (1 / 3, "the notebook's worked example: (1 + 0 + 0) / 3"),
@@ -1032,6 +1184,31 @@ SMAUG_FLOOR_SPEC = FunctionSpec(
             note="every response at the reference: 0",
             rule="at the reference itself the floor is 0",
         ),
+        Case(
+            "grad-example",
+            (_SS, _SR, _SC),
+            kind="gradient",
+            note="the worked example's gradient: −1/3 on the response below the reference, 0 on "
+            "the one above, 0 on the one exactly at it (the kink), none into ref_seq_logp",
+            rule="with gradient",
+        ),
+        Case(
+            "grad-at-reference",
+            make=_sm_case(10, at_ref=True),
+            kind="gradient",
+            note="every response exactly at the reference: no gradient at the kink",
+            rule="max(0, x) passes no gradient at x = 0",
+        ),
+        *[
+            Case(
+                f"grad-random-{b}",
+                make=_sm_case(b, below=True),
+                kind="gradient",
+                note=f"the gradient on a random batch of {b} responses",
+                rule="with gradient",
+            )
+            for b in (6, 16)
+        ],
         Case(
             "list-seq",
             ([-1.0, -2.0], _t([-1.0, -2.0]), _b([True, True])),
@@ -1120,6 +1297,18 @@ SMAUG_FLOOR_SPEC = FunctionSpec(
             formula=_sm(
                 lambda s, r, c: torch.where(c, torch.relu(r - s), torch.zeros_like(s)).sum()
             ),
+            source=NO_SOURCE,
+        ),
+        Mistake(
+            "ref-not-detached",
+            "gradient flows into ref_seq_logp: detach it (ref_seq_logp.detach()); the reference model is frozen, and a floor that trains it pulls the reference down to the policy",
+            formula=_sm(lambda s, r, c: _mean_over(torch.relu(r - s), c), detach_ref=False),
+            source=NO_SOURCE,
+        ),
+        Mistake(
+            "kink-gradient",
+            "the gradient at the kink: a correct response exactly at the reference gets a gradient from your floor (torch.clamp(gap, min=0) passes 1 at gap = 0, torch.maximum 0.5); max(0, x) passes no gradient at x = 0, as torch.relu does, so at the reference the floor adds nothing to GRPO",
+            formula=_sm(lambda s, r, c: _mean_over(torch.clamp(r - s, min=0.0), c)),
             source=NO_SOURCE,
         ),
         Mistake(

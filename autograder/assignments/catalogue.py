@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from autograder import assignments
-from autograder.cases.spec import FunctionSpec
+from autograder.cases.spec import KINDS, FunctionSpec
 from autograder.notebooks import notebook
 
 
@@ -33,8 +33,8 @@ def grading_row(a: str, f: FunctionSpec, pts: float) -> str:
     generated = len(f.cases) - fixed
     tols = sorted({(c.rtol, c.atol) for c in f.cases})
     tol_text = ", ".join(f"{r:g}/{t:g}" for r, t in tols)
-    split = "/".join(str(f.split.share(k)) for k in ("value", "edge", "invalid"))
-    kinds = "/".join(str(len(f.of_kind(k))) for k in ("value", "edge", "invalid"))
+    split = "/".join(str(f.split.share(k)) for k in KINDS)
+    kinds = "/".join(str(len(f.of_kind(k))) for k in KINDS)
     concept = sum(1 for m in f.mistakes if not m.validation)
     return (
         f"| {a} | `{f.name}` | {pts:g} | {split} | {kinds} | {fixed} | {generated} "

@@ -17,6 +17,10 @@ Encoded forms::
     spec.Fn (an input function)          {"$fn": "k3", "source": "lambda logp, ref_logp: ..."}
 
 An outcome is ``{"value": <encoded>}`` or ``{"raised": "ValueError", "message": "..."}``.
+A gradient case (``grad`` given to :func:`outcome_of`, see spec's kinds) has the value
+``{"$dict": {name: <the encoded gradient> | "no gradient" | "gradient"}}``: one entry per
+input it differentiates, computed in the process that ran the function (the learner's
+child, or the kernel), so only plain data crosses over.
 
 Every outcome, in either engine, passes :func:`clean_outcome` once: a lone surrogate in
 a string (``"\\ud800"``: not text any UTF-8 writer can take) becomes U+FFFD, and a value
@@ -282,15 +286,80 @@ class reference_callees:  # noqa: N801 (used as a context manager, like contextl
         self.saved = {}
 
 
-def outcome_of(fn, args_json: Any, kwargs_json: Any, namespace: dict) -> dict:
-    """Call ``fn`` on freshly decoded inputs and encode what happened."""
-    return clean_outcome(_outcome(fn, args_json, kwargs_json, namespace))
+def outcome_of(fn, args_json: Any, kwargs_json: Any, namespace: dict, grad: Any = None) -> dict:
+    """Call ``fn`` on freshly decoded inputs and encode what happened; with ``grad`` (a
+    gradient case: ``{"with": [[name, position], ...], "detached": [...]}``, a position being
+    an argument's index or a keyword's name) the outcome is the gradient the result gives."""
+    return clean_outcome(_outcome(fn, args_json, kwargs_json, namespace, grad))
 
 
-def _outcome(fn, args_json: Any, kwargs_json: Any, namespace: dict) -> dict:
+# The seed of the fixed pseudo-random weights w of a gradient case on a non-scalar result
+# (.backward() on Σ w·result): the same weights in every process and engine.
+GRADIENT_SEED = 20260
+NO_GRADIENT = "no gradient"  # a detached input that no gradient reached (.grad None or all 0)
+GRADIENT = "gradient"  # a detached input that some gradient reached
+
+
+def _grad_leaves(args: list, kwargs: dict, grad: dict) -> list[tuple[str, str, Any]]:
+    """Make each input a gradient case differentiates a leaf that requires grad, and pass the
+    function a clone of it (as a model's output is not a leaf): [(name, role, leaf)]."""
+    import torch
+
+    leaves = []
+    for role in ("with", "detached"):
+        for name, where in grad.get(role, []):
+            holder, key = (args, where) if isinstance(where, int) else (kwargs, where)
+            x = holder[key]
+            if not (isinstance(x, torch.Tensor) and x.is_floating_point()):
+                continue  # the reference raises on it, or it is not differentiable
+            leaf = x.detach().clone().requires_grad_(True)
+            holder[key] = leaf.clone()
+            leaves.append((name, role, leaf))
+    return leaves
+
+
+def _gradient_of(value: Any, leaves: list[tuple[str, str, Any]]) -> dict:
+    """The gradient outcome: backward on the result (or on Σ w·result), then each leaf's grad."""
+    import torch
+
+    if not isinstance(value, torch.Tensor) or not value.is_floating_point():
+        return {
+            "raised": "NoGradient",
+            "message": "the result is not a floating torch tensor: no gradient can flow through it",
+        }
+    out = value
+    if out.numel() != 1:
+        g = torch.Generator().manual_seed(GRADIENT_SEED)
+        w = torch.randn(out.numel(), generator=g, dtype=torch.float64).reshape(out.shape)
+        out = (out.to(torch.float64) * w).sum()
+    else:
+        out = out.reshape(())
+    if out.requires_grad:
+        out.backward()
+    grads = {}
+    for name, role, leaf in leaves:
+        gr = leaf.grad
+        if role == "with":
+            # + 0.0: a zero of either sign is 0 (a sign of zero is not a gradient difference)
+            grads[name] = encode(torch.zeros_like(leaf) if gr is None else gr.detach() + 0.0)
+        else:
+            flows = gr is not None and bool((gr != 0).any())
+            grads[name] = GRADIENT if flows else NO_GRADIENT
+    return {"value": {"$dict": grads}}
+
+
+def _outcome(fn, args_json: Any, kwargs_json: Any, namespace: dict, grad: Any = None) -> dict:
     args = decode(args_json, namespace)
     kwargs = decode(kwargs_json, namespace)
     try:
+        if grad:
+            import torch
+
+            # grad mode on whatever an earlier cell set (in the kernel, the reference runs in
+            # the learner's process): both engines differentiate the same way
+            with torch.enable_grad():
+                leaves = _grad_leaves(args, kwargs, grad)
+                return _gradient_of(fn(*args, **kwargs), leaves)
         value = fn(*args, **kwargs)
     except NotImplementedError as e:
         return {"raised": "NotImplementedError", "message": _msg(e)}

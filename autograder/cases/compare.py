@@ -110,6 +110,9 @@ def render(j: Any, limit: int = 400, digits: int = 6, start: int = 0) -> str:
             + ", ".join(f"{k}={render(v, 80, digits)}" for k, v in j["fields"].items())
             + ")"
         )
+    elif isinstance(j, dict) and isinstance(j.get("$dict"), dict):
+        # a dict, e.g. a gradient case's outcome: "d/d logp = [...]; logp_old: no gradient"
+        out = "; ".join(f"{k}: {render(v, 160, digits, start)}" for k, v in j["$dict"].items())
     elif isinstance(j, list):
         out = "[" + ", ".join(render(v, 60, digits) for v in j) + "]"
     else:
@@ -201,6 +204,17 @@ def _focus(e: Any, g: Any, where: str = "") -> tuple[Any, Any, str]:
                 return {"$obj": o["$obj"], "fields": {k: o["fields"][k] for k in keys}}
 
             return pick(e), pick(g), f"{where}fields that differ"
+    if (
+        isinstance(e, dict)
+        and isinstance(g, dict)
+        and isinstance(e.get("$dict"), dict)
+        and isinstance(g.get("$dict"), dict)
+        and set(e["$dict"]) == set(g["$dict"])
+    ):  # a gradient case's outcome: the first input whose gradient differs
+        keys = [k for k in e["$dict"] if e["$dict"][k] != g["$dict"][k]]
+        if keys:
+            more = f" (and {len(keys) - 1} more)" if len(keys) > 1 else ""
+            return _focus(e["$dict"][keys[0]], g["$dict"][keys[0]], f"{where}{keys[0]}{more}, ")
     return e, g, where.rstrip(", ")
 
 

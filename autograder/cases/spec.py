@@ -18,6 +18,17 @@ Every case has a kind, and each function splits its points between the kinds
     edge      a stated edge rule: zeros, infinities, empty rows where defined, ties,
               eps = 0, equal inputs ... (marked ``kind="edge"``)
     invalid   the input must raise (derived from ``raises``)
+    gradient  the gradient the result gives (``kind="gradient"``): only for a function whose
+              result is differentiated (a loss, or a tensor that enters one). The case calls the
+              function on its inputs with every input named in ``FunctionSpec.with_gradient`` or
+              ``FunctionSpec.detached`` made a leaf that requires grad (each call gets a clone of
+              the leaf, as a model's output would be), calls ``.backward()`` on the result (a
+              0-d result) or on a fixed pseudo-random linear functional of it (Σ w·result, ``w``
+              from a seeded generator, the same in every process: codec.GRADIENT_SEED), and
+              returns, per input, the gradient for those marked "with gradient" (compared with
+              the reference's within the function's tolerance; no gradient at all counts as a
+              zero gradient) and, for those marked "detached", whether any gradient reached
+              them: it passes when ``.grad`` is None or exactly zero everywhere.
 
 A :class:`Mistake` is one declarative entry: an id, the diagnosis, and the
 wrong ``formula`` (called with the graded function's arguments, defaults filled
@@ -41,8 +52,13 @@ if TYPE_CHECKING:  # only an annotation: `import autograder` must not import num
 DEFAULT_RTOL = 1e-5
 DEFAULT_ATOL = 1e-6
 
-KINDS = ("value", "edge", "invalid")
-KIND_LABELS = {"value": "the formula", "edge": "edge cases", "invalid": "input checks"}
+KINDS = ("value", "edge", "invalid", "gradient")
+KIND_LABELS = {
+    "value": "the formula",
+    "edge": "edge cases",
+    "invalid": "input checks",
+    "gradient": "the gradient",
+}
 MAX_INVALID_SHARE = 20  # percent: input checks never outweigh the formula
 NO_SOURCE = "common slip (no source found)"
 # What `drills new-function` writes where the author has something to fill in (a string, so a
@@ -101,7 +117,8 @@ class Case:
     # edge and invalid cases: words of the stated rule the case checks, as the function's
     # description in the notebook says them (filled from assignments/rules.py by FunctionSpec)
     rule: str = ""
-    kind: str = ""  # "value" | "edge" | "invalid"; "" derives it: invalid when raises, else value
+    # "value" | "edge" | "invalid" | "gradient"; "" derives it: invalid when raises, else value
+    kind: str = ""
     # An independent anchor for the reference: the value the function must return on ``args``,
     # computed by hand (fractions, math) or taken from the paper or the notebook's worked
     # example, never by calling the reference; ``anchor`` says where it comes from. Numbers,
@@ -139,22 +156,24 @@ class Case:
 class Split:
     """How a function's points are shared between case kinds, in whole percent.
 
-    The default is the formula 70 %, edge cases 15 %, input checks 15 %. Any
-    other split needs a ``reason`` (shown in the notebook); input checks never
-    weigh more than 20 %.
+    The default is the formula 70 %, edge cases 15 %, input checks 15 % (no gradient
+    cases). Any other split needs a ``reason`` (shown in the notebook); input checks never
+    weigh more than 20 %. A function whose result is differentiated gives its gradient cases
+    a share (:data:`GRADIENT_SPLIT`).
     """
 
     value: int = 70
     edge: int = 15
     invalid: int = 15
     reason: str = ""
+    gradient: int = 0
 
     def share(self, kind: str) -> int:
         return int(getattr(self, kind))
 
     @property
     def is_default(self) -> bool:
-        return (self.value, self.edge, self.invalid) == (70, 15, 15)
+        return (self.value, self.edge, self.invalid, self.gradient) == (70, 15, 15, 0)
 
     def text(self) -> str:
         """The shares in words, e.g. "the formula 70 %, edge cases 15 %, input checks 15 %"."""
@@ -181,6 +200,14 @@ def tolerance_text(rtol: float, atol: float) -> str:
 
 
 DEFAULT_SPLIT = Split()
+# The split of a function whose result is differentiated (a loss, or a tensor that enters one):
+# its gradient is what it is for, so a fifth of its points go to the gradient cases.
+GRADIENT_REASON = (
+    "Its result is differentiated in training, so the gradient is graded too: `.backward()` on "
+    "the result, the gradient for each input marked with gradient compared with the reference's "
+    "(same tolerance), none allowed into an input marked detached"
+)
+GRADIENT_SPLIT = Split(55, 15, 10, GRADIENT_REASON, gradient=20)
 
 
 def _k3_log_ratio_bound(v: float) -> float:
@@ -320,6 +347,12 @@ class FunctionSpec:
     # Independent anchors, by case id: (the expected value computed by hand or taken from the
     # paper, where it comes from); set onto the cases as Case.expected / Case.anchor.
     anchors: Mapping[str, tuple[Any, str]] = field(default_factory=dict)
+    # The tensor arguments the docstring marks "with gradient" (their gradient is compared with
+    # the reference's) and "detached" (no gradient may reach them), by parameter name: the
+    # inputs a gradient case differentiates (see the module docstring; tests/test_gradients.py
+    # keeps them in sync with the reference's docstring).
+    with_gradient: tuple[str, ...] = ()
+    detached: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         from autograder.cases.rules import RULES
@@ -359,6 +392,8 @@ class FunctionSpec:
         if len(mids) != len(set(mids)):
             raise ValueError(f"{self.name}: duplicate mistake ids")
         self._check_split()
+        if self.of_kind("gradient") and not self.with_gradient:
+            raise ValueError(f"{self.name}: gradient cases need with_gradient= (argument names)")
         object.__setattr__(self, "mistakes", tuple(m.bound_to(self.name) for m in self.mistakes))
 
     def _check_split(self) -> None:

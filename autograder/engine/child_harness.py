@@ -291,7 +291,7 @@ def run(job, out_fd):
                     try:
                         reseed()
                         with codec_ns["reference_callees"](ns, inp.get("callees")):
-                            out = outcome_of(fn, inp["args"], inp["kwargs"], ns)
+                            out = outcome_of(fn, inp["args"], inp["kwargs"], ns, inp.get("grad"))
                     finally:
                         signal.setitimer(signal.ITIMER_REAL, 0)
             except _CaseTimeout:

@@ -138,7 +138,8 @@ class FunctionResult:
 
 
 def materialize(assignment: str, fspec: FunctionSpec, secret: str, student: str | None = None):
-    """Encoded inputs of every case: [{"id", "args", "kwargs"}]."""
+    """Encoded inputs of every case: [{"id", "args", "kwargs"}], and for a gradient case
+    "grad", the inputs it differentiates (:func:`gradient_targets`)."""
     out = []
     for case in fspec.cases:
         if case.make is not None:
@@ -147,11 +148,33 @@ def materialize(assignment: str, fspec: FunctionSpec, secret: str, student: str 
         else:
             args = case.args
         out.append({"id": case.id, "args": encode(list(args)), "kwargs": encode(dict(case.kwargs))})
+        if case.kind == "gradient":
+            out[-1]["grad"] = gradient_targets(assignment, fspec, len(args), case.kwargs)
     callees = reference_callees(assignment, fspec.name)
     if callees is not None:
         for inp in out:
             inp["callees"] = callees
     return out
+
+
+def gradient_targets(
+    assignment: str, fspec: FunctionSpec, n_args: int, kwargs: Mapping[str, Any]
+) -> dict:
+    """Where a gradient case's differentiated inputs are: ``{"with": [[name, position]],
+    "detached": [...]}``, a position being the index of a positional argument or the name of
+    a keyword one (codec.outcome_of); an input left to its default is not differentiated."""
+    params = _arg_names(assignment, fspec.name)
+    spec = {}
+    for role, names in (("with", fspec.with_gradient), ("detached", fspec.detached)):
+        spec[role] = []
+        for name in names:
+            if name in kwargs:
+                spec[role].append([name, name])
+            elif name in params and params.index(name) < n_args:
+                spec[role].append([name, params.index(name)])
+            else:
+                raise ValueError(f"{fspec.name}: a gradient case does not give {name!r}")
+    return spec
 
 
 def callee_note(inputs: list[dict]) -> str:
@@ -219,7 +242,9 @@ def run_cases(fn, inputs: list[dict], namespace: dict) -> tuple[list[dict], list
         for inp in inputs:
             t0 = time.perf_counter()
             with reference_callees_in(namespace, inp.get("callees")):
-                outcomes.append(outcome_of(fn, inp["args"], inp["kwargs"], namespace))
+                outcomes.append(
+                    outcome_of(fn, inp["args"], inp["kwargs"], namespace, inp.get("grad"))
+                )
             times.append(time.perf_counter() - t0)
     return outcomes, times
 
@@ -527,6 +552,67 @@ def near_miss_text(nm: NearMiss, failed: int, others: list[str] = ()) -> str:
     )
 
 
+def gradient_text(
+    fspec: FunctionSpec, idx: list[int], expected: list[dict], got: list[dict]
+) -> str:
+    """What the failed gradient checks ``idx`` show, input by input (nothing of a generated case
+    but how many checks): gradient reaching an input marked "detached", no gradient reaching
+    one marked "with gradient", or a gradient that differs from the reference's."""
+    from autograder.cases.codec import GRADIENT
+    from autograder.cases.compare import close, numeric
+
+    n = len(idx)
+
+    def of(o: dict) -> dict:
+        v = o.get("value")
+        return v["$dict"] if isinstance(v, dict) and isinstance(v.get("$dict"), dict) else {}
+
+    raised = [i for i in idx if "raised" in got[i]]
+    parts = []
+    if raised:
+        kinds = sorted({got[i]["raised"] for i in raised})
+        parts.append(
+            f"on {len(raised)} of the {n} failed gradient checks the result could not be "
+            f"differentiated ({', '.join(kinds)}): return a torch tensor computed from the "
+            "inputs, never rebuilt from numbers"
+        )
+    for name in fspec.detached:
+        k = sum(1 for i in idx if of(got[i]).get(name) == GRADIENT)
+        if k:
+            parts.append(
+                f"gradient reaches `{name}`, which is detached here ({k} of {n} checks): "
+                f"use `{name}.detach()`, so that only the inputs with gradient are trained"
+            )
+    for name in fspec.with_gradient:
+        none = wrong = 0
+        for i in idx:
+            e, g = of(expected[i]).get(name), of(got[i]).get(name)
+            c = fspec.cases[i]
+            if g is None or close(e, g, c.rtol, c.atol):
+                continue
+            ng, ne = numeric(g), numeric(e)
+            if ng is not None and ne is not None and not any(ng[1]) and any(ne[1]):
+                none += 1
+            else:
+                wrong += 1
+        if none:
+            parts.append(
+                f"no gradient reaches `{name}` ({none} of {n} checks): it was detached, or the "
+                "result was computed from its numbers (.item(), .tolist(), numpy, "
+                "torch.tensor(...)); the value can be right and the loss still trains nothing"
+            )
+        if wrong:
+            parts.append(
+                f"the gradient with respect to `{name}` differs from the reference's "
+                f"({wrong} of {n} checks) although the value may be right: look for a clip, a "
+                "kink (max(0, x) passes no gradient at x = 0) or a detach that acts in the "
+                "wrong place"
+            )
+    if not parts:
+        parts.append(f"{n} gradient checks fail")
+    return "The gradient: " + "; ".join(parts) + "."
+
+
 def diagnose_all(
     fspec: FunctionSpec,
     points: float,
@@ -622,10 +708,17 @@ def diagnose_all(
                 cost(close.cases),
             )
         ]
+    # the gradient checks no catalogued mistake explains: what they show, after the mistakes
+    # and shapes named from the values (more specific), before the input checks
+    explained = set().union(*(idx for _, idx in matched)) if matched else set()
+    grad_failed = sorted((failed & set(fspec.of_kind("gradient"))) - explained)
     second: list[Diagnosis] = []
-    if first or not concept_failed:
+    if first or grad_failed or not concept_failed:
         second = _validation(fspec, invalid_cases, failed, expected, got, mutants, validation, cost)
     first.sort(key=lambda d: -d.points)
+    if grad_failed:
+        text = gradient_text(fspec, grad_failed, expected, got)
+        first.append(Diagnosis("gradient", text, "shape", cost(grad_failed)))
     return (first + second)[:3]
 
 

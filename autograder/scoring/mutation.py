@@ -14,6 +14,9 @@ helpers (``_name``) it calls, read with ``ast``. Each mutant changes one node:
     drop-keyword f(x, dim=1) → f(x): the reduction axis, keepdim, dtype ... dropped
     unclip       max(0, x) → x and → 0; clamp / clip → x; where(c, a, b) → a and → b
     raise        raise ... → pass (the input check removed)
+    gradient     x.detach() → x (gradient flows where it must not); torch.exp(x) and
+                 torch.log_softmax(x, ...) → their .detach() (no gradient where it must flow);
+                 torch.relu(x) → torch.clamp(x, min=0.0) (a gradient of 1 at the kink)
     if           if c: → if not c:
     loop         continue ↔ break
 
@@ -314,11 +317,36 @@ class _Sites(ast.NodeTransformer):
                 alts.append(("unclip", [copy.deepcopy(inner)]))
         if name == "where" and len(node.args) == 3:
             alts.append(("unclip", [copy.deepcopy(node.args[1]), copy.deepcopy(node.args[2])]))
+        alts += _gradient_alternatives(node, name)
         for op, options in alts:
             got = self._offer(op, node, options)
             if got is not None:
                 return got
         return self.generic_visit(node)
+
+
+def _gradient_alternatives(node: ast.Call, name: str) -> list[tuple[str, list[ast.AST]]]:
+    """The "gradient" operator: a detach removed, one added, a kink's convention changed."""
+    on_torch = isinstance(node.func, ast.Attribute) and name_of(node.func.value) == "torch"
+    if name == "detach" and isinstance(node.func, ast.Attribute) and not node.args:
+        return [("gradient", [copy.deepcopy(node.func.value)])]
+    if on_torch and name in ("exp", "log_softmax"):
+        return [("gradient", [ast.Call(ast.Attribute(copy.deepcopy(node), "detach"), [], [])])]
+    if on_torch and name == "relu" and len(node.args) == 1:
+        clamp = ast.Attribute(ast.Name("torch"), "clamp")
+        return [
+            (
+                "gradient",
+                [
+                    ast.Call(
+                        clamp,
+                        [copy.deepcopy(node.args[0])],
+                        [ast.keyword("min", ast.Constant(0.0))],
+                    )
+                ],
+            )
+        ]
+    return []
 
 
 def mutants(assignment: str, function: str, root: Path | None = None) -> list[Mutant]:
@@ -541,7 +569,7 @@ def killed(fn: Callable, ns: dict, fspec, case_sets, limit: float = TIME_LIMIT) 
         with silenced():
             for inputs, expected in case_sets:
                 for case, inp, exp in zip(fspec.cases, inputs, expected):
-                    got = outcome_of(fn, inp["args"], inp["kwargs"], ns)
+                    got = outcome_of(fn, inp["args"], inp["kwargs"], ns, inp.get("grad"))
                     if not same_outcome(exp, got, case.rtol, case.atol):
                         return True
         return False
