@@ -54,12 +54,16 @@ def mistake_rows(root: Path | None = None, only: list[str] | None = None) -> lis
     return [mistake_row(a, f) for a, f, _ in functions(root, only)]
 
 
-_SCORE_ROW = re.compile(r"^\| (\S+) \| `(\w+)` \| ([\d.]+) \| (.*) \| ([\d.]+) \|\s*$")
+# A score is a number, or "before → after" in an entry that moved it (the newer figure counts),
+# and a mistake added by the entry may say "(new)".
+_SCORE = r"(?:[\d.]+ → )?([\d.]+)"
+_SCORE_ROW = re.compile(rf"^\| (\S+) \| `(\w+)` \| ([\d.]+) \| (.*) \| {_SCORE} \|\s*$")
 
 
 def recorded_scores(changelog: str) -> dict[tuple[str, str], dict[str, float]]:
     """The newest score row of each function in CHANGELOG.md's entries (the rows of
-    ``drills cases ID --scores``: ``| a | `f` | points | `m` 0.45, … | no checks |``), as
+    ``drills cases ID --scores``: ``| a | `f` | points | `m` 0.45, … | no checks |``, or
+    ``0.45 → 0.3`` where an entry moved a score), as
     {(assignment, function): {mistake id: score, "(no checks)": score}}. The entries are
     newest first, so the first row of a function is its newest."""
     out: dict[tuple[str, str], dict[str, float]] = {}
@@ -67,7 +71,7 @@ def recorded_scores(changelog: str) -> dict[tuple[str, str], dict[str, float]]:
         m = _SCORE_ROW.match(line)
         if not m or (m[1], m[2]) in out:
             continue
-        listed = re.findall(r"`([\w.\-]+)` ([\d.]+)", m[4])
+        listed = re.findall(rf"`([\w.\-]+)` (?:\(new\) )?{_SCORE}", m[4])
         if listed:
             out[(m[1], m[2])] = {k: float(v) for k, v in listed} | {"(no checks)": float(m[5])}
     return out
