@@ -15,6 +15,7 @@ import math
 import numpy as np
 import torch
 
+from autograder.assignments.common import until
 from autograder.cases.spec import NO_SOURCE, AssignmentSpec, Case, FunctionSpec, Mistake
 
 
@@ -536,13 +537,15 @@ def _group(g: int, as_int: bool = False):
     def make(rng):
         before = -rng.uniform(2.0, 20.0, size=g)
         after = before + 0.3 * rng.standard_normal(g)
-        correct = rng.permutation(np.arange(g) < rng.integers(1, g))  # 1 .. g-1 correct
+        correct = rng.permutation(np.arange(g) < rng.integers(2, g))  # 2 .. g-1 correct
         if as_int:
             correct[0], correct[-1] = False, True  # x[0] is what x[mask == 0] picks
             return _t(before), _t(after), torch.tensor(correct.astype(np.int64))
         return _t(before), _t(after), torch.tensor(correct)
 
-    return make
+    # two or more correct responses on every draw, so a sum differs from a mean (one correct
+    # response is the one-correct case)
+    return until(make, lambda before, after, correct: int(correct.sum()) >= 2)
 
 
 def _change(formula):
@@ -706,11 +709,27 @@ LIKELIHOOD_CHANGE = FunctionSpec(
 
 
 def _changes(n: int):
-    def make(rng):
-        # multiples of 1/8: exact in float32, with ties at 0 and at eps
-        return _t(rng.integers(-6, 7, size=n) / 8), float(rng.choice([0.0, 0.125, -0.25]))
+    """``n`` changes, multiples of 1/8 (exact in float32), and eps 0.125 or -0.25 (eps = 0 is the
+    default of the fixed cases); redrawn until some change equals eps (a tie), some lies
+    between 0 and eps (so comparing with 0 differs), some is a clear decrease below −|eps| (so
+    counting only |change| ≤ eps differs), and the fraction at most eps is not 1/2 (so counting
+    the changes above eps differs)."""
 
-    return make
+    def make(rng):
+        return _t(rng.integers(-6, 7, size=n) / 8), float(rng.choice([0.125, -0.25]))
+
+    def stratified(changes, eps) -> bool:
+        c = changes.double()
+        lo, hi = min(0.0, eps), max(0.0, eps)
+        between = (c > lo) & (c <= hi)  # counted by one of c <= 0 and c <= eps only
+        return (
+            bool((c == eps).any())
+            and bool(between.any())
+            and 2 * int((c <= eps).sum()) != c.numel()
+            and bool((c < -abs(eps)).any())  # a clear decrease, beyond eps of 0
+        )
+
+    return until(make, stratified)
 
 
 LLD_RATE = FunctionSpec(
