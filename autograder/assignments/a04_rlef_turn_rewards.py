@@ -118,9 +118,11 @@ LAYOUTS = (
 
 
 def _laid_out(rng: np.random.Generator, layout: str) -> str:
-    """A response with the parts of ``layout``; its Python blocks are distinct snippets."""
+    """A response with the parts of ``layout``; its Python blocks are distinct snippets. It
+    opens with "Attempt N:" (N random), prose that changes no extraction, so that two students'
+    responses differ even where the layout leaves few choices."""
     valid = list(rng.permutation(len(VALID)))
-    parts = []
+    parts = [f"Attempt {int(rng.integers(1, 1_000_000))}:"]
     for part in layout.split():
         if part == "P":
             parts.append(_pick(rng, PROSE))

@@ -61,7 +61,8 @@ def _cs(objective=None, ratio=None, aggregate=_aggregate, sign=-1.0):
 def _cs_case(b: int, t: int, spread: float, low: float, high, mode: str):
     """A random batch, redrawn until its token mean and its mean of row means differ by 0.01 or
     more (rows of different lengths, so the modes differ) and some valid token has A > 0 and a ratio above 1 + min(eps_low, eps_high), so the upper clip binds
-    (and where eps_high differs from eps_low, one bound binds where the other does not)."""
+    (and where eps_high differs from eps_low, one bound binds where the other does not), and
+    some valid token is outside the clip range on the side where the minimum takes r·A."""
 
     def make(rng):
         logp_old = -rng.uniform(0.1, 3.0, size=(b, t))
@@ -77,8 +78,13 @@ def _cs_case(b: int, t: int, spread: float, low: float, high, mode: str):
         top = 1 + min(low, low if high is None else high)
         objective = _cs()(logp, logp_old, adv, mask, low, high, "token-mean")
         per_row = _cs()(logp, logp_old, adv, mask, low, high, "seq-mean-token-mean")
+        upper = 1 + (low if high is None else high)
+        unclipped_smaller = ((adv > 0) & (ratio < 1 - low - 0.01)) | (
+            (adv < 0) & (ratio > upper + 0.01)
+        )
         return (
             bool((mask & (adv > 0) & (ratio > top + 0.01)).any())
+            and bool((mask & unclipped_smaller).any())  # the min takes r·A there
             and abs(float(objective) - float(per_row)) >= 0.01  # rows of different lengths
         )
 
@@ -599,8 +605,8 @@ THR_TOKEN_SCORES_SPEC = FunctionSpec(
 
 def _tw_case(t: int, p: float, zeros: bool = False):
     """Random THR and dominance, redrawn until some dominant token has THR > 0, some THR < 0
-    (and, with ``zeros``, some THR = 0), and some token is not dominant: every draw holds a
-    token amplified, one damped, one left alone."""
+    (and, with ``zeros``, some THR = 0), and some token with THR ≠ 0 is not dominant: every
+    draw holds a token amplified, one damped, one left alone."""
 
     def make(rng):
         thr = rng.standard_normal(t)
@@ -611,7 +617,9 @@ def _tw_case(t: int, p: float, zeros: bool = False):
 
     def each_kind(thr, dominant, p) -> bool:
         kinds = [thr > 0, thr < 0] + ([thr == 0] if zeros else [])
-        return all(bool((dominant & k).any()) for k in kinds) and not bool(dominant.all())
+        return all(bool((dominant & k).any()) for k in kinds) and bool(
+            (~dominant & (thr != 0)).any()
+        )
 
     return until(make, each_kind)
 

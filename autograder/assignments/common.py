@@ -49,7 +49,13 @@ def distribution_pair(n: int, zeros_p: int = 0, zeros_q: int = 0, *conditions):
     def make(rng):
         return random_distribution(rng, n, zeros_p), random_distribution(rng, n, zeros_q)
 
-    return until(make, _both_signs, _small_and_apart, *conditions)
+    return until(make, _both_signs, _small_and_apart, _not_tiny, *conditions)
+
+
+def _not_tiny(p, q, *rest) -> bool:
+    """No nonzero probability below 0.02: a 1e-8 stabiliser (as the field writes it) then moves a
+    log ratio by at most 5e-7, inside every tolerance, on every draw."""
+    return all(x == 0 or x >= 0.02 for x in (*p, *q))
 
 
 def _log_ratios(p, q) -> list[float]:
