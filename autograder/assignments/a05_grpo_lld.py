@@ -34,8 +34,18 @@ def _binary_rewards(n_groups: int, g: int):
 
 
 def _small_rewards(rng):
-    # std about 1e-3: eps = 1e-6 inside or outside the square root then differs by ~40 %
-    return (_t(1e-3 * rng.standard_normal((4, 6))),)
+    """Groups whose std lies in [2e-3, 5e-3] on every draw: eps = 1e-6 inside or outside the
+    square root then differs by 2 … 12 %, while a 1e-8 stabiliser added to std + eps (as the
+    field writes it) moves an advantage by at most 5e-6 of itself, inside the tolerance."""
+
+    def make(rng):
+        return (_t(3e-3 * rng.standard_normal((4, 6))),)
+
+    def spread(rewards) -> bool:
+        std = rewards.double().std(dim=1)
+        return bool(((std >= 2e-3) & (std <= 5e-3)).all())
+
+    return until(make, spread)(rng)
 
 
 def _rewards_with_eps(rng):
