@@ -8,8 +8,9 @@ from autograder.cases.spec import Case
 
 
 def random_distribution(rng: np.random.Generator, n: int, zeros: int = 0) -> list[float]:
-    """A Dirichlet(1, …, 1) distribution over ``n`` outcomes, ``zeros`` of them set to 0."""
-    p = rng.dirichlet(np.ones(n))
+    """A Dirichlet(1, …, 1) distribution over ``n`` outcomes mixed 4:1 with the uniform one (so
+    every nonzero probability is at least 0.2 / n), ``zeros`` of them set to 0."""
+    p = 0.8 * rng.dirichlet(np.ones(n)) + 0.2 / n
     if zeros:
         p[rng.choice(n, size=zeros, replace=False)] = 0.0
         p = p / p.sum()
@@ -53,8 +54,9 @@ def distribution_pair(n: int, zeros_p: int = 0, zeros_q: int = 0, *conditions):
 
 
 def _not_tiny(p, q, *rest) -> bool:
-    """No nonzero probability below 0.02: a 1e-8 stabiliser (as the field writes it) then moves a
-    log ratio by at most 5e-7, inside every tolerance, on every draw."""
+    """No nonzero probability below 0.02 (with up to 10 outcomes, random_distribution never
+    draws one): a 1e-8 stabiliser (as the field writes it) then moves a log ratio by at most
+    5e-7, inside every tolerance, on every draw."""
     return all(x == 0 or x >= 0.02 for x in (*p, *q))
 
 
