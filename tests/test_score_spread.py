@@ -52,3 +52,21 @@ def test_a_draw_dependent_body_is_caught():
 
     (s,) = spread.spreads(a, name, {"coin": build}, spread.draws(spread.TEST_DRAWS), ROOT)
     assert not s.within_band, s.scores
+
+
+def test_a_condition_no_draw_meets_raises():
+    """A stratified generator whose condition cannot hold says so instead of looping or
+    handing back a draw that misses its situation."""
+    import numpy as np
+
+    from autograder.assignments.common import REDRAWS, until
+
+    calls = []
+
+    def make(rng):
+        calls.append(1)
+        return (float(rng.random()),)
+
+    with pytest.raises(RuntimeError, match="conditions"):
+        until(make, lambda x: x > 1.0)(np.random.default_rng(0))
+    assert len(calls) == REDRAWS
