@@ -143,6 +143,33 @@ def test_rule_once_only_in_a_docstring_is_stated_in_the_section(assignment, func
     assert normalise(words) in description(assignment, function)
 
 
+@pytest.mark.parametrize("assignment", ASSIGNMENTS)
+def test_the_learner_reads_the_docstrings_the_rules_are_found_in(assignment):
+    """The rules are looked up in the source notebook: does the exercise a learner opens hold
+    every graded function's docstring word for word (none left inside a solution region)?"""
+    import json
+
+    nb = json.loads((ROOT / "exercises" / assignment / f"{assignment}.ipynb").read_text())
+    docs = {}
+    for cell in nb["cells"]:
+        if cell["cell_type"] != "code":
+            continue
+        try:
+            tree = ast.parse("".join(cell["source"]))
+        except SyntaxError:
+            continue
+        docs.update(
+            {n.name: ast.get_docstring(n) for n in tree.body if isinstance(n, ast.FunctionDef)}
+        )
+    source = notebook.solution_defs(assignment, ROOT)
+    differ = [
+        f.name
+        for f in assignments.get(assignment).functions
+        if docs.get(f.name) != ast.get_docstring(source[f.name])
+    ]
+    assert not differ, f"the exercise's docstrings of {differ} differ from the source's"
+
+
 def test_a_rule_missing_from_the_description_fails():
     """The check can fail: words that no description holds are not found."""
     assert "a batch of seventeen rows" not in description("03_sum_vs_mean", "masked_mean")
