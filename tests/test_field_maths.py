@@ -23,12 +23,7 @@ FUNCTIONS = [(a, f.name) for a in ASSIGNMENTS for f in assignments.get(a).functi
 
 # Where a stabiliser in a denominator changes the maths beyond any tolerance that still tells the
 # catalogue apart, with the reason. Nowhere else may a stabiliser cost a point.
-STABILISER_CHANGES_THE_MATHS = {
-    ("05_grpo_lld", "group_advantages"): (
-        "eps is the function's own stabiliser, a parameter (std + eps): a second one is a "
-        "different eps, which the random-small-spread case (std about 1e-3) must tell apart"
-    ),
-}
+STABILISER_CHANGES_THE_MATHS: dict[tuple[str, str], str] = {}
 # A 1e-6 stabiliser inside a probability ratio log(p / (q + 1e-6)) moves a log ratio by
 # 1e-6 / q: for q = 0.25 that is 4e-6, as far as the catalogued epsilon-smoothed mistake's
 # smoothing is from it relative to the tolerance. The field puts 1e-6 in counts and norms.
@@ -38,6 +33,12 @@ LARGE_STABILISER_CHANGES_THE_MATHS = {
 } | {
     ("02_clipped_estimators", "clipped_expectation"): (
         "a 1e-6 stabiliser inside log(p_i / q_i) is epsilon smoothing"
+    ),
+    # A 1e-8 one moves an advantage by at most 5e-6 of itself (the random-small-spread case
+    # holds every group's std in [2e-3, 5e-3]) and keeps full marks.
+    ("05_grpo_lld", "group_advantages"): (
+        "eps is the function's own stabiliser, a parameter (std + eps): a second 1e-6 is a "
+        "different eps, which the random-small-spread case (std 2e-3 … 5e-3) tells apart"
     ),
 }
 

@@ -14,7 +14,7 @@ import math
 import numpy as np
 
 from autograder.assignments import common as src
-from autograder.assignments.common import cite
+from autograder.assignments.common import cite, until
 from autograder.assignments.common import distribution_edge_cases as _distribution_edges
 from autograder.assignments.common import distribution_pair as _pair
 from autograder.assignments.common import invalid_distribution_cases as _invalid_distribution_cases
@@ -45,6 +45,12 @@ def _logps(rng: np.random.Generator, shape) -> np.ndarray:
 
 
 def _logp_pair(shape_a, shape_b, close: bool = False):
+    """Random (logp, ref_logp); apart from ``close`` ones, redrawn until some ref_logp − logp
+    is at least 3 (k3 above 10 there, where a clamp of the value shows), some is at most −0.5
+    (both signs) and none is beyond ±9.5 (a clamp of the log ratio at ±10 or ±20, as the field
+    writes it, shows on the fixed large-gaps case, the same for everyone), so every draw holds
+    the same situations."""
+
     def make(rng):
         a = _logps(rng, shape_a)
         if close:  # the reference near the policy: small log ratios, where k3 needs care
@@ -53,7 +59,9 @@ def _logp_pair(shape_a, shape_b, close: bool = False):
             b = _logps(rng, shape_b)
         return a, b
 
-    return make
+    if close:
+        return make
+    return until(make, lambda a, b: 3.0 <= np.max(b - a) <= 9.5 and -9.5 <= np.min(b - a) <= -0.5)
 
 
 def _moments_make(n: int, estimator: Fn, zeros_p: int = 0):
@@ -64,12 +72,22 @@ def _moments_make(n: int, estimator: Fn, zeros_p: int = 0):
 
 
 def _mc_make(n: int, m: int, estimator: Fn):
+    """``m`` samples of a random policy; with two or more, redrawn until the sampled log ratios
+    take both signs (at most −0.1 and at least 0.1) and the sampled outcomes' counts are not all
+    equal, so averaging the distinct outcomes, or taking the estimator of the mean log
+    probabilities, differs from the sample mean on every draw."""
+
     def make(rng):
         policy, reference = _dist(rng, n), _dist(rng, n)
         samples = rng.choice(n, size=m, p=np.array(policy) / sum(policy))
         return samples.astype(np.int64), policy, reference, estimator
 
-    return make
+    def mixed(samples, policy, reference, estimator) -> bool:
+        r = [math.log(policy[x] / reference[x]) for x in samples]
+        counts = np.unique(samples, return_counts=True)[1]
+        return min(r) <= -0.1 and max(r) >= 0.1 and len(set(counts.tolist())) > 1
+
+    return make if m < 2 else until(make, mixed)
 
 
 # -- the per-sample estimators ---------------------------------------------------------------

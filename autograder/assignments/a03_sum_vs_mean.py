@@ -16,6 +16,7 @@ import math
 
 import numpy as np
 
+from autograder.assignments.common import until
 from autograder.cases.spec import NO_SOURCE, AssignmentSpec, Case, FunctionSpec, Mistake
 
 NAN, INF = float("nan"), float("inf")
@@ -44,20 +45,29 @@ def _token_logps(rng: np.random.Generator, n: int) -> list[float]:
     return [float(-x) for x in rng.exponential(2.0, size=n)]
 
 
+def _negative_token(p, q) -> bool:
+    """Some token's log ratio p_t − q_t is at most −0.5: a clamp at 0 or an absolute value shows."""
+    return min(a - b for a, b in zip(p, q)) <= -0.5
+
+
 def _response(n: int):
+    """Random (policy, reference) token log probabilities, redrawn until _negative_token."""
+
     def make(rng):
         return _token_logps(rng, n), _token_logps(rng, n)
 
-    return make
+    return until(make, _negative_token)
 
 
 def _shaped(n: int):
+    """Random shaped_reward arguments, redrawn until _negative_token; beta in [0.1, 1]."""
+
     def make(rng):
         base = float(rng.choice([1.0, -1.0, -0.2]))
-        beta = float(rng.uniform(0.01, 1.0))
+        beta = float(rng.uniform(0.1, 1.0))
         return base, _token_logps(rng, n), _token_logps(rng, n), beta
 
-    return make
+    return until(make, lambda base, p, q, beta: _negative_token(p, q))
 
 
 def _batch(
@@ -69,12 +79,13 @@ def _batch(
     left: bool = False,
     bool_mask: bool = False,
 ):
-    """(values, mask) of shape (b, t): valid lengths in [1, t - 1] (so they differ from T), one row
+    """(values, mask) of shape (b, t): valid lengths in [2, t - 1] (so they differ from T, and a
+    row's sum differs from its mean on every draw; one valid token is a case of its own), one row
     of full length when b > 2, garbage (large, nonzero) at padded positions."""
     if same_length:
-        lengths = np.full(b, rng.integers(1, t))
+        lengths = np.full(b, rng.integers(2, t))
     else:
-        lengths = rng.integers(1, t, size=b)
+        lengths = rng.integers(2, t, size=b)
         if b > 2:
             lengths[rng.integers(b)] = t
     values = rng.normal(0.5, 1.0, size=(b, t))

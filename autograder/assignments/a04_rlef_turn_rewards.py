@@ -24,6 +24,7 @@ from autograder.assignments.a03_sum_vs_mean import (
     _mean_of,
     _sum,
 )
+from autograder.assignments.common import until
 from autograder.cases.spec import NO_SOURCE, AssignmentSpec, Case, FunctionSpec, Mistake, Obj, Split
 
 # Sources of the known mistakes, named where more than one mistake cites them. RLEF's §2.2 (the
@@ -76,35 +77,6 @@ def _pick(rng: np.random.Generator, options: tuple[str, ...]) -> str:
     return options[int(rng.integers(len(options)))]
 
 
-def _random_response(rng: np.random.Generator) -> str:
-    """Prose, Python blocks (valid or not) and other fences in a random order."""
-    parts = []
-    for _ in range(int(rng.integers(1, 6))):
-        kind = int(rng.integers(4))
-        if kind == 0:
-            parts.append(_pick(rng, PROSE))
-        elif kind == 1:
-            parts.append(_py(_pick(rng, VALID)))
-        elif kind == 2:
-            parts.append(_py(_pick(rng, INVALID)))
-        else:
-            parts.append(_pick(rng, OTHER_FENCES))
-    return "\n".join(parts)
-
-
-def _valid_response(rng: np.random.Generator) -> str:
-    return _pick(rng, PROSE) + "\n" + _py(_pick(rng, VALID))
-
-
-def _invalid_response(rng: np.random.Generator) -> str:
-    kind = int(rng.integers(3))
-    if kind == 0:
-        return _pick(rng, PROSE)
-    if kind == 1:
-        return _pick(rng, PROSE) + "\n" + _py(_pick(rng, INVALID))
-    return _pick(rng, PROSE) + "\n" + _pick(rng, OTHER_FENCES)
-
-
 def _logps(rng: np.random.Generator, n: int) -> list[float]:
     return [-float(x) for x in rng.exponential(1.0, size=n)]
 
@@ -120,21 +92,83 @@ def _turn(response: str, public: bool, private: bool, policy, reference) -> Obj:
     )
 
 
-def _random_turn(rng: np.random.Generator, final: bool) -> Obj:
-    """A consistent turn: invalid code passes nothing; only a final turn may pass the public tests."""
-    n = int(rng.integers(1, 13))
-    if rng.random() < 0.7:
-        response = _valid_response(rng)
-        public = bool(final and rng.random() < 0.6)
-        private = bool(rng.random() < 0.5)
-    else:
-        response, public, private = _invalid_response(rng), False, False
+# Stratified generation: each generated case has a fixed layout (which parts, in which order;
+# which flags a turn has, how many turns an episode has) and draws only the contents (which
+# prose, which snippets, which log probabilities, which beta). A mistake that shows only in
+# some layout (a second Python block, a final turn that passed only the public tests, an
+# episode shorter than max_turns) then fails the same cases for every student and every
+# secret, so it costs the same points whatever the draw.
+
+# Parts of a response: P prose, V a valid ```python block, I an invalid one, F0 … F4 the other
+# fences of OTHER_FENCES (```js, a bare ```, ```text, ```py, ```bash).
+LAYOUTS = (
+    "P V",
+    "P I",
+    "V P V",
+    "I V",
+    "F0 V",
+    "F1 P V",
+    "V I",
+    "F3 I P",
+    "P F2 P",
+    "F4 V P",
+    "I P I",
+    "V F0 V",
+)
+
+
+def _laid_out(rng: np.random.Generator, layout: str) -> str:
+    """A response with the parts of ``layout``; its Python blocks are distinct snippets. It
+    opens with "Attempt N:" (N random), prose that changes no extraction, so that two students'
+    responses differ even where the layout leaves few choices."""
+    valid = list(rng.permutation(len(VALID)))
+    parts = [f"Attempt {int(rng.integers(1, 1_000_000))}:"]
+    for part in layout.split():
+        if part == "P":
+            parts.append(_pick(rng, PROSE))
+        elif part == "V":
+            parts.append(_py(VALID[int(valid.pop())]))
+        elif part == "I":
+            parts.append(_py(_pick(rng, INVALID)))
+        else:
+            parts.append(OTHER_FENCES[int(part[1:])])
+    return "\n".join(parts)
+
+
+def _response_of(layout: str):
+    return lambda rng: (_laid_out(rng, layout),)
+
+
+# A turn's plan: (what the response holds, public_passed, private_passed). "valid" is prose and
+# a valid Python block; the invalid responses hold no valid code and pass nothing.
+INVALID_RESPONSES = {"prose": "P", "invalid-python": "P I", "other-fence": "P F2"}
+
+
+def _planned_turn(rng: np.random.Generator, plan: tuple[str, bool, bool]) -> Obj:
+    """A turn as ``plan`` says, with random snippets and 2 to 12 random token log probabilities
+    (two or more, so a sum differs from a mean)."""
+    what, public, private = plan
+    response = _laid_out(rng, "P V" if what == "valid" else INVALID_RESPONSES[what])
+    n = int(rng.integers(2, 13))
     return _turn(response, public, private, _logps(rng, n), _logps(rng, n))
 
 
-def _random_episode(rng: np.random.Generator, max_turns: int = 3) -> list[Obj]:
-    k = int(rng.integers(1, max_turns + 1))
-    return [_random_turn(rng, final=(t == k - 1)) for t in range(k)]
+FINAL_PLANS = (
+    ("valid", True, True),
+    ("valid", True, False),
+    ("valid", False, True),
+    ("valid", False, False),
+    ("prose", False, False),
+    ("invalid-python", False, False),
+    ("other-fence", False, False),
+)
+NONFINAL_PLANS = (
+    ("valid", False, False),
+    ("valid", False, True),
+    ("prose", False, False),
+    ("invalid-python", False, False),
+    ("other-fence", False, False),
+)
 
 
 # -- extract_code ----------------------------------------------------------------------------
@@ -313,10 +347,10 @@ EXTRACT_CODE = FunctionSpec(
         *[
             Case(
                 f"random-{i}",
-                make=lambda rng: (_random_response(rng),),
+                make=_response_of(layout),
                 note="a random mix of prose, Python blocks and other fences",
             )
-            for i in range(12)
+            for i, layout in enumerate(LAYOUTS)
         ],
     ),
     mistakes=(
@@ -426,9 +460,14 @@ def _task_case(
     return Case(cid, (_turn(response, public, private, *ONE), final), note=note)
 
 
-def _random_task_args(rng: np.random.Generator):
-    final = bool(rng.random() < 0.5)
-    return _random_turn(rng, final=final), final
+# Every consistent turn once: final (7 plans) and not final (5 plans).
+TASK_PLANS = tuple((plan, True) for plan in FINAL_PLANS) + tuple(
+    (plan, False) for plan in NONFINAL_PLANS
+)
+
+
+def _task_args(plan: tuple[str, bool, bool], final: bool):
+    return lambda rng: (_planned_turn(rng, plan), final)
 
 
 TASK_REWARD = FunctionSpec(
@@ -518,8 +557,8 @@ TASK_REWARD = FunctionSpec(
             "non-final turn, valid code: 0",
         ),
         *[
-            Case(f"random-{i}", make=_random_task_args, note="a random turn, final or not")
-            for i in range(10)
+            Case(f"random-{i}", make=_task_args(plan, final), note="a random turn, final or not")
+            for i, (plan, final) in enumerate(TASK_PLANS)
         ],
         Case(
             "final-flags-without-code",
@@ -639,11 +678,36 @@ PROSE_TURN = _turn(
 STORY_FIXED = _turn(CODE, True, True, [-2.0, -4.0], [-1.0, -1.0])
 
 
-def _random_episode_args(max_turns: int | None = None):
+# Episodes by the index of their final plan in FINAL_PLANS and the non-final turns before it
+# (indices into NONFINAL_PLANS); the last three with max_turns = 5.
+EPISODES = (
+    ((), 0),
+    ((3,), 0),
+    ((0, 2), 1),
+    ((4,), 3),
+    ((1,), 2),
+    ((2, 3), 5),
+    ((), 1),
+    ((3, 0), 0),
+    ((1,), 4),
+    ((4,), 6),
+)
+LONG_EPISODES = (
+    ((3,), 1),
+    ((0, 1, 2), 0),
+    ((3, 0, 4, 1), 3),
+)
+
+
+def _episode_args(episode: tuple[tuple[int, ...], int], max_turns: int = 3):
+    """An episode as planned, with beta drawn from {0.05, 0.1, 0.5, 1} (never 0, so the
+    reference term shows; beta = 0 is an edge case of its own)."""
+    before, final = episode
+
     def make(rng):
-        mt = max_turns or 3
-        beta = float(rng.choice([0.0, 0.05, 0.05, 0.1, 0.5, 1.0]))
-        return _random_episode(rng, mt), beta, mt
+        beta = float(rng.choice([0.05, 0.1, 0.5, 1.0]))
+        turns = [_planned_turn(rng, NONFINAL_PLANS[i]) for i in before]
+        return turns + [_planned_turn(rng, FINAL_PLANS[final])], beta, max_turns
 
     return make
 
@@ -731,17 +795,17 @@ TURN_REWARDS = FunctionSpec(
         ),
         *[
             Case(
-                f"random-{i}", make=_random_episode_args(), note="a random episode of 1 to 3 turns"
+                f"random-{i}", make=_episode_args(episode), note="a random episode of 1 to 3 turns"
             )
-            for i in range(10)
+            for i, episode in enumerate(EPISODES)
         ],
         *[
             Case(
                 f"random-long-{i}",
-                make=_random_episode_args(5),
+                make=_episode_args(episode, 5),
                 note="a random episode with max_turns = 5",
             )
-            for i in range(3)
+            for i, episode in enumerate(LONG_EPISODES)
         ],
         Case("empty", ([],), raises=ValueError, note="an episode without turns raises ValueError"),
         Case(
@@ -887,8 +951,21 @@ def _reward(task: float, mean: float, beta: float = 0.05) -> Obj:
     )
 
 
+def _far_from_discounted(rewards) -> bool:
+    """The plain sum is 0.005 or more from a sum discounted by 0.99 per turn (later turns'
+    rewards do not cancel), so a discount shows on every draw."""
+    shaped = [r.fields["shaped_reward"] for r in rewards]
+    return abs(math.fsum((1 - 0.99**t) * x for t, x in enumerate(shaped))) >= 0.005
+
+
 def _random_rewards(rng: np.random.Generator):
-    k = int(rng.integers(1, 4))
+    """Rewards of 2 or 3 turns (one turn is the single-turn case): a mean, a last turn alone or a
+    discount differs from the sum on every draw (see _far_from_discounted)."""
+    return until(_drawn_rewards, _far_from_discounted)(rng)
+
+
+def _drawn_rewards(rng: np.random.Generator):
+    k = int(rng.integers(2, 4))
     beta = float(rng.choice([0.05, 0.1, 0.5]))
     out = []
     for t in range(k):
@@ -931,7 +1008,7 @@ EPISODE_RETURN = FunctionSpec(
             note="beta = 0.5",
         ),
         *[
-            Case(f"random-{i}", make=_random_rewards, note="random rewards of 1 to 3 turns")
+            Case(f"random-{i}", make=_random_rewards, note="random rewards of 2 or 3 turns")
             for i in range(8)
         ],
         Case("empty", ([],), raises=ValueError, note="an empty episode raises ValueError"),

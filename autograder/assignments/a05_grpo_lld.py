@@ -15,6 +15,7 @@ import math
 import numpy as np
 import torch
 
+from autograder.assignments.common import until
 from autograder.cases.spec import (
     GRADIENT_SPLIT,
     NO_SOURCE,
@@ -40,8 +41,18 @@ def _binary_rewards(n_groups: int, g: int):
 
 
 def _small_rewards(rng):
-    # std about 1e-3: eps = 1e-6 inside or outside the square root then differs by ~40 %
-    return (_t(1e-3 * rng.standard_normal((4, 6))),)
+    """Groups whose std lies in [2e-3, 5e-3] on every draw: eps = 1e-6 inside or outside the
+    square root then differs by 2 … 12 %, while a 1e-8 stabiliser added to std + eps (as the
+    field writes it) moves an advantage by at most 5e-6 of itself, inside the tolerance."""
+
+    def make(rng):
+        return (_t(3e-3 * rng.standard_normal((4, 6))),)
+
+    def spread(rewards) -> bool:
+        std = rewards.double().std(dim=1)
+        return bool(((std >= 2e-3) & (std <= 5e-3)).all())
+
+    return until(make, spread)(rng)
 
 
 def _rewards_with_eps(rng):
@@ -575,13 +586,15 @@ def _group(g: int, as_int: bool = False):
     def make(rng):
         before = -rng.uniform(2.0, 20.0, size=g)
         after = before + 0.3 * rng.standard_normal(g)
-        correct = rng.permutation(np.arange(g) < rng.integers(1, g))  # 1 .. g-1 correct
+        correct = rng.permutation(np.arange(g) < rng.integers(2, g))  # 2 .. g-1 correct
         if as_int:
             correct[0], correct[-1] = False, True  # x[0] is what x[mask == 0] picks
             return _t(before), _t(after), torch.tensor(correct.astype(np.int64))
         return _t(before), _t(after), torch.tensor(correct)
 
-    return make
+    # two or more correct responses on every draw, so a sum differs from a mean (one correct
+    # response is the one-correct case)
+    return until(make, lambda before, after, correct: int(correct.sum()) >= 2)
 
 
 def _change(formula):
@@ -745,11 +758,27 @@ LIKELIHOOD_CHANGE = FunctionSpec(
 
 
 def _changes(n: int):
-    def make(rng):
-        # multiples of 1/8: exact in float32, with ties at 0 and at eps
-        return _t(rng.integers(-6, 7, size=n) / 8), float(rng.choice([0.0, 0.125, -0.25]))
+    """``n`` changes, multiples of 1/8 (exact in float32), and eps 0.125 or -0.25 (eps = 0 is the
+    default of the fixed cases); redrawn until some change equals eps (a tie), some lies
+    between 0 and eps (so comparing with 0 differs), some is a clear decrease below −|eps| (so
+    counting only |change| ≤ eps differs), and the fraction at most eps is not 1/2 (so counting
+    the changes above eps differs)."""
 
-    return make
+    def make(rng):
+        return _t(rng.integers(-6, 7, size=n) / 8), float(rng.choice([0.125, -0.25]))
+
+    def stratified(changes, eps) -> bool:
+        c = changes.double()
+        lo, hi = min(0.0, eps), max(0.0, eps)
+        between = (c > lo) & (c <= hi)  # counted by one of c <= 0 and c <= eps only
+        return (
+            bool((c == eps).any())
+            and bool(between.any())
+            and 2 * int((c <= eps).sum()) != c.numel()
+            and bool((c < -abs(eps)).any())  # a clear decrease, beyond eps of 0
+        )
+
+    return until(make, stratified)
 
 
 LLD_RATE = FunctionSpec(

@@ -14,6 +14,7 @@ import math
 import numpy as np
 import torch
 
+from autograder.assignments.common import until
 from autograder.cases.spec import NO_SOURCE, AssignmentSpec, Case, FunctionSpec, Mistake
 
 
@@ -360,6 +361,11 @@ TOKEN_SCORES = FunctionSpec(
 
 
 def _nw_case(shape, n_pos: int):
+    """Random scores, β in {0.5, 1.5, 2} and η in {0.125, 0.25, 0.5} (η = 0 and β = 0 are cases
+    of their own); redrawn until some score lies above τ = β · min(pos_mean_scores), some not, and, for
+    each other threshold a learner might take (β · max, β · mean, 0, min without β), some score
+    lies between it and τ: every draw tells each of them from τ."""
+
     def make(rng):
         neg = _t(np.round(rng.standard_normal(shape) + 0.5, 3))
         pos = _t(np.round(rng.standard_normal(n_pos) * 0.5 + 0.8, 3))
@@ -367,10 +373,20 @@ def _nw_case(shape, n_pos: int):
             neg,
             pos,
             float(rng.choice([0.5, 1.5, 2.0])),
-            float(rng.choice([0.0, 0.125, 0.25, 0.5])),
+            float(rng.choice([0.125, 0.25, 0.5])),
         )
 
-    return make
+    def tells_thresholds_apart(neg, pos, beta, eta) -> bool:
+        tau = beta * float(pos.min())
+        others = (beta * float(pos.max()), beta * float(pos.mean()), 0.0, float(pos.min()))
+        above = neg > tau
+        return (
+            bool(above.any())
+            and not bool(above.all())
+            and all(bool(((neg > t) != above).any()) for t in others)
+        )
+
+    return until(make, tells_thresholds_apart)
 
 
 def _nw(tau_fn, pick, swap=False):

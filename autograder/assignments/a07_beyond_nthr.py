@@ -14,6 +14,7 @@ import math
 import numpy as np
 import torch
 
+from autograder.assignments.common import until
 from autograder.cases.spec import (
     GRADIENT_SPLIT,
     NO_SOURCE,
@@ -78,6 +79,14 @@ _PLANTED = ((1.25, 1.0), (0.78, -1.0), (0.75, -1.0), (1.5, -1.0))
 
 
 def _cs_case(b: int, t: int, spread: float, low: float, high, mode: str, planted: bool = False):
+    """A random batch, redrawn until its token mean and its mean of row means differ by 0.01 or
+    more (rows of different lengths, so the modes differ), some valid token has A > 0 and a
+    ratio above 1 + min(eps_low, eps_high), so the upper clip binds (and where eps_high differs
+    from eps_low, one bound binds where the other does not), and some valid token is outside
+    the clip range on the side where the minimum takes r·A.
+
+    ``planted``: the first row starts with the tokens of _PLANTED (gradient cases)."""
+
     def make(rng):
         logp_old = -rng.uniform(0.1, 3.0, size=(b, t))
         logp = logp_old + spread * rng.standard_normal((b, t))
@@ -90,7 +99,22 @@ def _cs_case(b: int, t: int, spread: float, low: float, high, mode: str, planted
                 logp[0, k], adv[0, k] = logp_old[0, k] + math.log(ratio), a
         return _t(logp), _t(logp_old), _t(adv), _b(mask), low, high, mode
 
-    return make
+    def binds(logp, logp_old, adv, mask, low, high, mode) -> bool:
+        ratio = torch.exp(logp.double() - logp_old.double())
+        top = 1 + min(low, low if high is None else high)
+        objective = _cs()(logp, logp_old, adv, mask, low, high, "token-mean")
+        per_row = _cs()(logp, logp_old, adv, mask, low, high, "seq-mean-token-mean")
+        upper = 1 + (low if high is None else high)
+        unclipped_smaller = ((adv > 0) & (ratio < 1 - low - 0.01)) | (
+            (adv < 0) & (ratio > upper + 0.01)
+        )
+        return (
+            bool((mask & (adv > 0) & (ratio > top + 0.01)).any())
+            and bool((mask & unclipped_smaller).any())  # the min takes r·A there
+            and abs(float(objective) - float(per_row)) >= 0.01  # rows of different lengths
+        )
+
+    return until(make, binds)
 
 
 _LP = _t(np.log([[1.25, 0.75, 1.5]]))
@@ -497,6 +521,9 @@ def _errors(rng, n: int, v: int) -> torch.Tensor:
 
 
 def _thr_case(t: int, d: int, v: int, zero_adv: bool = False):
+    """A random group with two or more correct tokens (so a mean over them differs from the
+    sum on every draw) and at least one incorrect token."""
+
     def make(rng):
         correct = rng.random(t) < 0.5
         correct[0], correct[-1] = True, False  # both kinds present
@@ -505,7 +532,7 @@ def _thr_case(t: int, d: int, v: int, zero_adv: bool = False):
             adv[:] = 0.0
         return _t(rng.standard_normal((t, d))), _errors(rng, t, v), _t(adv), _b(correct)
 
-    return make
+    return until(make, lambda h, err, adv, correct: int(correct.sum()) >= 2)
 
 
 def _thr(formula):
@@ -682,6 +709,10 @@ THR_TOKEN_SCORES_SPEC = FunctionSpec(
 
 
 def _tw_case(t: int, p: float, zeros: bool = False):
+    """Random THR and dominance, redrawn until some dominant token has THR > 0, some THR < 0
+    (and, with ``zeros``, some THR = 0), and some token with THR ≠ 0 is not dominant: every
+    draw holds a token amplified, one damped, one left alone."""
+
     def make(rng):
         thr = rng.standard_normal(t)
         if zeros:
@@ -689,7 +720,13 @@ def _tw_case(t: int, p: float, zeros: bool = False):
         dominant = rng.random(t) < 0.6
         return _t(thr), _b(dominant), p
 
-    return make
+    def each_kind(thr, dominant, p) -> bool:
+        kinds = [thr > 0, thr < 0] + ([thr == 0] if zeros else [])
+        return all(bool((dominant & k).any()) for k in kinds) and bool(
+            (~dominant & (thr != 0)).any()
+        )
+
+    return until(make, each_kind)
 
 
 def _tw(formula):
@@ -906,7 +943,15 @@ def _nll_case(
             correct[:] = False
         return _t(logp), _b(mask), _b(correct)
 
-    return make
+    if one_token or none_correct:
+        return make
+
+    def uneven(logp, mask, correct) -> bool:
+        """Two or more correct responses, of different lengths: one token mean over all their
+        tokens differs from the mean of each response's token mean on every draw."""
+        return len(set(mask.sum(dim=1)[correct].tolist())) >= 2
+
+    return until(make, uneven)
 
 
 def _nll(formula):
@@ -1126,7 +1171,16 @@ def _sm_case(b: int, none_correct: bool = False, at_ref: bool = False, below: bo
             correct[:] = False
         return _t(seq), _t(ref), _b(correct)
 
-    return make
+    if none_correct or at_ref:
+        return make
+
+    def both_sides(seq, ref, correct) -> bool:
+        """Two or more correct responses, one 0.1 or more above the reference and one 0.1 or
+        more below: the hinge and the mean over the correct responses show on every draw."""
+        gap = (seq - ref)[correct]
+        return len(gap) >= 2 and bool((gap >= 0.1).any()) and bool((gap <= -0.1).any())
+
+    return until(make, both_sides)
 
 
 def _sm(formula, detach_ref: bool = True):

@@ -8,21 +8,73 @@ from autograder.cases.spec import Case
 
 
 def random_distribution(rng: np.random.Generator, n: int, zeros: int = 0) -> list[float]:
-    """A Dirichlet(1, …, 1) distribution over ``n`` outcomes, ``zeros`` of them set to 0."""
-    p = rng.dirichlet(np.ones(n))
+    """A Dirichlet(1, …, 1) distribution over ``n`` outcomes mixed 4:1 with the uniform one (so
+    every nonzero probability is at least 0.2 / n), ``zeros`` of them set to 0."""
+    p = 0.8 * rng.dirichlet(np.ones(n)) + 0.2 / n
     if zeros:
         p[rng.choice(n, size=zeros, replace=False)] = 0.0
         p = p / p.sum()
     return [float(x) for x in p]
 
 
-def distribution_pair(n: int, zeros_p: int = 0, zeros_q: int = 0):
-    """``make`` for a generated case: (policy, reference), each over ``n`` outcomes."""
+# -- stratified generation ----------------------------------------------------------------------
+# A generated case stands for one structural situation (a negative log ratio among the terms, a
+# row of two or more tokens, a final turn that passed only the public tests ...). When a random
+# draw can miss it, a mistake that shows only in that situation loses the case's points for some
+# students and not for others: the same code would get different scores. ``until`` redraws from
+# the same generator (so a seed still gives one draw) until every condition holds, so each
+# draw holds the situations its case stands for.
+
+REDRAWS = 10_000
+
+
+def until(make, *conditions):
+    """``make`` redrawn from the same generator until every ``condition(*args)`` holds."""
+
+    def stratified(rng):
+        for _ in range(REDRAWS):
+            args = make(rng)
+            if all(c(*args) for c in conditions):
+                return args
+        raise RuntimeError(f"no draw of {REDRAWS} met the case's conditions")  # a design error
+
+    return stratified
+
+
+def distribution_pair(n: int, zeros_p: int = 0, zeros_q: int = 0, *conditions):
+    """``make`` for a generated case: (policy, reference), each over ``n`` outcomes, redrawn until
+    ``conditions`` hold; always with an outcome where the log ratio is at most −0.1 and one where
+    it is at least 0.1 (both signs, so a clamp or an absolute value shows on every draw) and some
+    probability below 0.3 that differs by a factor of 1.5 from its twin (so smoothing shows)."""
 
     def make(rng):
         return random_distribution(rng, n, zeros_p), random_distribution(rng, n, zeros_q)
 
-    return make
+    return until(make, _both_signs, _small_and_apart, _not_tiny, *conditions)
+
+
+def _not_tiny(p, q, *rest) -> bool:
+    """No nonzero probability below 0.02 (with up to 10 outcomes, random_distribution never
+    draws one): a 1e-8 stabiliser (as the field writes it) then moves a log ratio by at most
+    5e-7, inside every tolerance, on every draw."""
+    return all(x == 0 or x >= 0.02 for x in (*p, *q))
+
+
+def _log_ratios(p, q) -> list[float]:
+    return [float(np.log(a / b)) for a, b in zip(p, q) if a > 0 and b > 0]
+
+
+def _both_signs(p, q, *rest) -> bool:
+    r = _log_ratios(p, q)
+    return min(r, default=0.0) <= -0.1 and max(r, default=0.0) >= 0.1
+
+
+def _small_and_apart(p, q, *rest) -> bool:
+    return any(
+        0 < min(a, b) < 0.3 and max(a, b) >= 1.5 * min(a, b)
+        for a, b in zip(p, q)
+        if a > 0 and b > 0
+    )
 
 
 # The distribution checks of notebooks 01 and 02: a (policy, reference) pair placed between

@@ -15,11 +15,11 @@ from __future__ import annotations
 _DISTRIBUTIONS = {
     "one-outcome": "summing to 1",
     "within-tolerance": "1e-9 · len",
-    "empty": "empty",
+    "empty": "a distribution is empty",
     "unequal-lengths": "unequal lengths",
     "negative-entry": "outside [0, 1]",
     "entry-above-one": "outside [0, 1]",
-    "nan-entry": "not finite",
+    "nan-entry": "an entry is not finite",
     "not-normalized": "not summing to 1",
     "reference-not-normalized": "not summing to 1",
     "negative-pair": "outside [0, 1]",
@@ -31,18 +31,18 @@ _DISTRIBUTIONS = {
 _LOG_PROBS = {
     "equal": "logp − ref_logp",
     "zero-logp": "exactly 0 means probability 1",
-    "nan-logp": "not finite",
-    "inf-ref": "not finite",
+    "nan-logp": "non-finite entries",
+    "inf-ref": "non-finite entries",
     "positive-logp": "above 0",
     "positive-ref": "above 0",
-    "no-broadcast": "broadcast",
+    "no-broadcast": "shapes that don't broadcast",
 }
 # 03's token log-probability lists (mean_sampled_log_ratio, shaped_reward)
 _TOKEN_LISTS = {
-    "empty": "empty",
+    "empty": "a sequence is empty",
     "unequal-lengths": "unequal lengths",
-    "nan-entry": "not finite",
-    "neg-inf-entry": "not finite",
+    "nan-entry": "an entry is not finite",
+    "neg-inf-entry": "an entry is not finite",
     "positive-entry": "above 0",
     "positive-reference": "above 0",
 }
@@ -232,7 +232,7 @@ RULES: dict[str, dict[str, str]] = {
     "lld_rate": {
         "tie-at-eps": "change <= eps",
         "none": "change <= eps",
-        "empty": "empty",
+        "empty": "an empty or non-1-d tensor",
         "two-dim": "not a 1-d tensor",
         "nan-change": "nan/inf changes",
         "list-input": "not a 1-d tensor",
@@ -285,10 +285,10 @@ RULES: dict[str, dict[str, str]] = {
         "balanced": "2 · |0.5 − p|",
         "above-one": "a value outside [0, 1]",
         "negative": "a value outside [0, 1]",
-        "nan": "nan",
+        "nan": "outside [0, 1], nan",
         "tensor-out-of-range": "a value outside [0, 1]",
         "int-tensor": "a non-floating tensor",
         "tensor-negative": "a value outside [0, 1]",
-        "tensor-nan": "nan",
+        "tensor-nan": "outside [0, 1], nan",
     },
 }
