@@ -40,6 +40,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from autograder.cases.compare import cut, number_text
+
 # inputs {"args", "kwargs"}, expected outcome, learner's outcome, rtol, atol
 FailingCase = tuple[dict, dict, dict, float, float]
 
@@ -200,8 +202,8 @@ def _raised(cases, names) -> Shape | None:
     rule = "valid inputs must give a value, so find the line that fails on them"
 
     def text(kind: str, msg: str) -> str:
-        quoted = f' ("{msg[:80]}")' if msg else ""
-        return f"your function raised {kind} on valid inputs{quoted} on every failing check: {rule}"
+        quoted = f' ("{cut(msg, 80)}")' if msg else ""
+        return f"your function raised {kind} on valid inputs{quoted} on every failing check of the formula: {rule}"
 
     # The learner's message is shown from a fixed case only (its inputs are public).
     fixed = [c for c, h in zip(cases, names.hidden) if not h]
@@ -404,11 +406,13 @@ def _constant(cases, pairs, points, distinct, names) -> Shape | None:
     if distinct < 2 or not np.all(values == values[0]):
         return None
     rule = (
-        "on every failing check, whatever the inputs: your result does not depend on them; "
+        "on every failing check of the formula, whatever the inputs: your result does not depend on them; "
         "check what you compute and what you return"
     )
     return names.shape(
-        "constant", f"you returned {values[0]:g} {rule}", f"you returned the same number {rule}"
+        "constant",
+        f"you returned {number_text(values[0])} {rule}",
+        f"you returned the same number {rule}",
     )
 
 
@@ -653,5 +657,5 @@ def _fmt(shape: tuple) -> str:
 
 
 def _join(values: list[float]) -> str:
-    shown = list(dict.fromkeys(f"{v:g}" for v in values))
+    shown = list(dict.fromkeys(number_text(v) for v in values))
     return ", ".join(shown[:4]) + (", …" if len(shown) > 4 else "") + " here"
