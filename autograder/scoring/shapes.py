@@ -14,6 +14,7 @@ the factor or offset it found, or returns None rather than guess:
     wrong-shape  any other shape, with the input dimensions its sizes match
     constant     the same number on every failing case, whatever the inputs
     sign         every value negated
+    abs          every value the absolute value of the expected one (some expected negative)
     factor       every value times one constant: 2, ½, ln 2, ln 10 (log base 2 or 10),
                  a length or a batch size of the inputs (sum vs mean), the number of
                  valid entries of each row of a mask, or any other constant
@@ -387,7 +388,7 @@ def _same_shape(cases, names) -> Shape | None:
         return None
     informative = np.concatenate([e[np.abs(e) > max(atol, 1e-300)] for e, _, _, atol in points])
     distinct = len(np.unique(np.round(informative, 12)))
-    for check in (_constant, _sign, _factor, _offset, _reciprocal):
+    for check in (_constant, _sign, _abs, _factor, _offset, _reciprocal):
         found = check(cases, pairs, points, distinct, names)
         if found is not None:
             return found
@@ -423,6 +424,21 @@ def _sign(cases, pairs, points, distinct, names) -> Shape | None:
         "sign",
         "every value has the wrong sign (−1× the expected one): you subtracted the other way "
         "round (b − a for a − b) or swapped two arguments",
+    )
+
+
+def _abs(cases, pairs, points, distinct, names) -> Shape | None:
+    """Every value the absolute value of the expected one, and some expected ones negative."""
+    import numpy as np
+
+    if distinct < 2 or not any((e < -a).any() for e, _, _, a in points):
+        return None
+    if not all(_close(np.abs(e), g, r, a) for e, g, r, a in points):
+        return None
+    return Shape(
+        "abs",
+        "every value is the absolute value of the expected one (the negative ones lost their "
+        "sign): you took abs() of something the formula keeps signed",
     )
 
 
@@ -637,7 +653,12 @@ def _permuted(pairs) -> Shape | None:
     import numpy as np
 
     for e, g, r, a in pairs:
-        if len(np.unique(e)) < 3 or not _close(np.sort(e, axis=None), np.sort(g, axis=None), r, a):
+        # two different values swapped is an order too (a pair returned the wrong way round);
+        # otherwise three distinct values at least, or any order would fit rounding noise
+        pair = e.size == 2 and not _close(e.reshape(-1)[:1], e.reshape(-1)[1:], r, a)
+        if (len(np.unique(e)) < 3 and not pair) or not _close(
+            np.sort(e, axis=None), np.sort(g, axis=None), r, a
+        ):
             return None
     if all(e.ndim >= 1 and _close(np.flip(e, axis=-1), g, r, a) for e, g, r, a in pairs):
         return Shape(
