@@ -24,10 +24,15 @@ from autograder.scoring.memo import LazyMistakes, reference_outcomes
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def _stubbed(source: str, name: str) -> str:
+def _stubbed(source: str, name: str, delete: bool = False) -> str:
     """``source`` (a cell) with the top-level ``def name`` reduced to its docstring and
-    ``raise NotImplementedError()``, as the released exercise writes a stub."""
+    ``raise NotImplementedError()``, as the released exercise writes a stub (``delete``:
+    removed, as a learner who deleted it)."""
     tree = ast.parse(source)
+    if delete:
+        tree.body = [
+            n for n in tree.body if not (isinstance(n, ast.FunctionDef) and n.name == name)
+        ]
     for node in tree.body:
         if isinstance(node, ast.FunctionDef) and node.name == name:
             doc = ast.get_docstring(node, clean=False)
@@ -42,11 +47,14 @@ def variants(assignment: str) -> list[str]:
     return list(notebook.solution_defs(assignment, ROOT))
 
 
-def grade_variant(assignment: str, stubbed: str) -> list[evaluate.FunctionResult]:
-    """Every graded function of ``assignment`` with ``stubbed`` left as a stub."""
+def grade_variant(
+    assignment: str, stubbed: str, delete: bool = False
+) -> list[evaluate.FunctionResult]:
+    """Every graded function of ``assignment`` with ``stubbed`` left as a stub (``delete``:
+    deleted); a graded function that is not defined is left out."""
     nb = notebook.read(notebook.source_path(assignment, ROOT))
     cells = [
-        (role, src if role != "solution" else _stubbed(src, stubbed))
+        (role, src if role != "solution" else _stubbed(src, stubbed, delete))
         for role, _, src in notebook.code_cells(nb, {"setup", "solution"})
     ]
     module = types.ModuleType(f"drills_stub_variant_{assignment}")
@@ -59,6 +67,8 @@ def grade_variant(assignment: str, stubbed: str) -> list[evaluate.FunctionResult
     secret = seeds.course_secret(seeds.PUBLIC_DEFAULT_SECRET)
     out = []
     for fspec in assignments.get(assignment).functions:
+        if fspec.name not in ns:
+            continue
         points = notebook.points(assignment, fspec.name, ROOT)
         inputs = evaluate.materialize(assignment, fspec, secret)
         expected = reference_outcomes(assignment, fspec, inputs, ROOT)
@@ -100,6 +110,19 @@ def problems(r: evaluate.FunctionResult) -> Iterator[str]:
     ids = [d.id for d in r.diagnoses]
     if len(ids) != len(set(ids)):
         yield f"{r.function}: one diagnosis twice: {ids}"
+    # an exception raised on valid inputs too is a crash: input checks that raise it are not
+    # a missing check ("must raise ValueError … instead of returning NaN")
+    crash = {
+        c.got["raised"]
+        for c in r.cases
+        if not c.passed and c.kind != "invalid" and "raised" in c.got
+        if "raised" not in c.expected
+    }
+    invalid = [c for c in r.cases if not c.passed and c.kind == "invalid"]
+    if crash and invalid and all(c.got.get("raised") in crash for c in invalid):
+        told = [d.id for d in r.diagnoses if d.kind == "validation"]
+        if told:
+            yield f"{r.function}: a crash ({sorted(crash)}) read as missing checks {told}"
     for helper, raised in (("stub-helper", "NotImplementedError"), ("broken-helper", "NameError")):
         if helper in ids:
             others = [d for d in r.diagnoses if d.id != helper and raised in d.text]

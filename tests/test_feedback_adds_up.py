@@ -28,6 +28,20 @@ def test_a_stubbed_function_or_helper_never_shows_costs_that_do_not_add_up(assig
     assert not found, found
 
 
+@pytest.mark.parametrize("assignment", ASSIGNMENTS)
+def test_a_deleted_function_or_helper_is_a_crash_not_a_missing_input_check(assignment):
+    """A helper deleted by mistake: its callers raise NameError on every check. The
+    feedback names that once, never "must raise ValueError … instead of returning NaN" on
+    the input checks that raised the same NameError, and its costs add up."""
+    found = [
+        f"{deleted} deleted: {p}"
+        for deleted in stub_variants.variants(assignment)
+        for r in stub_variants.grade_variant(assignment, deleted, delete=True)
+        for p in stub_variants.problems(r)
+    ]
+    assert not found, found
+
+
 def test_a_stubbed_helper_is_one_line_not_a_generic_shape_and_a_false_validation_mistake():
     """05 with `_require_finite` left as a stub: each function that calls it is told so, once,
     at the cost of the checks it made raise; neither "raised NotImplementedError on valid

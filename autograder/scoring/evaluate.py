@@ -620,6 +620,20 @@ def explain(
     invalid_cases = fspec.of_kind("invalid")
     concept = [(o, m) for o, m in enumerate(fspec.mistakes) if not m.validation]
     validation = [(o, m) for o, m in enumerate(fspec.mistakes) if m.validation]
+    # An exception the code raises on valid inputs too (a NameError from a deleted helper, a
+    # TypeError) is a crash, not a choice about invalid inputs: the input checks that raise
+    # it are not read as a missing check ("… instead of returning NaN"), they are the crash's.
+    crash = {
+        got[i]["raised"]
+        for i in failed & set(concept_cases)
+        if "raised" in got[i] and "raised" not in expected[i]
+    }
+    crashed = {
+        i
+        for i in failed & set(invalid_cases)
+        if got[i].get("raised") in crash and got[i].get("raised") != expected[i].get("raised")
+    }
+    failed_checks = failed - crashed
 
     def cost(idx) -> float:
         return round(sum(worth[i] for i in idx), 2)
@@ -638,7 +652,9 @@ def explain(
         ]
         return (
             first
-            + _validation(fspec, invalid_cases, failed, expected, got, mutants, validation, line)
+            + _validation(
+                fspec, invalid_cases, failed_checks, expected, got, mutants, validation, line
+            )
         )[:3]
     near = not matched and bool(concept_failed)
     if near:
@@ -682,9 +698,18 @@ def explain(
                 close.cases,
             )
         ]
+    if crashed and first and first[0][0].id == "shape:raised":
+        d, idx = first[0]
+        n = len(crashed)
+        also = f" (it raised the same on {n} input check{'s' if n > 1 else ''} as well)"
+        d.text += also
+        d.detail += also if d.detail else ""
+        first[0] = (d, idx | frozenset(crashed))
     second: Explained = []
     if first or not concept_failed:
-        second = _validation(fspec, invalid_cases, failed, expected, got, mutants, validation, line)
+        second = _validation(
+            fspec, invalid_cases, failed_checks, expected, got, mutants, validation, line
+        )
     first.sort(key=lambda d: -d[0].points)
     return (first + second)[:3]
 
