@@ -630,10 +630,12 @@ def explain(
     }
     crashed = {
         i
-        for i in failed & set(invalid_cases)
-        if got[i].get("raised") in crash and got[i].get("raised") != expected[i].get("raised")
+        for i in failed
+        if fspec.cases[i].kind != "value"
+        and got[i].get("raised") in crash
+        and got[i].get("raised") != expected[i].get("raised")
     }
-    failed_checks = failed - crashed
+    failed_checks = failed - crashed  # what the validation mistakes are matched against
 
     def cost(idx) -> float:
         return round(sum(worth[i] for i in idx), 2)
@@ -701,7 +703,7 @@ def explain(
     if crashed and first and first[0][0].id == "shape:raised":
         d, idx = first[0]
         n = len(crashed)
-        also = f" (it raised the same on {n} input check{'s' if n > 1 else ''} as well)"
+        also = f" (it raised the same on {n} other check{'s' if n > 1 else ''} as well)"
         d.text += also
         d.detail += also if d.detail else ""
         first[0] = (d, idx | frozenset(crashed))
