@@ -677,15 +677,26 @@ def explain(
             text += SOMETHING_ELSE
         first.append(line(m.id, text, "concept", idx))
     if concept_failed and not first:
+
+        def shape_of(idx: list[int]):
+            return shapes.find_shape(
+                [
+                    (inputs[i], expected[i], got[i], fspec.cases[i].rtol, fspec.cases[i].atol)
+                    for i in idx
+                ],
+                arg_names,
+                [fspec.cases[i].hidden or bool(tainted and tainted[i]) for i in idx],
+            )
+
+        # the shape of the formula's failed checks, and of the edge rules' too when the same
+        # shape holds there (a keepdim or a crash is the same on both)
         value_failed = sorted(failed & set(fspec.of_kind("value")))
-        found = shapes.find_shape(
-            [
-                (inputs[i], expected[i], got[i], fspec.cases[i].rtol, fspec.cases[i].atol)
-                for i in value_failed
-            ],
-            arg_names,
-            [fspec.cases[i].hidden or bool(tainted and tainted[i]) for i in value_failed],
-        )
+        found = shape_of(value_failed)
+        both = sorted(concept_failed)
+        if found is not None and both != value_failed:
+            wider = shape_of(both)  # the same shape on the edge checks too: they are its
+            if wider is not None and wider.id == found.id:
+                found, value_failed = wider, both
         if found is not None:
             first = [line("shape:" + found.id, found.text, "shape", value_failed, found.detail)]
     if concept_failed and not first and close is not None:
