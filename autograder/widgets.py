@@ -334,6 +334,15 @@ _STYLE = (
 )
 
 
+def _points(x) -> str:
+    """A cost as the terminal writes it (evaluate.points_text: "1 point", "0.5 points")."""
+    try:
+        p = float(x)
+    except (TypeError, ValueError):
+        return html.escape(str(x)) + " points"
+    return f"{p:g} point" + ("" if p == 1 else "s")
+
+
 def _fmt(x) -> str:
     try:
         return f"{float(x):g}"
@@ -389,8 +398,18 @@ def render_report(report: dict, path: Path | None = None, stale: list[str] | Non
             )
             for d in diagnoses:
                 label = DIAGNOSIS_LABELS.get(d.get("kind"), "Diagnosis")
-                cost = f" (costs {_fmt(d['points'])} points)" if "points" in d else ""
+                cost = f" (costs {_points(d['points'])})" if "points" in d else ""
                 items.append(f"<b>{e(label)}:</b> {e(str(d.get('text', '')))}{cost}")
+            rest = f.get("unexplained_checks")
+            if isinstance(rest, int) and rest > 0:
+                # the failed checks no line explains (evaluate.unexplained_line)
+                one = rest == 1
+                items.append(
+                    f"<b>Not recognised:</b> {rest} failed "
+                    f"{'check matches' if one else 'checks match'} no known mistake or pattern; "
+                    f"see {'its ✗ line' if one else 'the ✗ lines'} "
+                    f"(costs {_points(f.get('unexplained', 0))})"
+                )
             failed = [c for c in cases if not c.get("passed")]
             for c in failed[:5]:
                 items.append("✗ " + e(str(c.get("note") or c.get("id", ""))))

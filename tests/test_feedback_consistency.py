@@ -138,7 +138,8 @@ def test_render_pair_shows_a_long_array_from_its_first_difference():
 
 @pytest.mark.parametrize("fixture", CORPUS_WITH_VALUES)
 def test_corpus_feedback_never_shows_equal_values_for_a_failed_check(fixture):
-    """`drills check --show-hidden` on the corpus fixtures that return values."""
+    """`drills check --show-hidden` on the corpus fixtures that return values: no equal
+    values beside a ✗, and each function's costs sum to what it lost."""
     proc = subprocess.run(
         [
             sys.executable,
@@ -155,6 +156,9 @@ def test_corpus_feedback_never_shows_equal_values_for_a_failed_check(fixture):
     )
     assert "points" in proc.stdout, proc.stdout + proc.stderr
     assert not contradictions(proc.stdout), contradictions(proc.stdout)
+    from test_feedback_adds_up import costs_that_do_not_add_up
+
+    assert not costs_that_do_not_add_up(proc.stdout), costs_that_do_not_add_up(proc.stdout)
 
 
 def _shape_of(factor):

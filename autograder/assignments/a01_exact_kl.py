@@ -117,8 +117,9 @@ def _weighted_by_other(p, q):
     return math.fsum(b * math.log(a / b) for a, b in zip(p, q) if a > 0 and b > 0)
 
 
-def _kl(log, clamp=False):
-    """The reference's KL with another log (and, with ``clamp``, each log ratio clamped at 0)."""
+def _kl(log, clamp=False, absolute=False):
+    """The reference's KL with another log (and, with ``clamp``, each log ratio clamped at 0;
+    with ``absolute``, each log ratio's absolute value)."""
 
     def formula(p, q):
         terms = []
@@ -128,6 +129,7 @@ def _kl(log, clamp=False):
             if b == 0:
                 return math.inf
             r = log(a / b)
+            r = abs(r) if absolute else r
             terms.append(a * (max(0.0, r) if clamp else r))
         return math.fsum(terms)
 
@@ -268,6 +270,12 @@ FORWARD_KL = FunctionSpec(
             source=src.ALPACA_FARM_67,
         ),
         Mistake(
+            "abs-terms",
+            "you took the absolute value of each log ratio, p_i · |log(p_i / q_i)|: the KL weights the signed log ratios, and the negative ones are what keep it small (0.368064 for the story's pair)",
+            formula=_kl(math.log, absolute=True),
+            source=NO_SOURCE,
+        ),
+        Mistake(
             "no-validation",
             "invalid inputs (empty, unequal lengths, entries outside [0, 1], not summing to 1) must raise ValueError",
             unchecked=True,
@@ -356,6 +364,12 @@ REVERSE_KL = FunctionSpec(
             "you clamped each log ratio log(q_i / p_i) at 0 before weighting: the KL weights the signed log ratios, negative ones included (0.510826 for the story's pair, not 0.804719)",
             formula=_reverse(_kl(math.log, clamp=True)),
             source=src.ALPACA_FARM_67,
+        ),
+        Mistake(
+            "abs-terms",
+            "you took the absolute value of each log ratio, q_i · |log(q_i / p_i)|: the reverse KL weights the signed log ratios, negative ones included (0.510826 for the story's pair)",
+            formula=_reverse(_kl(math.log, absolute=True)),
+            source=NO_SOURCE,
         ),
         Mistake(
             "no-validation",

@@ -337,6 +337,12 @@ K3_SPEC = FunctionSpec(
             formula=_arrays(_k3_ratio_exponentiated),
             source=src.ROCKET_LEARN_12,
         ),
+        Mistake(
+            "last-term-sign",
+            "you added the log ratio where k3 subtracts it, exp(d) − 1 + d with d = ref_logp − logp: k3 = exp(d) − 1 − d, which is ≥ 0 for every d",
+            formula=_arrays(lambda lp, lq: np.exp(lq - lp) - 1.0 + (lq - lp)),
+            source=NO_SOURCE,
+        ),
         # value-clamped first: where both clamps fit the outputs, one constant is the simpler reading
         Mistake(
             "value-clamped",

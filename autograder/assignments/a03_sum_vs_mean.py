@@ -364,6 +364,12 @@ SHAPED_REWARD = FunctionSpec(
             source="huggingface/trl#463: the per-token kl = logprob - ref_logprob is subtracted from the rewards, and can turn negative",
         ),
         Mistake(
+            "beta-dropped",
+            "you subtracted the mean log ratio without its coefficient: shaped reward = base_reward − beta · mean(policy − reference)",
+            formula=lambda r, p, q, b: r - _sum(p, q) / len(p),
+            source=NO_SOURCE,
+        ),
+        Mistake(
             "beta-unchecked",
             "beta must be finite and >= 0: a negative or non-finite beta raises ValueError",
             unchecked=("beta",),

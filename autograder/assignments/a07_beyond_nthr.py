@@ -499,6 +499,42 @@ CLIPPED_SURROGATE = FunctionSpec(
             source=NO_SOURCE,
         ),
         Mistake(
+            "padding-counted",
+            "you divided the token-mean sum by every position, padding included (mask.numel()); token-mean divides by the number of valid tokens, mask.sum()",
+            formula=_cs(
+                aggregate=lambda o, mask, mode: (
+                    torch.where(mask, o, torch.zeros_like(o)).sum() / mask.numel()
+                    if mode == "token-mean"
+                    else _aggregate(o, mask, mode)
+                )
+            ),
+            source="notebook 03: padded positions never count in any of the aggregations",
+        ),
+        Mistake(
+            "advantage-negated",
+            "you negated the advantages, min(r·(−A), clip(r)·(−A)): a token with a positive advantage must have its ratio pushed up, so keep A as given (the loss is −min(r·A, clip(r)·A))",
+            formula=_cs(
+                objective=lambda r, a, lo, hi: torch.minimum(
+                    r * -a, torch.clamp(r, 1 - lo, 1 + hi) * -a
+                )
+            ),
+            source=NO_SOURCE,
+        ),
+        Mistake(
+            "dual-clip",
+            "you added a dual clip, capping the loss of a negative-advantage token at −3·A: the surrogate here is the plain −min(r·A, clip(r, 1 − eps_low, 1 + eps_high)·A), with no third bound",
+            formula=_cs(
+                objective=lambda r, a, lo, hi: torch.where(
+                    a < 0,
+                    torch.maximum(
+                        torch.minimum(r * a, torch.clamp(r, 1 - lo, 1 + hi) * a), 3.0 * a
+                    ),
+                    torch.minimum(r * a, torch.clamp(r, 1 - lo, 1 + hi) * a),
+                )
+            ),
+            source=NO_SOURCE,
+        ),
+        Mistake(
             "no-validation",
             "invalid inputs (non-tensors, shapes, dtypes, NaN, a row without a valid token, bounds out of range, an unknown mode) must raise ValueError",
             unchecked=True,
@@ -906,6 +942,20 @@ THR_WEIGHTS_SPEC = FunctionSpec(
             source="arXiv 2510.03669 (THR), abstract: not only downweighting selected negative gradients but amplifying positive ones",
         ),
         Mistake(
+            "zero-as-positive",
+            "you treated THR = 0 as positive (1 + p where THR ≥ 0): sign(0) = 0, so a dominant token with THR = 0 keeps weight 1",
+            formula=_tw(
+                lambda thr, d, p: torch.where(
+                    d,
+                    torch.where(
+                        thr >= 0, torch.full_like(thr, 1.0 + p), torch.full_like(thr, 1.0 - p)
+                    ),
+                    torch.ones_like(thr),
+                )
+            ),
+            source=NO_SOURCE,
+        ),
+        Mistake(
             "no-validation",
             "invalid inputs (non-tensors, dimensions, lengths, dtypes, NaN/inf, p outside [−1, 1] or not a number) must raise ValueError",
             unchecked=True,
@@ -1125,6 +1175,27 @@ NLL_ON_CORRECT_SPEC = FunctionSpec(
                 )
             ),
             source="VAPO (xavierzhang2002.github.io/agentic-rl-analysis, 1.7-vapo): L_NLL = −1/Σ|oᵢ| · ΣΣ ln π",
+        ),
+        Mistake(
+            "batch-mean",
+            "you averaged over the rows of the batch (each row's sum, then the mean over B): the NLL is one token mean, the sum over the correct responses' valid tokens divided by their number",
+            formula=_nll(
+                lambda lp, m, c: (
+                    -torch.where(m & c[:, None], lp, torch.zeros_like(lp)).sum(dim=1).mean()
+                )
+            ),
+            source=NO_SOURCE,
+        ),
+        Mistake(
+            "padding-in-denominator",
+            "you divided by every position of the correct rows, padding included: the denominator is the number of their valid tokens, (mask & correct[:, None]).sum()",
+            formula=_nll(
+                lambda lp, m, c: (
+                    -torch.where(m & c[:, None], lp, torch.zeros_like(lp)).sum()
+                    / (c.sum() * m.shape[1]).clamp(min=1)
+                )
+            ),
+            source=NO_SOURCE,
         ),
         Mistake(
             "nan-when-none",
@@ -1363,6 +1434,22 @@ SMAUG_FLOOR_SPEC = FunctionSpec(
             "kink-gradient",
             "the gradient at the kink: a correct response exactly at the reference gets a gradient from your floor (torch.clamp(gap, min=0) passes 1 at gap = 0, torch.maximum 0.5); max(0, x) passes no gradient at x = 0, as torch.relu does, so at the reference the floor adds nothing to GRPO",
             formula=_sm(lambda s, r, c: _mean_over(torch.clamp(r - s, min=0.0), c)),
+            source=NO_SOURCE,
+        ),
+        Mistake(
+            "incorrect-only",
+            "you applied the floor to the incorrect responses; it keeps the correct responses' likelihood from falling below the reference, so average over the correct ones",
+            formula=_sm(lambda s, r, c: _mean_over(torch.relu(r - s), ~c)),
+            source=NO_SOURCE,
+        ),
+        Mistake(
+            "nan-when-none",
+            "you divided by the number of correct responses without guarding 0: no correct response gives 0 / 0; return 0",
+            formula=_sm(
+                lambda s, r, c: (
+                    torch.where(c, torch.relu(r - s), torch.zeros_like(s)).sum() / c.sum()
+                )
+            ),
             source=NO_SOURCE,
         ),
         Mistake(

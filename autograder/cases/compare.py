@@ -100,9 +100,24 @@ def render(j: Any, limit: int = 400, digits: int = 6, start: int = 0) -> str:
         shape, vals = n
         start = max(0, min(start, len(vals) - 8))
         shown = vals[start : start + 8]
-        txt = ", ".join(f"{v:.{digits}g}" for v in shown)
+        txt = ", ".join(number_text(v, digits) for v in shown)
         txt = ("…, " if start else "") + txt + (", …" if start + 8 < len(vals) else "")
         out = txt if shape == () else f"[{txt}] (shape {tuple(shape)})"
+    elif isinstance(j, dict) and ("$array" in j or "$tensor" in j):
+        # an array of bools (a mask) or of other items: its items as Python writes them
+        flat = j.get("$array", j.get("$tensor"))
+        flat = flat if isinstance(flat, list) else []
+        shown = ", ".join(render(v, 20, digits) for v in flat[:8])
+        shown += ", …" if len(flat) > 8 else ""
+        shape = tuple(j.get("shape") or ())
+        dtype = j.get("dtype")
+        out = f"[{shown}] (shape {shape}" + (f", {dtype}" if dtype else "") + ")"
+    elif isinstance(j, dict) and "$dict" in j and isinstance(j["$dict"], dict):
+        out = (
+            "{" + ", ".join(f"{k!r}: {render(v, 60, digits)}" for k, v in j["$dict"].items()) + "}"
+        )
+    elif isinstance(j, dict) and "$fn" in j:
+        out = str(j.get("source") or j["$fn"])
     elif isinstance(j, dict) and "$obj" in j:
         out = (
             j["$obj"]
@@ -117,7 +132,24 @@ def render(j: Any, limit: int = 400, digits: int = 6, start: int = 0) -> str:
         out = "[" + ", ".join(render(v, 60, digits) for v in j) + "]"
     else:
         out = repr(j)
-    return out if len(out) <= limit else out[: limit - 1] + "…"
+    return cut(out, limit)
+
+
+def number_text(v: float, digits: int = 6) -> str:
+    """``v`` to ``digits`` significant digits, never "-0" (a negative zero prints as 0)."""
+    return f"{v + 0.0:.{digits}g}"
+
+
+def cut(text: str, limit: int) -> str:
+    """``text`` in at most ``limit`` characters: cut at the last space before the limit (at
+    the limit when a single word is longer than half of it), with "…" where it was cut."""
+    if len(text) <= limit:
+        return text
+    head = text[: limit - 1]
+    space = head.rfind(" ")
+    if space >= limit // 2:
+        head = head[:space].rstrip(" ,;:")
+    return head + "…"
 
 
 def _numbers_in(j: Any) -> list[float]:
@@ -162,14 +194,12 @@ def render_pair(expected: dict, got: dict) -> tuple[str, str, str]:
         pairs = [(x, y) for x, y in zip(a, b) if _differs(x, y)]
         finite = [(x, y) for x, y in pairs if math.isfinite(x) and math.isfinite(y)]
         if finite and len(finite) == len(pairs):
-            worst = max(abs(y - x) for x, y in finite)
-            rel = (
-                max(abs(y - x) / abs(x) for x, y in finite if x)
-                if any(x for x, _ in finite)
-                else None
-            )
+            # the relative figure is the one at the element of the largest difference, never
+            # one taken from another element (where the expected value is 0 there is none)
+            x, y = max(finite, key=lambda p: abs(p[1] - p[0]))
+            worst = abs(y - x)
             note = f"largest difference {worst:.2g}" + (
-                f" (relative {rel:.2g})" if rel is not None else ""
+                f" (relative {worst / abs(x):.2g})" if x else " (where 0 was expected)"
             )
         if start:
             note = (
@@ -221,5 +251,5 @@ def _focus(e: Any, g: Any, where: str = "") -> tuple[Any, Any, str]:
 def render_outcome(o: dict) -> str:
     if "raised" in o:
         msg = o.get("message") or ""
-        return f"raised {o['raised']}" + (f": {msg[:120]}" if msg else "")
+        return f"raised {o['raised']}" + (f": {cut(msg, 120)}" if msg else "")
     return render(o.get("value"))

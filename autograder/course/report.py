@@ -44,6 +44,7 @@ from autograder.scoring.evaluate import (
     kinds_text,
     render_values,
     shows_values,
+    unexplained_line,
 )
 
 CSV_COLUMNS = [
@@ -391,6 +392,9 @@ def feedback_html(r: SubmissionResult, show_hidden: bool = False) -> str:
             out.append(f"<p>{_e(f.note)}</p>")
         for d in f.diagnoses:
             out.append(f'<p class="diag">{_e(diagnosis_line(d, show_hidden))}</p>')
+        if getattr(f, "unexplained_checks", 0):
+            line = unexplained_line(f.unexplained_checks, f.unexplained)
+            out.append(f'<p class="diag">{_e(line)}</p>')
         failed = [c for c in f.cases if not c.passed]
         if failed:
             out.append(

@@ -385,12 +385,19 @@ def build_program(assignment: str, source_nb, learner_nb, functions: list[str]) 
             continue
         lost = [n for n in stubs.names_reached(defs, f) if n in broken]
         if lost:
+            cells = sorted({repr(broken[n]) for n in lost})
+            whose = "its" if len(lost) == 1 else "their"
             prog.broken_notes[f] = (
                 f"{f} calls "
                 + " and ".join(f"`{n}`" for n in lost)
-                + f", not defined because {'its cell' if len(lost) == 1 else 'their cells'} "
-                + ", ".join(sorted({repr(broken[n]) for n in lost}))
-                + " does not compile: fix the SyntaxError reported for that cell, then check again"
+                + ", not defined because "
+                + (
+                    f"{whose} cell {cells[0]} does not compile: fix the SyntaxError reported "
+                    "for that cell, then check again"
+                    if len(cells) == 1
+                    else f"{whose} cells {' and '.join(cells)} do not compile: fix the "
+                    "SyntaxError reported for each of them, then check again"
+                )
             )
     for gid, n in counts.items():
         if n > 1:

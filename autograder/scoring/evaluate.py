@@ -111,6 +111,10 @@ class FunctionResult:
     diagnoses: list[Diagnosis] = field(default_factory=list)  # at most 3, the first shown first
     kinds: list[KindScore] = field(default_factory=list)  # points per kind of case
     note: str = ""  # how it was graded, when that needs saying (reference callees)
+    # the points of the failed checks no diagnosis explains, and how many they are: with the
+    # diagnoses' costs they sum to exactly what the function lost (evaluate.account)
+    unexplained: float = 0.0
+    unexplained_checks: int = 0
 
     @property
     def passed(self) -> int:
@@ -119,9 +123,14 @@ class FunctionResult:
     def to_json(self, show_hidden: bool = False, for_learner: bool = False) -> dict:
         """Plain JSON. Generated cases lose their inputs unless ``show_hidden``; for a learner
         (``for_learner``) they also lose their expected and computed values (the learner's
-        exception message included) and the diagnoses their details (replay guard)."""
+        exception message included) and the diagnoses their details (replay guard), and
+        every case loses its time (a correct function that sleeps x seconds would read out
+        an input x through it)."""
         d = plain(self)
         for c in d["cases"]:
+            if for_learner:
+                # a case's time is a property of its inputs (code can sleep for x seconds)
+                c.pop("seconds", None)
             if c["hidden"] and not show_hidden:
                 c["inputs"] = None
                 if for_learner:
@@ -310,11 +319,42 @@ def kind_scores(fspec: FunctionSpec, points: float, passed: list[bool]) -> list[
     return out
 
 
+# Two wrong outcomes within float32's precision of each other are the same mistake: a mistake
+# written in float32 is that mistake, not "that mistake and something else" (float32 is
+# tolerated wherever the maths is right).
+FLOAT32_RTOL = 1e-5
+FLOAT32_ATOL = 1e-7
+
+
 def _equal_for_matching(case: Case, a: dict, b: dict) -> bool:
     """Do two wrong outcomes look like the same mistake on this case?"""
     if "raised" in a and "raised" in b:
         return a["raised"] == b["raised"]
-    return same_outcome(a, b, case.rtol, case.atol) and same_outcome(b, a, case.rtol, case.atol)
+    rtol, atol = max(case.rtol, FLOAT32_RTOL), max(case.atol, FLOAT32_ATOL)
+    if same_outcome(a, b, rtol, atol) and same_outcome(b, a, rtol, atol):
+        return True
+    # beyond float32's range a float32 value is ±inf: compare both as float32 would hold them
+    a, b = _float32_range(a), _float32_range(b)
+    return same_outcome(a, b, rtol, atol) and same_outcome(b, a, rtol, atol)
+
+
+FLOAT32_MAX = 3.4028234663852886e38
+
+
+def _float32_range(o: dict) -> dict:
+    """An outcome with every number beyond float32's range made ±inf, as float32 holds it."""
+
+    def f(j: Any) -> Any:
+        if isinstance(j, float) and math.isfinite(j) and abs(j) > FLOAT32_MAX:
+            return {"$float": "inf" if j > 0 else "-inf"}
+        if isinstance(j, list):
+            return [f(v) for v in j]
+        if isinstance(j, dict) and ("$array" in j or "$tensor" in j):
+            key = "$array" if "$array" in j else "$tensor"
+            return {**j, key: f(j[key])}
+        return j
+
+    return {**o, "value": f(o["value"])} if "value" in o else o
 
 
 def _missed_error(case: Case, expected: dict, got: dict) -> bool:
@@ -632,7 +672,28 @@ def diagnose_all(
     a learner whose formula is wrong hears about the formula first, or nothing.
     ``tainted[i]``: case i's outcome may carry a generated input (a generated case, or one
     run after one); an error shape on such cases names nothing of them (see shapes).
+    Each diagnosis explains its own failed cases, none explained twice (see :func:`explain`).
     """
+    return [
+        d for d, _ in explain(fspec, points, inputs, expected, got, mutants, arg_names, tainted)
+    ]
+
+
+Explained = list[tuple[Diagnosis, frozenset[int]]]
+
+
+def explain(
+    fspec: FunctionSpec,
+    points: float,
+    inputs: list[dict],
+    expected: list[dict],
+    got: list[dict],
+    mutants: Mapping[str, list[dict]],
+    arg_names: list[str] | tuple[str, ...] = (),
+    tainted: list[bool] | None = None,
+) -> Explained:
+    """:func:`diagnose_all`'s diagnoses, each with the failed cases whose points it costs
+    (disjoint sets: one cause, one line)."""
     worth = case_points(fspec, points)
     failed = {
         i
@@ -645,9 +706,28 @@ def diagnose_all(
     invalid_cases = fspec.of_kind("invalid")
     concept = [(o, m) for o, m in enumerate(fspec.mistakes) if not m.validation]
     validation = [(o, m) for o, m in enumerate(fspec.mistakes) if m.validation]
+    # An exception the code raises on valid inputs too (a NameError from a deleted helper, a
+    # TypeError) is a crash, not a choice about invalid inputs: the input checks that raise
+    # it are not read as a missing check ("… instead of returning NaN"), they are the crash's.
+    crash = {
+        got[i]["raised"]
+        for i in failed & set(concept_cases)
+        if "raised" in got[i] and "raised" not in expected[i]
+    }
+    crashed = {
+        i
+        for i in failed
+        if fspec.cases[i].kind != "value"
+        and got[i].get("raised") in crash
+        and got[i].get("raised") != expected[i].get("raised")
+    }
+    failed_checks = failed - crashed  # what the validation mistakes are matched against
 
     def cost(idx) -> float:
         return round(sum(worth[i] for i in idx), 2)
+
+    def line(id_: str, text: str, kind: str, idx, detail: str = ""):
+        return Diagnosis(id_, text, kind, cost(idx), detail), frozenset(idx)
 
     matched = _match(fspec, concept_cases, failed, expected, got, mutants, concept, 2)
     concept_failed = failed & set(concept_cases)
@@ -656,13 +736,13 @@ def diagnose_all(
     close = near_miss(fspec, sorted(concept_failed), expected, got) if not matched else None
     if close is not None and len(close.cases) == len(concept_failed):
         first = [
-            Diagnosis(
-                "near-miss", near_miss_text(close, len(concept_failed)), "shape", cost(close.cases)
-            )
+            line("near-miss", near_miss_text(close, len(concept_failed)), "shape", close.cases)
         ]
         return (
             first
-            + _validation(fspec, invalid_cases, failed, expected, got, mutants, validation, cost)
+            + _validation(
+                fspec, invalid_cases, failed_checks, expected, got, mutants, validation, line
+            )
         )[:3]
     near = not matched and bool(concept_failed)
     if near:
@@ -670,68 +750,133 @@ def diagnose_all(
             fspec, concept_cases, failed, expected, got, mutants, concept, 1, loose=True
         )
     unexplained = concept_failed - set().union(*(idx for _, idx in matched)) if matched else set()
-    first: list[Diagnosis] = []
+    first: Explained = []
     for k, (m, idx) in enumerate(matched):
         text = _bound_text(m, fspec, idx, expected, got)
         if text != m.diagnosis:  # the learner's own bound explains the checks it clamps
-            unexplained = {i for i in unexplained if not _clamp_consistent(m, expected[i], got[i])}
+            clamped = {i for i in unexplained if _clamp_consistent(m, expected[i], got[i])}
+            unexplained -= clamped
+            idx = set(idx) | clamped
         # near: the learner's values are the mistake's only approximately, unless the
         # difference is the bound the text now names
         if k == 0 and (unexplained or (near and text == m.diagnosis)):
             text += SOMETHING_ELSE
-        first.append(Diagnosis(m.id, text, "concept", cost(idx)))
+        first.append(line(m.id, text, "concept", idx))
     if concept_failed and not first:
+
+        def shape_of(idx: list[int]):
+            return shapes.find_shape(
+                [
+                    (inputs[i], expected[i], got[i], fspec.cases[i].rtol, fspec.cases[i].atol)
+                    for i in idx
+                ],
+                arg_names,
+                [fspec.cases[i].hidden or bool(tainted and tainted[i]) for i in idx],
+            )
+
+        # the shape of the formula's failed checks, and of the edge rules' too when the same
+        # shape holds there (a keepdim or a crash is the same on both)
         value_failed = sorted(failed & set(fspec.of_kind("value")))
-        found = shapes.find_shape(
-            [
-                (inputs[i], expected[i], got[i], fspec.cases[i].rtol, fspec.cases[i].atol)
-                for i in value_failed
-            ],
-            arg_names,
-            [fspec.cases[i].hidden or bool(tainted and tainted[i]) for i in value_failed],
-        )
+        found = shape_of(value_failed)
+        both = sorted(concept_failed)
+        if found is not None and both != value_failed:
+            wider = shape_of(both)  # the same shape on the edge checks too: they are its
+            if wider is not None and wider.id == found.id:
+                found, value_failed = wider, both
         if found is not None:
-            first = [
-                Diagnosis(
-                    "shape:" + found.id, found.text, "shape", cost(value_failed), found.detail
-                )
-            ]
+            first = [line("shape:" + found.id, found.text, "shape", value_failed, found.detail)]
     if concept_failed and not first and close is not None:
         # some failures are near misses and nothing names the others: the near ones at least,
         # and which checks are further off (a case id is public)
         others = [fspec.cases[i].id for i in sorted(concept_failed - set(close.cases))]
         first = [
-            Diagnosis(
+            line(
                 "near-miss",
                 near_miss_text(close, len(concept_failed), others),
                 "shape",
-                cost(close.cases),
+                close.cases,
             )
         ]
-    # the gradient checks no catalogued mistake explains: what they show, after the mistakes
-    # and shapes named from the values (more specific), before the input checks
-    explained = set().union(*(idx for _, idx in matched)) if matched else set()
+    if crashed and first and first[0][0].id == "shape:raised":
+        d, idx = first[0]
+        n = len(crashed)
+        also = f" (it raised the same on {n} other check{'s' if n > 1 else ''} as well)"
+        d.text += also
+        d.detail += also if d.detail else ""
+        first[0] = (d, idx | frozenset(crashed))
+    # the gradient checks no line above explains: what they show, after the mistakes and
+    # shapes named from the values (more specific), before the input checks
+    explained = set().union(*(idx for _, idx in first)) if first else set()
     grad_failed = sorted((failed & set(fspec.of_kind("gradient"))) - explained)
-    second: list[Diagnosis] = []
+    second: Explained = []
     if first or grad_failed or not concept_failed:
-        second = _validation(fspec, invalid_cases, failed, expected, got, mutants, validation, cost)
-    first.sort(key=lambda d: -d.points)
+        second = _validation(
+            fspec, invalid_cases, failed_checks, expected, got, mutants, validation, line
+        )
     if grad_failed:
-        text = gradient_text(fspec, grad_failed, expected, got)
-        first.append(Diagnosis("gradient", text, "shape", cost(grad_failed)))
+        first.append(
+            line("gradient", gradient_text(fspec, grad_failed, expected, got), "shape", grad_failed)
+        )
+    first.sort(key=lambda d: -d[0].points)
     return (first + second)[:3]
 
 
-def _validation(fspec, invalid_cases, failed, expected, got, mutants, validation, cost):
+def _validation(fspec, invalid_cases, failed, expected, got, mutants, validation, line):
     """The validation mistakes that explain the failed input checks, costliest first."""
     found = [
-        Diagnosis(m.id, m.diagnosis, "validation", cost(idx))
+        line(m.id, m.diagnosis, "validation", idx)
         for m, idx in _match(
             fspec, invalid_cases, failed, expected, got, mutants, validation, 3, True
         )
     ]
-    found.sort(key=lambda d: -d.points)
+    found.sort(key=lambda d: -d[0].points)
     return found
+
+
+def account(
+    fspec: FunctionSpec, points: float, score: float, passed: list[bool], explained: Explained
+) -> tuple[list[Diagnosis], float, int]:
+    """The diagnoses with costs that add up: (diagnoses, points of the failed checks no line
+    explains, how many such checks). Each line costs its own cases' points, rounded so that
+    the lines and the rest sum to exactly what the function lost (``points`` − ``score``)."""
+    worth = case_points(fspec, points)
+    failed = {i for i, ok in enumerate(passed) if not ok}
+    seen: set[int] = set()
+    lines: list[tuple[Diagnosis, list[int]]] = []
+    for d, idx in explained:
+        own = sorted((set(idx) & failed) - seen)  # one cause, one line: never a case twice
+        if own:
+            seen |= set(own)
+            lines.append((d, own))
+    rest = sorted(failed - seen)
+    exact = [sum(worth[i] for i in own) for _, own in lines] + [sum(worth[i] for i in rest)]
+    cents = _apportion(exact, round((round(points, 2) - score) * 100))
+    out = [Diagnosis(d.id, d.text, d.kind, c / 100, d.detail) for (d, _), c in zip(lines, cents)]
+    return out, cents[-1] / 100, len(rest)
+
+
+def _apportion(exact: list[float], total: int) -> list[int]:
+    """Whole cents for each of ``exact`` (points) summing to ``total`` cents: each rounded
+    down, the cents left over given to the largest remainders (0 stays 0)."""
+    scaled = [x * 100 for x in exact]
+    base = [math.floor(x + 1e-9) for x in scaled]
+    left = total - sum(base)
+    order = sorted(
+        (k for k, x in enumerate(scaled) if x > 1e-9),
+        key=lambda k: -(scaled[k] - base[k]),
+    )
+    k = 0
+    while left > 0 and order:
+        base[order[k % len(order)]] += 1
+        left -= 1
+        k += 1
+    while left < 0 and order:
+        j = max(order, key=lambda q: base[q])
+        if base[j] == 0:
+            break
+        base[j] -= 1
+        left += 1
+    return base
 
 
 def score(
@@ -763,6 +908,7 @@ def score(
     diagnosis when some case raises NameError.
     """
     times = times or [0.0] * len(inputs)
+    got = _cleaned_messages(assignment, fspec, inputs, expected, got)
     cases = []
     seen = after_generated
     for case, inp, e, g, t in zip(fspec.cases, inputs, expected, got, times):
@@ -802,34 +948,65 @@ def score(
     if stub_note and not attempted:
         result.error = "not graded yet: " + stub_note
     if attempted and fraction < 1.0:
-        result.diagnoses = diagnose_all(
-            fspec,
-            points,
-            inputs,
-            expected,
-            got,
-            mutants,
-            _arg_names(assignment, fspec.name),
-            [c.hidden or c.after_generated for c in cases],
-        )
+        # one cause, one line: the checks a stubbed or undefined helper makes raise are
+        # that helper's, and no other diagnosis is read from them
+        helpers: Explained = []
         for did, raised, note in (
             ("broken-helper", "NameError", broken_note),
             ("stub-helper", "NotImplementedError", stub_note),
         ):
-            hit = [i for i, g in enumerate(got) if g.get("raised") == raised]
+            hit = [
+                i
+                for i, (g, ok) in enumerate(zip(got, passed))
+                if not ok and g.get("raised") == raised and not any(i in idx for _, idx in helpers)
+            ]
             if note and hit:
-                worth = case_points(fspec, points)
-                result.diagnoses = [
-                    Diagnosis(
-                        did,
-                        f"{note} ({len(hit)} of {len(got)} checks raise {raised})",
-                        "shape",
-                        round(sum(worth[i] for i in hit), 2),
-                    )
-                ] + (result.diagnoses[:2] if len(hit) < len(got) else [])
+                line = f"{note} ({len(hit)} of {len(got)} checks raise {raised})"
+                helpers.append((Diagnosis(did, line, "shape", 0.0), frozenset(hit)))
+        taken = set().union(*(idx for _, idx in helpers)) if helpers else set()
+        rest = [expected[i] if i in taken else g for i, g in enumerate(got)]
+        explained = helpers + explain(
+            fspec,
+            points,
+            inputs,
+            expected,
+            rest,
+            mutants,
+            _arg_names(assignment, fspec.name),
+            [c.hidden or c.after_generated for c in cases],
+        )
+        result.diagnoses, result.unexplained, result.unexplained_checks = account(
+            fspec, points, result.score, passed, explained[:3]
+        )
         if result.diagnoses:
             result.mistake, result.diagnosis = result.diagnoses[0].id, result.diagnoses[0].text
     return result
+
+
+def _cleaned_messages(
+    assignment: str, fspec: FunctionSpec, inputs: list[dict], expected: list[dict], got: list[dict]
+) -> list[dict]:
+    """``got`` with the learner's exception message on each fixed case cleaned of reference
+    and hidden material (redact.clean_message): the only messages feedback may show. A
+    generated case's message is never shown to a learner and stays as it was."""
+    from autograder.scoring import redact
+
+    hidden: list | None = None
+    out = []
+    for case, g in zip(fspec.cases, got):
+        msg = g.get("message") if isinstance(g, dict) else None
+        if case.hidden or not isinstance(msg, str) or not msg:
+            out.append(g)
+            continue
+        if hidden is None:
+            hidden = [
+                [inp.get("args"), inp.get("kwargs"), e.get("value")]
+                for c, inp, e in zip(fspec.cases, inputs, expected)
+                if c.hidden
+            ]
+        cleaned = redact.clean_message(msg, assignment, hidden)
+        out.append(g if cleaned == msg else {**g, "message": cleaned})
+    return out
 
 
 def _show_explained(
@@ -880,6 +1057,8 @@ def feedback_text(r: FunctionResult, show_hidden: bool = False, max_cases: int =
     if r.note:
         lines.append("  " + r.note)
     lines += ["  " + diagnosis_line(d, show_hidden) for d in r.diagnoses]
+    if r.unexplained_checks:
+        lines.append("  " + unexplained_line(r.unexplained_checks, r.unexplained))
     failed = [c for c in r.cases if not c.passed]
     for c in failed[:max_cases]:
         label = c.note or c.id
@@ -912,7 +1091,22 @@ def diagnosis_line(d: Diagnosis, show_hidden: bool = False) -> str:
     """One diagnosis as feedback shows it: its learner-safe text, or with ``show_hidden``
     (the instructor's view) the text with the generated cases' specifics."""
     text = d.detail if show_hidden and d.detail else d.text
-    return f"{DIAGNOSIS_LABELS.get(d.kind, 'Diagnosis')}: {text} (costs {d.points:g} points)"
+    return f"{DIAGNOSIS_LABELS.get(d.kind, 'Diagnosis')}: {text} (costs {points_text(d.points)})"
+
+
+def unexplained_line(checks: int, points: float) -> str:
+    """The line for the failed checks no diagnosis explains, so that the costs shown add up."""
+    one = checks == 1
+    return (
+        f"Not recognised: {checks} failed {'check matches' if one else 'checks match'} no "
+        f"known mistake or pattern; see {'its ✗ line' if one else 'the ✗ lines'} "
+        f"(costs {points_text(points)})"
+    )
+
+
+def points_text(points: float) -> str:
+    """ "1 point", "0.5 points", "2 points": a number of points in words."""
+    return f"{points:g} point" + ("" if points == 1 else "s")
 
 
 def shows_values(c: CaseResult, show_hidden: bool = False) -> bool:

@@ -14,6 +14,7 @@ the factor or offset it found, or returns None rather than guess:
     wrong-shape  any other shape, with the input dimensions its sizes match
     constant     the same number on every failing case, whatever the inputs
     sign         every value negated
+    abs          every value the absolute value of the expected one (some expected negative)
     factor       every value times one constant: 2, ½, ln 2, ln 10 (log base 2 or 10),
                  a length or a batch size of the inputs (sum vs mean), the number of
                  valid entries of each row of a mask, or any other constant
@@ -39,6 +40,8 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
+
+from autograder.cases.compare import cut, number_text
 
 # inputs {"args", "kwargs"}, expected outcome, learner's outcome, rtol, atol
 FailingCase = tuple[dict, dict, dict, float, float]
@@ -200,8 +203,8 @@ def _raised(cases, names) -> Shape | None:
     rule = "valid inputs must give a value, so find the line that fails on them"
 
     def text(kind: str, msg: str) -> str:
-        quoted = f' ("{msg[:80]}")' if msg else ""
-        return f"your function raised {kind} on valid inputs{quoted} on every failing check: {rule}"
+        quoted = f' ("{cut(msg, 80)}")' if msg else ""
+        return f"your function raised {kind} on valid inputs{quoted} on every failing check of the formula: {rule}"
 
     # The learner's message is shown from a fixed case only (its inputs are public).
     fixed = [c for c, h in zip(cases, names.hidden) if not h]
@@ -385,7 +388,7 @@ def _same_shape(cases, names) -> Shape | None:
         return None
     informative = np.concatenate([e[np.abs(e) > max(atol, 1e-300)] for e, _, _, atol in points])
     distinct = len(np.unique(np.round(informative, 12)))
-    for check in (_constant, _sign, _factor, _offset, _reciprocal):
+    for check in (_constant, _sign, _abs, _factor, _offset, _reciprocal):
         found = check(cases, pairs, points, distinct, names)
         if found is not None:
             return found
@@ -404,11 +407,13 @@ def _constant(cases, pairs, points, distinct, names) -> Shape | None:
     if distinct < 2 or not np.all(values == values[0]):
         return None
     rule = (
-        "on every failing check, whatever the inputs: your result does not depend on them; "
+        "on every failing check of the formula, whatever the inputs: your result does not depend on them; "
         "check what you compute and what you return"
     )
     return names.shape(
-        "constant", f"you returned {values[0]:g} {rule}", f"you returned the same number {rule}"
+        "constant",
+        f"you returned {number_text(values[0])} {rule}",
+        f"you returned the same number {rule}",
     )
 
 
@@ -419,6 +424,21 @@ def _sign(cases, pairs, points, distinct, names) -> Shape | None:
         "sign",
         "every value has the wrong sign (−1× the expected one): you subtracted the other way "
         "round (b − a for a − b) or swapped two arguments",
+    )
+
+
+def _abs(cases, pairs, points, distinct, names) -> Shape | None:
+    """Every value the absolute value of the expected one, and some expected ones negative."""
+    import numpy as np
+
+    if distinct < 2 or not any((e < -a).any() for e, _, _, a in points):
+        return None
+    if not all(_close(np.abs(e), g, r, a) for e, g, r, a in points):
+        return None
+    return Shape(
+        "abs",
+        "every value is the absolute value of the expected one (the negative ones lost their "
+        "sign): you took abs() of something the formula keeps signed",
     )
 
 
@@ -633,7 +653,12 @@ def _permuted(pairs) -> Shape | None:
     import numpy as np
 
     for e, g, r, a in pairs:
-        if len(np.unique(e)) < 3 or not _close(np.sort(e, axis=None), np.sort(g, axis=None), r, a):
+        # two different values swapped is an order too (a pair returned the wrong way round);
+        # otherwise three distinct values at least, or any order would fit rounding noise
+        pair = e.size == 2 and not _close(e.reshape(-1)[:1], e.reshape(-1)[1:], r, a)
+        if (len(np.unique(e)) < 3 and not pair) or not _close(
+            np.sort(e, axis=None), np.sort(g, axis=None), r, a
+        ):
             return None
     if all(e.ndim >= 1 and _close(np.flip(e, axis=-1), g, r, a) for e, g, r, a in pairs):
         return Shape(
@@ -653,5 +678,5 @@ def _fmt(shape: tuple) -> str:
 
 
 def _join(values: list[float]) -> str:
-    shown = list(dict.fromkeys(f"{v:g}" for v in values))
+    shown = list(dict.fromkeys(number_text(v) for v in values))
     return ", ".join(shown[:4]) + (", …" if len(shown) > 4 else "") + " here"

@@ -1,0 +1,741 @@
+"""How many losses the feedback explains, on mistakes the catalogue was not written from.
+
+    python benchmarks/heldout_mistakes.py [--list] [ASSIGNMENT ...]
+
+A held-out set of wrong implementations of the graded functions of 01–07, each written as
+a careful student would write it (its own code, not a catalogued mutant), with what
+differs from the reference in words and the diagnosis ids that say so truly: a catalogued
+mistake's id, or an error shape (``shape:sign``, ``shape:factor``, …). Each is graded in
+this process (the in-kernel engine, the public default secret).
+
+Among the mistakes that lose at least 10 % of their function's points it counts:
+
+    explained      the first diagnosis is one of the true ones
+    misdiagnosed   a diagnosis of the formula (a mistake or a shape; input checks aside)
+                   that is not one of the true ones
+    unexplained    no diagnosis of the formula (only the "Not recognised" line)
+
+and prints one line per mistake, then the explained rate (target ≥ 80 %) and the number
+of misdiagnoses (target 0). ``--list`` prints each one's feedback as well.
+
+Each mistake runs the reference on the same inputs first, so that it raises where the
+reference raises (its input checks are right) and differs only in the value, as a learner's
+code that checks its inputs would.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
+
+from autograder.notebooks import reference  # noqa: E402
+from autograder.scoring import evaluate, kernel  # noqa: E402
+
+LOSS_THRESHOLD = 0.10  # a loss of at least this fraction of the function's points
+TARGET = 0.80
+
+
+@dataclass(frozen=True)
+class HeldOut:
+    assignment: str
+    function: str
+    what: str  # what differs from the reference, in words
+    wrong: Callable  # (ns) -> the wrong computation, called after the reference's checks
+    true: frozenset[str]  # diagnosis ids that say truly what differs
+    # 1: the first set, from which twelve catalogued mistakes and two error shapes were
+    # written (so it no longer measures them as held out); 2: written after those fixes and
+    # used for none, the measure of how far the feedback generalises
+    batch: int = 1
+
+
+def _h(a: str, f: str, what: str, true: tuple[str, ...] | str = (), batch: int = 1):
+    def deco(wrong):
+        ids = (true,) if isinstance(true, str) else true
+        HELDOUT.append(HeldOut(a, f, what, wrong, frozenset(ids), batch))
+        return wrong
+
+    return deco
+
+
+HELDOUT: list[HeldOut] = []
+
+
+def build(h: HeldOut, ns: dict) -> Callable:
+    """The learner's function: the reference's input checks, then the wrong computation."""
+    ref = ns[h.function]
+    wrong = h.wrong(ns)
+
+    def learner(*args, **kwargs):
+        ref(*args, **kwargs)  # raises where the reference raises
+        return wrong(*args, **kwargs)
+
+    learner.__name__ = h.function
+    return learner
+
+
+# -- 01_exact_kl -----------------------------------------------------------------------------
+
+A1 = "01_exact_kl"
+
+
+@_h(A1, "log_ratios", "abs of each log ratio", "shape:abs")
+def _(ns):
+    return lambda p, q: [abs(math.log(a / b)) for a, b in zip(p, q)]
+
+
+@_h(A1, "log_ratios", "log q / p written as log q − log p", ("swapped", "shape:sign"))
+def _(ns):
+    return lambda p, q: [math.log(b) - math.log(a) for a, b in zip(p, q)]
+
+
+@_h(A1, "log_ratios", "log10 through np.log10", ("log10", "shape:factor"))
+def _(ns):
+    return lambda p, q: list(np.log10(np.asarray(p) / np.asarray(q)))
+
+
+@_h(A1, "forward_kl", "abs on each term p·|log p/q|", "abs-terms")
+def _(ns):
+    def f(p, q):
+        if any(b == 0 and a > 0 for a, b in zip(p, q)):
+            return math.inf
+        return sum(a * abs(math.log(a / b)) for a, b in zip(p, q) if a > 0)
+
+    return f
+
+
+@_h(A1, "forward_kl", "the mean of the terms instead of their sum", "shape:factor")
+def _(ns):
+    def f(p, q):
+        if any(b == 0 and a > 0 for a, b in zip(p, q)):
+            return math.inf
+        return sum(a * math.log(a / b) for a, b in zip(p, q) if a > 0) / len(p)
+
+    return f
+
+
+@_h(A1, "forward_kl", "log q/p: the negative of the KL", ("shape:sign",))
+def _(ns):
+    def f(p, q):
+        if any(b == 0 and a > 0 for a, b in zip(p, q)):
+            return math.inf
+        return sum(a * math.log(b / a) for a, b in zip(p, q) if a > 0)
+
+    return f
+
+
+@_h(A1, "reverse_kl", "the forward KL, written with scipy's rel_entr order", "swapped")
+def _(ns):
+    fwd = ns["forward_kl"]
+    return lambda p, q: fwd(p, q)
+
+
+@_h(A1, "reverse_kl", "abs on each term", "abs-terms")
+def _(ns):
+    def f(p, q):
+        if any(a == 0 and b > 0 for a, b in zip(p, q)):
+            return math.inf
+        return sum(b * abs(math.log(b / a)) for a, b in zip(p, q) if b > 0)
+
+    return f
+
+
+# -- 02_clipped_estimators -------------------------------------------------------------------
+
+A2 = "02_clipped_estimators"
+
+
+@_h(A2, "k1", "the mean of the log ratios, a number for an array", ("shape:wrong-shape",))
+def _(ns):
+    return lambda lp, lq: float(np.mean(np.asarray(lp, float) - np.asarray(lq, float)))
+
+
+@_h(A2, "k1", "log q − log p", ("swapped", "shape:sign"))
+def _(ns):
+    return lambda lp, lq: np.asarray(lq, float) - np.asarray(lp, float)
+
+
+@_h(A2, "clipped_k1", "min(0, r) instead of max(0, r)", ("clipped-wrong-side",))
+def _(ns):
+    return lambda lp, lq: np.minimum(0.0, np.asarray(lp, float) - np.asarray(lq, float))
+
+
+@_h(A2, "k2", "(log ratio)² without the ½", ("no-half", "shape:factor"))
+def _(ns):
+    return lambda lp, lq: (np.asarray(lp, float) - np.asarray(lq, float)) ** 2
+
+
+@_h(A2, "k2", "½ · |log ratio|: no square", ())
+def _(ns):
+    return lambda lp, lq: 0.5 * np.abs(np.asarray(lp, float) - np.asarray(lq, float))
+
+
+@_h(A2, "k3", "exp(logp − ref) − 1 − (logp − ref): the ratio the other way", ("inverted-ratio",))
+def _(ns):
+    def f(lp, lq):
+        d = np.asarray(lp, float) - np.asarray(lq, float)
+        return np.exp(d) - 1 - d
+
+    return f
+
+
+@_h(A2, "k3", "exp(d) − 1 + d (a sign slip on the last term)", "last-term-sign")
+def _(ns):
+    def f(lp, lq):
+        d = np.asarray(lq, float) - np.asarray(lp, float)
+        return np.exp(d) - 1 + d
+
+    return f
+
+
+@_h(A2, "estimator_moments", "(variance, mean) in the wrong order", ("shape:permuted",))
+def _(ns):
+    ref = ns["estimator_moments"]
+
+    def f(p, q, est):
+        m, v = ref(p, q, est)
+        return (v, m)
+
+    return f
+
+
+@_h(A2, "estimator_moments", "the variance as E[v²] (the mean not subtracted)", ())
+def _(ns):
+    def f(p, q, est):
+        vals = [(a, float(est(math.log(a), math.log(b)))) for a, b in zip(p, q) if a > 0]
+        mean = sum(a * v for a, v in vals)
+        return (mean, sum(a * v * v for a, v in vals))
+
+    return f
+
+
+@_h(A2, "monte_carlo_kl", "the sum over the samples, not their mean", ("shape:factor",))
+def _(ns):
+    def f(samples, p, q, est):
+        return sum(float(est(math.log(p[x]), math.log(q[x]))) for x in samples)
+
+    return f
+
+
+# max(0, KL) is the KL: "you clipped the sum (or not at all)" is true of no clip at all
+@_h(A2, "clipped_expectation", "the plain expectation: no clip at 0", "clipped-after-sum")
+def _(ns):
+    def f(p, q):
+        if any(b == 0 and a > 0 for a, b in zip(p, q)):
+            return math.inf
+        return sum(a * math.log(a / b) for a, b in zip(p, q) if a > 0)
+
+    return f
+
+
+# -- 03_sum_vs_mean --------------------------------------------------------------------------
+
+A3 = "03_sum_vs_mean"
+
+
+@_h(A3, "mean_sampled_log_ratio", "the sum of the log ratios, not their mean", ("sum",))
+def _(ns):
+    return lambda a, b: sum(x - y for x, y in zip(a, b))
+
+
+@_h(A3, "shaped_reward", "base + β·mean (the penalty added)", ("sign",))
+def _(ns):
+    m = ns["mean_sampled_log_ratio"]
+    return lambda base, a, b, beta: base + beta * m(a, b)
+
+
+@_h(A3, "shaped_reward", "β left out: base − mean", "beta-dropped")
+def _(ns):
+    m = ns["mean_sampled_log_ratio"]
+    return lambda base, a, b, beta: base - m(a, b)
+
+
+# values · mask is also the multiplication that lets NaN padding poison a row
+@_h(
+    A3,
+    "masked_mean",
+    "(values·mask).mean(axis=1): padding in the denominator",
+    ("divide-by-T", "nan-poisoning"),
+)
+def _(ns):
+    return lambda v, m: (np.asarray(v, float) * np.asarray(m, float)).mean(axis=1)
+
+
+@_h(A3, "masked_mean", "the masked sum per row", ("sum-not-mean", "nan-poisoning", "shape:factor"))
+def _(ns):
+    return lambda v, m: (np.asarray(v, float) * np.asarray(m, float)).sum(axis=1)
+
+
+# Σ / (B·T) is what dividing each row's sum by T and averaging the rows gives
+@_h(
+    A3,
+    "aggregate_loss",
+    "token-mean with every padded position counted",
+    ("mean-over-padding", "divide-by-T"),
+)
+def _(ns):
+    ref = ns["aggregate_loss"]
+
+    def f(v, m, mode, max_len=None):
+        if mode != "token-mean":
+            return ref(v, m, mode, max_len)
+        v, m = np.asarray(v, float), np.asarray(m, bool)
+        return float(np.where(m, v, 0.0).sum() / m.size)
+
+    return f
+
+
+# -- 04_rlef_turn_rewards --------------------------------------------------------------------
+
+A4 = "04_rlef_turn_rewards"
+
+
+@_h(A4, "episode_return", "the mean of the shaped rewards", ("mean-over-turns", "shape:factor"))
+def _(ns):
+    return lambda rewards: sum(r.shaped_reward for r in rewards) / len(rewards)
+
+
+@_h(A4, "episode_return", "the task rewards plus the KL term (sign)", ())
+def _(ns):
+    return lambda rewards: sum(r.task_reward + r.beta * r.mean_log_ratio for r in rewards)
+
+
+@_h(A4, "turn_rewards", "shaped reward r + β·m", ("sign-flipped",))
+def _(ns):
+    ref = ns["turn_rewards"]
+    TR = ns["TurnReward"]
+
+    def f(turns, beta=0.05, max_turns=3):
+        out = ref(turns, beta, max_turns)
+        return [
+            TR(
+                task_reward=x.task_reward,
+                mean_log_ratio=x.mean_log_ratio,
+                beta=x.beta,
+                shaped_reward=x.task_reward + x.beta * x.mean_log_ratio,
+            )
+            for x in out
+        ]
+
+    return f
+
+
+# -- 05_grpo_lld -----------------------------------------------------------------------------
+
+A5 = "05_grpo_lld"
+
+
+@_h(A5, "group_advantages", "mean − r: every advantage negated", ("shape:sign",))
+def _(ns):
+    ref = ns["group_advantages"]
+    return lambda rewards, eps=1e-6: -ref(rewards, eps)
+
+
+@_h(A5, "group_advantages", "std over the batch axis", ("batch-std",))
+def _(ns):
+    def f(rewards, eps=1e-6):
+        r = rewards.float()
+        adv = (r - r.mean(dim=1, keepdim=True)) / (r.std() + eps)
+        equal = (r == r[:, :1]).all(dim=1, keepdim=True)
+        return torch.where(equal, torch.zeros_like(adv), adv)
+
+    return f
+
+
+@_h(A5, "sequence_logprobs", "the mean over valid tokens", ("token-mean",))
+def _(ns):
+    def f(logits, tokens, mask):
+        lp = torch.log_softmax(logits.float(), -1).gather(-1, tokens.long()[..., None])[..., 0]
+        m = mask.bool()
+        return torch.where(m, lp, 0.0).sum(1) / m.sum(1).clamp(min=1)
+
+    return f
+
+
+@_h(A5, "sequence_logprobs", "log of softmax over the batch axis", ())
+def _(ns):
+    def f(logits, tokens, mask):
+        lp = torch.log_softmax(logits.float(), 0).gather(-1, tokens.long()[..., None])[..., 0]
+        return torch.where(mask.bool(), lp, 0.0).sum(1)
+
+    return f
+
+
+@_h(A5, "likelihood_change", "before − after", ("sign-flipped", "shape:sign"))
+def _(ns):
+    ref = ns["likelihood_change"]
+    return lambda before, after, correct: -ref(before, after, correct)
+
+
+@_h(A5, "likelihood_change", "the median change of the correct responses", ())
+def _(ns):
+    def f(before, after, correct):
+        return float((after - before)[correct.bool()].median())
+
+    return f
+
+
+@_h(A5, "lld_rate", "the share of strict decreases (< eps)", ("strict",))
+def _(ns):
+    return lambda changes, eps=0.0: float((changes < eps).float().mean())
+
+
+# -- 06_nthr ---------------------------------------------------------------------------------
+
+A6 = "06_nthr"
+
+
+@_h(A6, "prediction_errors", "softmax − one-hot", ("sign-flipped", "shape:sign"))
+def _(ns):
+    ref = ns["prediction_errors"]
+    return lambda logits, tokens: -ref(logits, tokens)
+
+
+@_h(A6, "prediction_errors", "one-hot − sigmoid(logits)", ())
+def _(ns):
+    def f(logits, tokens):
+        oh = torch.nn.functional.one_hot(tokens.long(), logits.shape[1]).to(logits.dtype)
+        return oh - torch.sigmoid(logits)
+
+    return f
+
+
+@_h(A6, "token_scores", "the mean over b instead of the sum", ("mean-over-b", "shape:factor"))
+def _(ns):
+    return lambda ha, ea, hb, eb: ((ea @ eb.T) * (ha @ hb.T)).mean(dim=1)
+
+
+@_h(A6, "token_scores", "α + similarity instead of their product", ())
+def _(ns):
+    return lambda ha, ea, hb, eb: ((ea @ eb.T) + (ha @ hb.T)).sum(dim=1)
+
+
+@_h(A6, "nthr_weights", "the threshold without β", ("beta-ignored",))
+def _(ns):
+    def f(neg, pos, beta=1.0, eta=0.0):
+        sel = neg > pos.min()
+        return torch.where(sel, torch.full_like(neg, eta), torch.ones_like(neg))
+
+    return f
+
+
+@_h(A6, "eta_schedule", "|1 − 2p|² (a square for the abs)", ("squared",))
+def _(ns):
+    ref = ns["eta_schedule"]
+
+    def f(p):
+        out = ref(p)
+        return out * out
+
+    return f
+
+
+# -- 07_beyond_nthr --------------------------------------------------------------------------
+
+A7 = "07_beyond_nthr"
+
+
+def _surrogate(objective, denominator=None):
+    """A clipped_surrogate with the learner's objective (-> per-token loss) and token-mean
+    denominator; the other modes as the reference aggregates them."""
+
+    def f(logp, logp_old, adv, mask, eps_low=0.2, eps_high=None, mode="token-mean"):
+        high = eps_low if eps_high is None else eps_high
+        ratio = torch.exp(logp - logp_old)
+        per_token = torch.where(mask, objective(ratio, adv, eps_low, high), 0.0)
+        if mode == "token-mean":
+            return per_token.sum() / (denominator or (lambda m: m.sum()))(mask)
+        rows = per_token.sum(dim=1)
+        if mode == "seq-mean-token-sum":
+            return rows.mean()
+        return (rows / mask.sum(dim=1)).mean()
+
+    return f
+
+
+def _ppo(r, a, lo, hi):
+    return -torch.minimum(r * a, torch.clamp(r, 1 - lo, 1 + hi) * a)
+
+
+@_h(A7, "clipped_surrogate", "token-mean over every position, padding included", "padding-counted")
+def _(ns):
+    return _surrogate(_ppo, denominator=lambda m: m.numel())
+
+
+@_h(A7, "clipped_surrogate", "the advantages negated", "advantage-negated")
+def _(ns):
+    return _surrogate(lambda r, a, lo, hi: _ppo(r, -a, lo, hi))
+
+
+@_h(A7, "clipped_surrogate", "verl's default dual clip (c = 3) on negative advantages", "dual-clip")
+def _(ns):
+    def objective(r, a, lo, hi):
+        loss = _ppo(r, a, lo, hi)
+        return torch.where(a < 0, torch.minimum(loss, -3.0 * a), loss)
+
+    return _surrogate(objective)
+
+
+@_h(A7, "thr_weights", "THR = 0 treated as positive", "zero-as-positive")
+def _(ns):
+    def f(thr, dominant, p):
+        w = torch.where(thr >= 0, 1.0 + p, 1.0 - p) * torch.ones_like(thr)
+        return torch.where(dominant, w, torch.ones_like(w))
+
+    return f
+
+
+@_h(
+    A7,
+    "nll_on_correct",
+    "the NLL averaged over the batch axis (rows), not the tokens",
+    "batch-mean",
+)
+def _(ns):
+    def f(logp, mask, correct):
+        keep = mask & correct[:, None]
+        return -torch.where(keep, logp, 0.0).sum(dim=1).mean()
+
+    return f
+
+
+@_h(A7, "smaug_floor", "the floor on the incorrect responses", "incorrect-only")
+def _(ns):
+    def f(seq, ref, correct):
+        wrong = ~correct
+        gap = torch.relu(ref - seq)
+        return torch.where(wrong, gap, 0.0).sum() / wrong.sum().clamp(min=1)
+
+    return f
+
+
+@_h(A7, "smaug_floor", "0 / 0 when no response is correct", "nan-when-none")
+def _(ns):
+    def f(seq, ref, correct):
+        return torch.where(correct, torch.relu(ref - seq), 0.0).sum() / correct.sum()
+
+    return f
+
+
+@_h(
+    A7,
+    "nll_on_correct",
+    "padding counted in the denominator",
+    ("padding-in-denominator", "padding-counted"),
+)
+def _(ns):
+    def f(logp, mask, correct):
+        keep = mask & correct[:, None]
+        return -torch.where(keep, logp, 0.0).sum() / (correct.sum() * mask.shape[1]).clamp(min=1)
+
+    return f
+
+
+# -- the second set: written after the fixes above, used for none of them --------------------
+
+
+@_h(A1, "log_ratios", "log(p) / log(q): a ratio of logs", (), batch=2)
+def _(ns):
+    return lambda p, q: [math.log(a) / math.log(b) for a, b in zip(p, q)]
+
+
+@_h(A1, "forward_kl", "Σ p·log q − Σ p·log p: the terms subtracted the wrong way", "shape:sign", 2)
+def _(ns):
+    def f(p, q):
+        if any(b == 0 and a > 0 for a, b in zip(p, q)):
+            return math.inf
+        return sum(a * math.log(b) - a * math.log(a) for a, b in zip(p, q) if a > 0)
+
+    return f
+
+
+@_h(A1, "reverse_kl", "Σ q·log(q/p) / 2: a stray ½", "shape:factor", 2)
+def _(ns):
+    ref = ns["reverse_kl"]
+    return lambda p, q: ref(p, q) / 2
+
+
+# (d / 2)² is the catalogue's (0.5 · d)²: the same computation
+@_h(A2, "k2", "(log ratio)² / 4: the ½ squared too", ("half-inside-square", "shape:factor"), 2)
+def _(ns):
+    return lambda lp, lq: ((np.asarray(lp, float) - np.asarray(lq, float)) / 2) ** 2
+
+
+# max(0, ref − logp) is the catalogue's arguments swapped: the same computation
+@_h(A2, "clipped_k1", "the clip at 0 applied to −r: max(0, ref − logp)", "swapped", batch=2)
+def _(ns):
+    return lambda lp, lq: np.maximum(0.0, np.asarray(lq, float) - np.asarray(lp, float))
+
+
+# named "distinct-outcomes" (the distinct *sampled* outcomes): the same values where every
+# outcome is sampled, but not what this code does, so counted as a misdiagnosis
+@_h(A2, "monte_carlo_kl", "the estimator averaged over every outcome, not the samples", (), 2)
+def _(ns):
+    def f(samples, p, q, est):
+        return sum(float(est(math.log(a), math.log(b))) for a, b in zip(p, q)) / len(p)
+
+    return f
+
+
+@_h(A3, "mean_sampled_log_ratio", "reference − policy", ("swapped", "shape:sign"), 2)
+def _(ns):
+    return lambda a, b: sum(y - x for x, y in zip(a, b)) / len(a)
+
+
+@_h(A3, "masked_mean", "the sum of valid values over T − 1", (), batch=2)
+def _(ns):
+    def f(v, m):
+        v, m = np.asarray(v, float), np.asarray(m, bool)
+        return np.where(m, v, 0.0).sum(axis=1) / (v.shape[1] - 1)
+
+    return f
+
+
+@_h(A4, "episode_return", "the last turn's shaped reward only", ("last-only",), 2)
+def _(ns):
+    return lambda rewards: rewards[-1].shaped_reward
+
+
+@_h(A5, "group_advantages", "r − mean, not divided by the std", ("mean-only",), 2)
+def _(ns):
+    def f(rewards, eps=1e-6):
+        r = rewards.float()
+        return r - r.mean(dim=1, keepdim=True)
+
+    return f
+
+
+@_h(A5, "likelihood_change", "the mean change of every response", ("all-responses",), 2)
+def _(ns):
+    return lambda before, after, correct: float((after - before).mean())
+
+
+@_h(A5, "lld_rate", "the count of decreases, not their share", ("count", "shape:factor"), 2)
+def _(ns):
+    return lambda changes, eps=0.0: int((changes <= eps).sum())
+
+
+@_h(A6, "token_scores", "α·sim summed over a (axis 0)", ("wrong-axis", "shape:wrong-axis"), 2)
+def _(ns):
+    return lambda ha, ea, hb, eb: ((ea @ eb.T) * (ha @ hb.T)).sum(dim=0)
+
+
+@_h(A6, "eta_schedule", "1 − 2p without the abs", ("no-abs",), 2)
+def _(ns):
+    return lambda p: 2 * (0.5 - (p if isinstance(p, torch.Tensor) else float(p)))
+
+
+@_h(A7, "clipped_surrogate", "the clip bounds 1 ± eps_high", (), batch=2)
+def _(ns):
+    return _surrogate(lambda r, a, lo, hi: _ppo(r, a, hi, hi))
+
+
+@_h(A7, "thr_weights", "1 + p on every dominant token, whatever THR's sign", (), batch=2)
+def _(ns):
+    def f(thr, dominant, p):
+        return torch.where(dominant, torch.full_like(thr, 1.0 + p), torch.ones_like(thr))
+
+    return f
+
+
+@_h(A7, "nll_on_correct", "the mean log likelihood of the correct tokens (no minus)", "nll-sign", 2)
+def _(ns):
+    def f(logp, mask, correct):
+        keep = mask & correct[:, None]
+        return torch.where(keep, logp, 0.0).sum() / keep.sum().clamp(min=1)
+
+    return f
+
+
+@_h(A7, "smaug_floor", "the gap squared", (), batch=2)
+def _(ns):
+    def f(seq, ref, correct):
+        gap = torch.relu(ref - seq) ** 2
+        return torch.where(correct, gap, 0.0).sum() / correct.sum().clamp(min=1)
+
+    return f
+
+
+# -- the measurement -------------------------------------------------------------------------
+
+
+@dataclass
+class Verdict:
+    held: HeldOut
+    score: float
+    points: float
+    first: str | None  # the first diagnosis of the formula
+    wrong_ids: list[str]  # diagnoses of the formula that are not true
+    feedback: str
+
+    @property
+    def loses(self) -> bool:
+        return self.points - self.score >= LOSS_THRESHOLD * self.points - 1e-9
+
+    @property
+    def explained(self) -> bool:
+        return self.first is not None and self.first in self.held.true
+
+    @property
+    def verdict(self) -> str:
+        if not self.loses:
+            return "small loss"
+        if self.wrong_ids:
+            return "MISDIAGNOSED"
+        return "explained" if self.explained else "unexplained"
+
+
+def judge(h: HeldOut) -> Verdict:
+    ns = reference.namespace(h.assignment, REPO)
+    r = kernel.grade_function(h.assignment, h.function, build(h, ns), namespace=ns, root=REPO)
+    formula = [d for d in r.diagnoses if d.kind != "validation"]
+    first = formula[0].id if formula else None
+    wrong = [d.id for d in formula if d.id not in h.true]
+    return Verdict(h, r.score, r.points, first, wrong, evaluate.feedback_text(r, max_cases=2))
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("assignments", nargs="*")
+    ap.add_argument("--list", action="store_true", help="print each mistake's feedback too")
+    args = ap.parse_args(argv)
+    chosen = [h for h in HELDOUT if not args.assignments or h.assignment in args.assignments]
+    verdicts = []
+    for h in chosen:
+        v = judge(h)
+        verdicts.append(v)
+        print(
+            f"{v.verdict:13s} {h.assignment[:2]} {h.function:24s} {v.score:5.2f}/{v.points:g}  "
+            f"{h.what}  -> {v.first or '-'}" + (f" (untrue: {v.wrong_ids})" if v.wrong_ids else "")
+        )
+        if args.list:
+            print("    " + v.feedback.replace("\n", "\n    "))
+    print()
+    for label, group in (
+        ("all", verdicts),
+        ("first set (the fixes were written from it)", [v for v in verdicts if v.held.batch == 1]),
+        ("second set (used for no fix)", [v for v in verdicts if v.held.batch == 2]),
+    ):
+        big = [v for v in group if v.loses]
+        explained = sum(v.explained and not v.wrong_ids for v in big)
+        wrong = sum(bool(v.wrong_ids) for v in big)
+        rate = explained / len(big) if big else 1.0
+        print(
+            f"{label}: {len(group)} mistakes, {len(big)} losing >= {LOSS_THRESHOLD:.0%}; "
+            f"explained {explained} / {len(big)} = {rate:.0%} (target >= {TARGET:.0%}); "
+            f"misdiagnosed {wrong} (target 0)"
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,53 @@
+"""Every loss explained, on a slice of the held-out mistakes (benchmarks/heldout_mistakes.py
+runs all of them and prints the rate).
+
+Each is a wrong implementation written as a student would, not a catalogued mutant: the
+feedback's first diagnosis of the formula must say truly what differs, and no diagnosis of
+the formula may say something untrue.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
+
+import heldout_mistakes as heldout  # noqa: E402
+
+SLICE = [
+    ("log_ratios", "abs of each log ratio"),
+    ("forward_kl", "abs on each term p·|log p/q|"),
+    ("forward_kl", "the mean of the terms instead of their sum"),
+    ("estimator_moments", "(variance, mean) in the wrong order"),
+    ("aggregate_loss", "token-mean with every padded position counted"),
+    ("group_advantages", "mean − r: every advantage negated"),
+    ("clipped_surrogate", "token-mean over every position, padding included"),
+    ("clipped_surrogate", "the advantages negated"),
+    ("clipped_surrogate", "verl's default dual clip (c = 3) on negative advantages"),
+    ("thr_weights", "THR = 0 treated as positive"),
+    ("nll_on_correct", "the NLL averaged over the batch axis (rows), not the tokens"),
+    ("smaug_floor", "the floor on the incorrect responses"),
+    ("smaug_floor", "0 / 0 when no response is correct"),
+]
+
+
+def _held(function: str, what: str) -> heldout.HeldOut:
+    return next(h for h in heldout.HELDOUT if h.function == function and h.what == what)
+
+
+def test_the_held_out_set_has_forty_mistakes_across_every_notebook():
+    assert len(heldout.HELDOUT) >= 40
+    assert {h.assignment[:2] for h in heldout.HELDOUT} == {f"0{k}" for k in range(1, 8)}
+
+
+@pytest.mark.parametrize("function,what", SLICE, ids=[f"{f}: {w}" for f, w in SLICE])
+def test_a_held_out_mistake_is_explained_truly(function, what):
+    v = heldout.judge(_held(function, what))
+    assert v.score < v.points, f"{what}: full marks"
+    assert not v.wrong_ids, f"{what}: untrue diagnoses {v.wrong_ids}\n{v.feedback}"
+    assert v.explained, (
+        f"{what}: first diagnosis {v.first}, true ones {sorted(v.held.true)}\n{v.feedback}"
+    )
