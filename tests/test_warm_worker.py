@@ -386,3 +386,55 @@ def test_a_submission_that_sleeps_in_every_call_stops_at_its_time_budget(warm):
     assert failed[0]["raised"] == sandbox.TIMEOUT, failed[0]
     assert all(sandbox.BUDGET_EXHAUSTED in o["message"] for o in failed), failed
     assert all(o["raised"] == sandbox.NOT_RUN for o in failed[1:]), failed
+
+
+def test_an_ordinary_users_batch_runs_in_warm_workers_with_roots_isolation():
+    """As an unprivileged user, bubblewrap's mount namespace is older than the sandbox's user
+    namespace, so the sandbox's /proc is locked read-only and a zygote that mounted each job's
+    /proc writable first was refused (EPERM): every job graded cold. Does a batch graded by an
+    ordinary user (`drills grade` through runuser) now run in a warm worker whose probe passed,
+    with the corpus's scores for a polluter and for the witness graded after it?"""
+    import shutil
+    import subprocess
+    import tempfile
+
+    import unprivileged
+
+    why = unprivileged.why_not_as_user()
+    if why:
+        pytest.skip(why)
+    unprivileged.ensure_user()
+    top = Path(tempfile.mkdtemp(prefix="drills-warm-user-"))  # pytest's tmp_path is root's only
+    try:
+        top.chmod(0o755)
+        course = unprivileged.readable_course(top)
+        work = top / "work"
+        names = ["solution", "isolation_leaves_files", "isolation_witness"]
+        for i, name in enumerate(names):  # graded in this order by one zygote (--jobs 1)
+            folder = work / "submitted" / f"s{i}_{name}" / A
+            folder.mkdir(parents=True)
+            (folder / f"{A}.ipynb").write_bytes((CORPUS / f"{name}.ipynb").read_bytes())
+        (work / "home").mkdir()
+        subprocess.run(["chown", "-R", f"{unprivileged.USER}:", str(work)], check=True)
+        env = {
+            "PATH": "/usr/bin:/bin",
+            "HOME": str(work / "home"),
+            "LANG": "C.UTF-8",
+            "DRILLS_CACHE_DIR": str(work / "cache"),
+        }
+        drills = str(course / ".venv" / "bin" / "drills")
+        out = work / "graded"
+        args = [drills, "grade", str(work / "submitted"), "--out", str(out), "--jobs", "1"]
+        r = unprivileged.as_user(args, env, work, timeout=300)
+        assert r.returncode == 0, f"drills grade as {unprivileged.USER}:\n{r.stdout}{r.stderr}"
+        run = json.loads((out / "run.json").read_text())
+        assert run["settings"]["isolation"] == "bwrap", run["settings"]
+        pool = run["warm_workers"]
+        assert pool["unavailable"] is None, pool  # the zygote's start-up probe passed
+        assert pool["warm_jobs"] >= len(names) and pool["cold_jobs"] == 0, pool
+        rows = (out / "grades.csv").read_text().splitlines()[1:]
+        got = {row.split(",")[3]: float(row.split(",")[9]) for row in rows}
+        want = {f"s{i}_{n}": EXPECTED[n]["total"] for i, n in enumerate(names)}
+        assert got == want, (got, r.stderr[-2000:])
+    finally:
+        shutil.rmtree(top, ignore_errors=True)
