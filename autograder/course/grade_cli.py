@@ -133,6 +133,10 @@ class Grader:
         self.secret = seeds.course_secret(secret)
         self.limits = limits or sandbox.Limits()
         self.isolation = sandbox.detect([self.root, *(hidden or [])], force_reduced=force_reduced)
+        if self.secret != seeds.PUBLIC_DEFAULT_SECRET:
+            why = sandbox.secret_exposure(self.isolation, list(hidden or []))
+            if why:
+                raise sandbox.SecretExposed(f"refusing to grade with the course secret: {why}")
         self._prepared: dict[str, Prepared] = {}
         self._prepare_lock = threading.RLock()
         self._sources: dict[str, set[str]] | None = None
@@ -845,7 +849,11 @@ def _grade_cmd(args: argparse.Namespace) -> int:
         print(f"drills grade: --canvas-roster {roster} is not a file", file=sys.stderr)
         return 2
     hidden = [out.resolve()] + ([Path(args.secret_file).resolve()] if args.secret_file else [])
-    grader = Grader(secret=secret, limits=_limits(args), hidden=hidden)
+    try:
+        grader = Grader(secret=secret, limits=_limits(args), hidden=hidden)
+    except sandbox.SecretExposed as e:
+        print(f"drills grade: {e}", file=sys.stderr)
+        return 2
     for w in grader.isolation.warnings:
         print(f"warning: {w}", file=sys.stderr)
     t0 = time.monotonic()

@@ -68,6 +68,10 @@ class SandboxError(RuntimeError):
     """The sandbox itself could not be set up (not the learner's fault)."""
 
 
+class SecretExposed(SandboxError):
+    """Learner code could read the course secret under this isolation: no grading with it."""
+
+
 @dataclass(frozen=True)
 class Limits:
     timeout: float = 30.0  # seconds one step (a cell, or one call) may take
@@ -158,6 +162,56 @@ def _others_can_reach(path: Path) -> bool:
         return bool(m & stat.S_IROTH) and (not stat.S_ISDIR(m) or bool(m & stat.S_IXOTH))
     except OSError:
         return False
+
+
+def _others_can_open(path: Path) -> bool:
+    """Can an unrelated uid reach ``path`` (mode bits only): read it if a file, list or enter
+    it if a folder? A path that does not exist yet counts as its nearest existing folder."""
+    path = Path(os.path.realpath(path))
+    while not path.exists() and path != path.parent:
+        path = path.parent
+    try:
+        for parent in path.parents:
+            if not parent.stat().st_mode & stat.S_IXOTH:
+                return False
+        m = path.stat().st_mode
+        return (
+            bool(m & (stat.S_IROTH | stat.S_IXOTH)) if stat.S_ISDIR(m) else bool(m & stat.S_IROTH)
+        )
+    except OSError:
+        return False
+
+
+def secret_exposure(iso: Isolation, private: list[Path]) -> str | None:
+    """Why learner code could read the course secret, or what is derived from it (the
+    generated inputs in the outcome cache, the results), under ``iso``; None when it cannot.
+
+    ``private``: the secret's file and the folders that hold derived values (the output
+    folder; $DRILLS_SECRET_FILE and the outcome cache are added here). Under bubblewrap none of them is in the child's
+    view (they are not bound, or covered when inside a bound folder) and the grader's
+    environment and memory are in another pid namespace. Without bubblewrap a child running
+    as the grader's own user can read all of them (the file, /proc/<grader>/environ and
+    /proc/<grader>/mem), so no secret may be used; a child running as a separate uid (the
+    grader is root) is kept out by file modes, so each of them must be private."""
+    if iso.mode == "bwrap":
+        return None
+    if not iso.drop_uid:
+        return (
+            f"without bubblewrap, learner code runs as this grader's own user (uid "
+            f"{os.geteuid()}), who can read the secret's file, the grader's environment and "
+            "memory, and the outcome cache derived from the secret. Grade with bubblewrap, or "
+            "as root with a Python other users can read (children then run as separate "
+            "uids), or without a secret"
+        )
+    env_file = os.environ.get("DRILLS_SECRET_FILE")
+    for path in [*private, *([Path(env_file)] if env_file else []), *_cache_dirs()]:
+        if _others_can_open(path):
+            return (
+                f"without bubblewrap, learner code runs as a separate uid that can read {path} "
+                "(it, or the folder it will be made in, is open to other users). Make it "
+                "private (chmod 600 for the secret's file, chmod 700 for a folder)"
+            )
+    return None
 
 
 def _bind_sources() -> list[Path]:
