@@ -333,7 +333,7 @@ def test_a_zygote_whose_jobs_would_see_its_proc_is_refused_and_grading_goes_cold
     """A zygote that does not mount each job's own /proc (the hole of issue 17): does its probe
     find it, is the worker reported unavailable, and are submissions graded right, cold?"""
     text = worker.ZYGOTE.read_text()
-    mount = '        _mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, None)\n'
+    mount = '        _mount("proc", "/proc", "proc", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, None)\n'
     assert text.count(mount) == 1
     leaky = tmp_path / "zygote.py"
     leaky.write_text(text.replace(mount, ""))
@@ -438,3 +438,38 @@ def test_an_ordinary_users_batch_runs_in_warm_workers_with_roots_isolation():
         assert got == want, (got, r.stderr[-2000:])
     finally:
         shutil.rmtree(top, ignore_errors=True)
+
+
+_SLEEPS_1S = "import time\ndef slow():\n    time.sleep(1.0)\n    return 1\n"
+
+
+def test_warm_and_cold_spend_a_time_budget_alike_and_a_warm_kill_waits_for_nothing(monkeypatch):
+    """Calls that sleep 1 s under a 6.5 s budget: a cold child's interpreter start-up and
+    imports used to be charged to the budget (a warm job has none), and a warm job ended by
+    the budget waited a 1 s grace before its kill (14.1 s warm against 12.07 s cold for a
+    2 x 6 s budget). Do both modes now finish the same calls (the budget counts from each
+    child's first record), and is a warm job ended by its budget killed without that grace?"""
+    graces: list[float] = []
+    take = worker._JobHandle._take
+
+    def spy(self, timeout):
+        if self.killed is False and timeout >= 1.0 and not self.ended:
+            graces.append(timeout)
+        return take(self, timeout)
+
+    monkeypatch.setattr(worker._JobHandle, "_take", spy)
+    limits = sandbox.Limits(timeout=5, budget=6.5)
+    cases = {"slow": [{"args": [], "kwargs": {"$dict": {}}}] * 12}
+    got = {}
+    for warm in (False, True):
+        with worker.WorkerPool(ISO, limits) as pool:
+            ex = sandbox.execute(
+                [("c", _SLEEPS_1S)], [], cases, ISO, limits, runner=pool if warm else None
+            )
+            assert pool.stats["warm_jobs"] == (1 if warm else 0), (pool.stats, pool.unavailable)
+        got[warm] = ex.functions["slow"].outcomes
+        assert ex.budget_exhausted, (warm, got[warm])
+    values = [o for o in got[False] if o == {"value": 1}]
+    assert 0 < len(values) < 12, got[False]
+    assert got[True] == got[False], got
+    assert graces == [], f"a warm job ended by its budget waited {graces} s before its kill"

@@ -47,7 +47,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from autograder.cases import codec
@@ -79,15 +79,22 @@ class Limits:
     nproc: int = 64  # processes and threads
     fsize_mb: int = 64  # largest file the child may write
     output_chars: int = 20_000  # learner stdout/stderr kept per stream
-    max_line: int = 16 * 1024 * 1024  # one record on the outcome pipe
-    max_stream: int = 128 * 1024 * 1024  # all records of one child
+    # The outcome channel. Every record the grader accepts is held (parsed, several times its
+    # size in memory) until the submission is scored, so what a submission may write there is
+    # bounded whatever it writes: one record, and all records of all its children together.
+    # A reference solution writes 10-31 KB in all (its largest record 1 KB) in every
+    # notebook; a larger honest return value fails its case as "too large" (child_harness).
+    max_line: int = 1024 * 1024  # one record on the outcome pipe
+    max_stream: int = 4 * 1024 * 1024  # all records of one submission, every child together
     budget: float | None = None  # wall-clock seconds for one submission (None: BUDGET_STEPS steps)
 
     @property
     def submission_budget(self) -> float:
         """Wall-clock seconds one submission's program may take in all, its children and
         restarts together: a step's timeout bounds one call, this bounds their sum (a
-        submission that sleeps or recurses in every call)."""
+        submission that sleeps or recurses in every call). Each child's time counts from its
+        first record (after its start-up and the trusted setup cells), so that a cold child
+        and a warm job, whose start-ups differ, spend it alike."""
         return self.budget if self.budget is not None else BUDGET_STEPS * self.timeout
 
     @property
@@ -410,6 +417,12 @@ class ChildRun:
     stderr_bytes: int
     seconds: float
     bwrap: bool = False
+    # seconds charged to the submission's time budget: from the child's first record (the
+    # trusted setup has run; learner code runs next) to its end. A fresh interpreter's
+    # start-up, which a warm worker does not have, is not charged, so that both spend a
+    # budget alike.
+    charged: float = 0.0
+    channel_bytes: int = 0  # what it wrote on the outcome channel
 
 
 def codec_source() -> str:
@@ -454,13 +467,14 @@ def run_child(
     limits: Limits,
     slot: int = 0,
     cpu_seconds: int = 600,
-    deadline: float | None = None,
+    budget_left: float | None = None,
 ) -> ChildRun:
-    """Start one child on ``job``, read its records until it ends, a step times out or the
-    submission's time budget (``deadline``, on time.monotonic()) runs out."""
+    """Start one child on ``job``, read its records until it ends, a step times out or what
+    is left of the submission's time budget (``budget_left`` seconds, counted from the
+    child's first record) runs out."""
     tmp = Path(tempfile.mkdtemp(prefix="drills-child-"))
     try:
-        return _run_in(tmp, job, iso, limits, slot, cpu_seconds, deadline)
+        return _run_in(tmp, job, iso, limits, slot, cpu_seconds, budget_left)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
@@ -566,7 +580,7 @@ def _run_in(
     limits: Limits,
     slot: int,
     cpu_seconds: int,
-    deadline: float | None = None,
+    budget_left: float | None = None,
 ) -> ChildRun:
     box = make_box(tmp, iso, slot, {"harness.py": HARNESS.read_text(encoding="utf-8")})
     uid = _child_uid(slot) if iso.drop_uid else None
@@ -587,7 +601,8 @@ def _run_in(
     finally:
         os.close(w)
     try:
-        return _collect(_PopenHandle(proc, iso, uid), r, limits, t0, iso.mode == "bwrap", deadline)
+        handle = _PopenHandle(proc, iso, uid)
+        return _collect(handle, r, limits, t0, iso.mode == "bwrap", budget_left)
     finally:
         _release_cgroup(cg)
 
@@ -769,7 +784,9 @@ class ChildHandle:
     def poll(self) -> int | None:  # the exit status once it has ended
         raise NotImplementedError
 
-    def kill(self) -> None:  # end it and everything it started
+    def kill(self, grace: bool = False) -> None:
+        """End it and everything it started. ``grace``: it is ending on its own (its pipes
+        closed); a moment may be given for its own exit status to arrive."""
         raise NotImplementedError
 
     def wait(self, timeout: float) -> None:  # after kill(): until it has ended
@@ -791,7 +808,7 @@ class _PopenHandle(ChildHandle):
     def poll(self) -> int | None:
         return self.proc.poll()
 
-    def kill(self) -> None:
+    def kill(self, grace: bool = False) -> None:
         _kill(self.proc, self.iso, self.uid)
 
     def wait(self, timeout: float) -> None:
@@ -811,12 +828,16 @@ def _collect(
     limits: Limits,
     t0: float,
     bwrap: bool,
-    budget_end: float | None = None,
+    budget_left: float | None = None,
 ) -> ChildRun:
     """Read a child's records, stdout and stderr until it ends, a step times out (the
-    watchdog: no record for ``limits.hard_timeout`` seconds), the submission's time budget
-    ends (``budget_end``, on time.monotonic(): ended "budget") or it writes too much."""
-    budget_end = math.inf if budget_end is None else budget_end
+    watchdog: no record for ``limits.hard_timeout`` seconds), what is left of the
+    submission's time budget (``budget_left`` seconds from its first record) is spent
+    (ended "budget"), or it writes too much. A cold child and a warm job are killed alike
+    at once when the watchdog or the budget ends them."""
+    budget_left = math.inf if budget_left is None else max(0.0, budget_left)
+    budget_end = math.inf  # set at the first record
+    first_record: float | None = None
     sel = selectors.DefaultSelector()
     streams = {out_r: "out", proc.stdout_fd: "stdout", proc.stderr_fd: "stderr"}
     for fd in streams:
@@ -868,13 +889,17 @@ def _collect(
                     break
                 lines.append(bytes(buf[:nl]))
                 del buf[: nl + 1]
-                deadline = min(time.monotonic() + limits.hard_timeout, budget_end)
+                now = time.monotonic()
+                if first_record is None:
+                    first_record, budget_end = now, now + budget_left
+                deadline = min(now + limits.hard_timeout, budget_end)
             if len(buf) > limits.max_line:
                 ended = "overflow"
                 break
         if ended == "overflow":
             break
-    proc.kill()
+    ended_at = time.monotonic()
+    proc.kill(grace=ended == "exit")
     proc.wait(timeout=10)
     for fd in list(sel.get_map()):
         sel.unregister(fd)
@@ -893,6 +918,8 @@ def _collect(
         stderr_bytes=counts["stderr"],
         seconds=time.monotonic() - t0,
         bwrap=bwrap,
+        charged=0.0 if first_record is None else ended_at - first_record,
+        channel_bytes=counts["out"],
     )
 
 
@@ -1120,12 +1147,14 @@ def execute(
     """Outcomes of every function on every case, in as many children as it takes.
 
     ``runner``: where the children run; anything with ``run_child(job, iso, limits, slot,
-    cpu_seconds, deadline) -> ChildRun`` (a :class:`autograder.engine.worker.WorkerPool` for
+    cpu_seconds, budget_left) -> ChildRun`` (a :class:`autograder.engine.worker.WorkerPool` for
     batches). By default each child is a fresh interpreter (:func:`run_child`).
 
     All the children of one submission share its time budget (``limits.submission_budget``
-    seconds of wall-clock time): when it runs out the running case fails and every case not
-    yet run fails "time budget exhausted", warm or cold alike.
+    seconds of wall-clock time, each child's counted from its first record, after its
+    start-up and the trusted setup: ChildRun.charged): when it runs out the running case
+    fails and every case not yet run fails "time budget exhausted", warm or cold alike. A
+    child's start-up is bounded by the step timeout, and their number by ``max_runs``.
     """
     start_child = runner.run_child if runner is not None else run_child
     names = list(cases)
@@ -1138,14 +1167,20 @@ def execute(
     total_cases = sum(len(v) for v in cases.values())
     cpu = int(min(3600, limits.timeout * (total_cases + len(cells) + 4)))
     t0 = time.monotonic()
-    budget_end = t0 + limits.submission_budget
+    used = 0.0  # of the budget, by the children so far
+    channel_left = limits.max_stream  # of the outcome channel's bytes, for the children to come
+    flooded = False  # the submission wrote all the channel holds
     out_parts: list[str] = []
     err_parts: list[str] = []
     spent = False  # the time budget ran out
     while len(done_fns) < len(names) and ex.runs < max_runs:
-        if time.monotonic() >= budget_end:
+        if used >= limits.submission_budget:
             spent = True
             ex.notes.append(f"{BUDGET_EXHAUSTED} ({limits.submission_budget:g} s)")
+            break
+        if channel_left <= 0:
+            flooded = True
+            ex.notes.append(f"the outcome channel's {limits.max_stream} bytes are spent")
             break
         plan = []
         for n in names:
@@ -1156,7 +1191,10 @@ def execute(
             )
             plan.append({"name": n, "start": start, "cases": cases[n][start:]})
         job = {"setup": setup, "cells": cells, "skip_cells": skip, "plan": plan}
-        run = start_child(job, iso, limits, slot, cpu, budget_end)
+        child_limits_ = replace(limits, max_stream=channel_left)
+        run = start_child(job, iso, child_limits_, slot, cpu, limits.submission_budget - used)
+        used += run.charged
+        channel_left -= run.channel_bytes
         ex.runs += 1
         out_parts.append(run.stdout)
         err_parts.append(run.stderr)
@@ -1219,6 +1257,8 @@ def execute(
                     "raised": NOT_RUN,
                     "message": f"not run: {BUDGET_EXHAUSTED} ({limits.submission_budget:g} s)"
                     if spent
+                    else "not run: the program wrote too much on the grader's channel"
+                    if flooded
                     else "not run: the program kept stopping",
                 }
     if spent:
