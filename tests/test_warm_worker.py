@@ -473,3 +473,60 @@ def test_warm_and_cold_spend_a_time_budget_alike_and_a_warm_kill_waits_for_nothi
     assert 0 < len(values) < 12, got[False]
     assert got[True] == got[False], got
     assert graces == [], f"a warm job ended by its budget waited {graces} s before its kill"
+
+
+def test_a_grader_ended_by_sigterm_leaves_no_sandbox_folder_behind(tmp_path):
+    """Slurm's scancel (and a pod being stopped) sends SIGTERM: a cancelled task used to leave
+    its /tmp/drills-worker-* folders behind. Does `drills grade` now remove its sandbox
+    folders and end when it gets SIGTERM in the middle of a batch?"""
+    import subprocess
+    import time
+
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    subs = tmp_path / "subs"
+    subs.mkdir()
+    for i in range(3):  # a batch (warm workers), each call sleeping inside the step timeout
+        (subs / f"s{i}.ipynb").write_bytes((CORPUS / "sleeps_in_every_call.ipynb").read_bytes())
+    env = {k: v for k, v in os.environ.items() if not k.startswith("DRILLS_SECRET")}
+    env["TMPDIR"] = str(tmp)
+    args = ["grade", str(subs), "--out", str(tmp_path / "out"), "--assignment", A]
+    p = subprocess.Popen(
+        [sys.executable, "-m", "autograder.cli", *args, "--jobs", "1", "--timeout", "5"],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        deadline = time.monotonic() + 180
+        while not list(tmp.glob(f"drills-worker-{p.pid}-*")):
+            assert p.poll() is None, f"drills grade ended first: {p.stderr.read()[-2000:]}"
+            assert time.monotonic() < deadline, "waited 180 s for a warm worker's folder"
+            time.sleep(0.1)
+        p.send_signal(signal.SIGTERM)
+        code = p.wait(timeout=60)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    assert sorted(x.name for x in tmp.iterdir()) == []
+    assert code == 128 + signal.SIGTERM
+
+
+def test_sandbox_folders_of_graders_that_were_killed_are_swept(tmp_path):
+    """A grader killed outright (SIGKILL) cannot clean up: does the next one remove the
+    sandbox folders whose grader is gone, and keep those of a grader still running and
+    anything that is not a sandbox folder?"""
+    import subprocess
+
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    old = 1_000_000_000  # their mtime: long unchanged
+    dead = tmp_path / f"drills-worker-{gone.pid}-abc"
+    live = tmp_path / f"drills-child-{os.getppid()}-def"
+    other = tmp_path / f"other-{gone.pid}-ghi"
+    for d in (dead, live, other):
+        (d / "work").mkdir(parents=True)
+        os.utime(d, (old, old))
+    assert sandbox.sweep_scratch(tmp_path) == [dead]
+    assert sorted(x.name for x in tmp_path.iterdir()) == sorted([live.name, other.name])

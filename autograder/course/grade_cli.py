@@ -40,6 +40,7 @@ import functools
 import json
 import queue
 import resource
+import signal
 import sys
 import threading
 import time
@@ -848,6 +849,8 @@ def _grade_cmd(args: argparse.Namespace) -> int:
     if roster is not None and not roster.is_file():
         print(f"drills grade: --canvas-roster {roster} is not a file", file=sys.stderr)
         return 2
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, sandbox.end_on_sigterm)  # no sandbox folder left behind
     hidden = [out.resolve()] + ([Path(args.secret_file).resolve()] if args.secret_file else [])
     try:
         grader = Grader(secret=secret, limits=_limits(args), hidden=hidden)

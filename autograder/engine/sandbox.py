@@ -39,6 +39,7 @@ import importlib.util
 import json
 import math
 import os
+import re
 import selectors
 import shutil
 import signal
@@ -233,6 +234,7 @@ def _bind_sources() -> list[Path]:
 def detect(hidden: list[Path], force_reduced: bool = False) -> Isolation:
     """How children will be isolated on this machine (probes bwrap once)."""
     hidden = [Path(os.path.realpath(h)) for h in hidden]
+    sweep_scratch()  # what killed graders left behind
     root = os.geteuid() == 0
     drop = root and all(_others_can_reach(p) for p in _bind_sources())
     if os.environ.get("DRILLS_SANDBOX_UID", "").lower() == "keep":
@@ -472,14 +474,78 @@ def run_child(
     """Start one child on ``job``, read its records until it ends, a step times out or what
     is left of the submission's time budget (``budget_left`` seconds, counted from the
     child's first record) runs out."""
-    tmp = Path(tempfile.mkdtemp(prefix="drills-child-"))
+    tmp = scratch_dir("child")
     try:
         return _run_in(tmp, job, iso, limits, slot, cpu_seconds, budget_left)
     finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+        release_scratch(tmp)
 
 
 # -- the one way a sandbox is set up: cold children and warm workers ---------------------------
+
+_SCRATCH = re.compile(r"^drills-(child|worker)-(\d+)-")
+_SCRATCH_MIN_AGE_S = 60.0
+
+
+_LIVE_SCRATCH: set[Path] = set()  # this process's sandbox folders, until released
+
+
+def scratch_dir(kind: str) -> Path:
+    """A fresh folder for one sandbox (``kind``: child or worker), named with this grader's
+    pid, so that one left behind by a grader that was killed (a cancelled Slurm task gets
+    SIGKILL once its grace ends) is found and removed by the next grader (sweep_scratch).
+    Remove it with :func:`release_scratch`."""
+    path = Path(tempfile.mkdtemp(prefix=f"drills-{kind}-{os.getpid()}-"))
+    _LIVE_SCRATCH.add(path)
+    return path
+
+
+def release_scratch(path: Path) -> None:
+    shutil.rmtree(path, ignore_errors=True)
+    _LIVE_SCRATCH.discard(path)
+
+
+def end_on_sigterm(signum: int, _frame) -> None:
+    """A SIGTERM handler for a grading process (Slurm's scancel or time limit, a pod being
+    stopped): remove this process's sandbox folders and end at once, as a SIGKILL would
+    (every result already stored is kept; a rerun resumes). The sandboxes themselves end
+    with it (bubblewrap's --die-with-parent; without bubblewrap, the signal reaches them)."""
+    for path in list(_LIVE_SCRATCH):
+        shutil.rmtree(path, ignore_errors=True)
+    os._exit(128 + signum)
+
+
+def sweep_scratch(folder: Path | None = None) -> list[Path]:
+    """Remove the sandbox folders that graders which have ended left in ``folder`` (the
+    temporary folder): only this user's, only those whose grader's pid is gone and that have
+    not changed for a minute. Returns what was removed."""
+    folder = Path(folder or tempfile.gettempdir())
+    removed = []
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return removed
+    now = time.time()
+    for entry in entries:
+        m = _SCRATCH.match(entry.name)
+        if not m or int(m[2]) == os.getpid():
+            continue
+        try:
+            st = entry.stat(follow_symlinks=False)
+            if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.geteuid():
+                continue
+            if now - st.st_mtime < _SCRATCH_MIN_AGE_S:
+                continue
+            os.kill(int(m[2]), 0)
+            continue  # its grader still runs
+        except ProcessLookupError:
+            pass
+        except OSError:
+            continue  # not ours to judge (PermissionError: another user's live process)
+        shutil.rmtree(entry.path, ignore_errors=True)
+        if not os.path.exists(entry.path):
+            removed.append(Path(entry.path))
+    return removed
 
 
 @dataclass

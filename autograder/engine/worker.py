@@ -28,12 +28,10 @@ import ast
 import json
 import os
 import select
-import shutil
 import signal
 import socket
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from pathlib import Path
@@ -156,7 +154,7 @@ class Worker:
     # -- life --
 
     def start(self) -> None:
-        self.tmp = Path(tempfile.mkdtemp(prefix="drills-worker-"))
+        self.tmp = sandbox.scratch_dir("worker")
         files = {
             "harness.py": sandbox.HARNESS.read_text(encoding="utf-8"),
             "zygote.py": ZYGOTE.read_text(encoding="utf-8"),
@@ -235,7 +233,7 @@ class Worker:
         sandbox._release_cgroup(self.cgroup)
         self.cgroup = None
         if self.tmp is not None:
-            shutil.rmtree(self.tmp, ignore_errors=True)
+            sandbox.release_scratch(self.tmp)
             self.tmp = None
 
     # -- messages --
