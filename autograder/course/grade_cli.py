@@ -962,6 +962,9 @@ def _check_cmd(args: argparse.Namespace, grader: Grader | None = None) -> int:
             student=args.student,
             budget=args.budget,
         )
+    except sandbox.SecretExposed as e:  # a course secret where learner code could read it
+        print(f"drills check: {e}", file=sys.stderr)
+        return 2
     except Exception as e:  # noqa: BLE001 (a learner gets a sentence, never a traceback)
         print(
             f"drills check: the grader failed on {path.name} ({_describe(e)}); "
@@ -1030,7 +1033,11 @@ def _warm_cmd(args: argparse.Namespace) -> int:
         from autograder.course import check_server
 
         defaults = check_args("NOTEBOOK")
-        grader = check_grader(defaults.timeout, defaults.budget, defaults.student)
+        try:
+            grader = check_grader(defaults.timeout, defaults.budget, defaults.student)
+        except sandbox.SecretExposed as e:
+            print(f"drills warm --serve: {e}", file=sys.stderr)
+            return 2
         return check_server.serve(args.assignments[0], check_args, _check_cmd, grader)
     root = notebook.course_root()
     for a in args.assignments or notebook.available_assignments(root):
