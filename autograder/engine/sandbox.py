@@ -252,11 +252,16 @@ def detect(hidden: list[Path], force_reduced: bool = False) -> Isolation:
     if os.environ.get("DRILLS_SANDBOX", "").lower() in ("none", "reduced", "off"):
         force_reduced = True
     if bwrap and not force_reduced:
+        # its own empty /tmp: bwrap makes the mount points of folders bound below /tmp (an
+        # interpreter under /tmp) inside it, which must not land in the real temporary folder
+        scratch = scratch_dir("child")
+        if iso.drop_uid:  # the probe runs as the children's uid
+            os.chown(scratch, _child_uid(0), _child_uid(0))
         probe = _bwrap_command(
             bwrap,
             iso,
             Path("/nonexistent-in"),
-            Path(tempfile.gettempdir()),
+            scratch,
             [str(_interpreter()[0]), "-S", "-c", "pass"],
         )
         try:
@@ -276,6 +281,8 @@ def detect(hidden: list[Path], force_reduced: bool = False) -> Isolation:
                 )
         except (OSError, subprocess.SubprocessError) as e:
             iso.warnings.append(f"bwrap is installed but failed to start a sandbox: {e}")
+        finally:
+            release_scratch(scratch)
     elif not bwrap and not force_reduced:
         iso.warnings.append("bubblewrap (bwrap) is not installed")
     if iso.reduced:
