@@ -12,6 +12,7 @@ inputs right but returns its result moved by 0.123 (text: a suffix; a record: ea
 fields), which no catalogued mistake explains (once error shapes are diagnosed, an
 "offset"). The move is in each function's own result: its graded callees are the reference's
 while it is graded (one slip, one charge), so a result the move left alone would score full.
+"broken": the solution with a syntax error in its first cell that defines a graded function.
 """
 
 from __future__ import annotations
@@ -92,7 +93,22 @@ def _shifted(assignment: str):
 def learner(assignment: str, kind: str, student: str):
     if kind == "unrecognised":
         return _shifted(assignment)
+    if kind == "broken":
+        return _broken(assignment, student)
     return nbgrader_course.learner_notebook(assignment, kind, student)
+
+
+def _broken(assignment: str, student: str):
+    """The solution with a syntax error at the end of the first cell that defines a graded
+    function (a half-typed line): that cell does not load, its functions are missing, the
+    notebook's other cells still run."""
+    nb = nbgrader_course.learner_notebook(assignment, "solution", student)
+    names = [f.name for f in assignments.get(assignment).functions]
+    for cell in nb.cells:
+        if cell.cell_type == "code" and any(f"def {n}(" in cell.source for n in names):
+            cell.source += "\n\nresult = (  # unfinished\n"
+            break
+    return nb
 
 
 def write_class(folder: Path, plan: Plan) -> Path:
@@ -129,9 +145,11 @@ def fixture_plan() -> Plan:
     return [(f"st{i:02d}", a, kind) for a in sorted(kinds) for i, kind in enumerate(kinds[a])]
 
 
-def mixed_plan(n: int, seed: int = 0) -> Plan:
+def mixed_plan(n: int, seed: int = 0, broken: float = 0.0) -> Plan:
     """``n`` submissions over every assignment (students in turn hand in each of them):
-    40 % correct, 20 % blank, 40 % one catalogued mistake index at random."""
+    40 % correct, 20 % blank, 40 % one catalogued mistake index at random; with ``broken``,
+    that fraction of the mistakes' share is a notebook that does not load whole (a syntax
+    error in a graded cell) instead."""
     rng = random.Random(seed)
     names = list(notebook.ASSIGNMENTS)
     plan = []
@@ -139,7 +157,13 @@ def mixed_plan(n: int, seed: int = 0) -> Plan:
         a = names[j % len(names)]
         x = rng.random()
         kind = (
-            "solution" if x < 0.4 else "stub" if x < 0.6 else f"mistakes-{rng.randint(1, _most(a))}"
+            "solution"
+            if x < 0.4
+            else "stub"
+            if x < 0.6
+            else "broken"
+            if x >= 1.0 - broken
+            else f"mistakes-{rng.randint(1, _most(a))}"
         )
         plan.append((f"s{j // len(names):04d}", a, kind))
     return plan

@@ -82,32 +82,31 @@ def test_slurm_array_tasks_and_merge_grade_every_submission_once(course):
 
 
 @pytest.mark.slow
-def test_shard_graded_without_sandbox_is_refused_at_merge_and_regrading_it_recovers(course):
-    """A task on a node where bubblewrap cannot start grades with reduced isolation: does the
-    merge refuse it beside sandboxed shards, does docs/large-courses.md's grep name it, and
-    does grading that task again with a sandbox (the recovery that page gives) let the merge
-    through?"""
+def test_task_without_sandbox_refuses_the_secret_and_regrading_it_recovers(course):
+    """A task on a node where bubblewrap cannot start would run learner code as the instructor's
+    own user, who can read the secret: does it stop before grading, saying why (its log is what
+    docs/large-courses.md's recovery greps for), does the merge refuse the missing shard, and
+    does grading that task again with a sandbox let the merge through?"""
     probe = subprocess.run(["bwrap", "--unshare-all", "--ro-bind", "/", "/", "true"])
     if shutil.which("bwrap") is None or probe.returncode != 0:
-        pytest.skip("bubblewrap cannot start a sandbox here: every shard would be reduced")
+        pytest.skip("bubblewrap cannot start a sandbox here: every task would refuse the secret")
     out = course / "reduced"
     common = _recipe_env(course, out)
-    _bash(
-        SLURM / "grade-shard.sbatch",
-        _env(SLURM_ARRAY_TASK_ID="1", DRILLS_SANDBOX="reduced", **common),
+    env = _env(SLURM_ARRAY_TASK_ID="1", DRILLS_SANDBOX="reduced", DRILLS_SANDBOX_UID="keep")
+    p = subprocess.run(
+        ["bash", str(SLURM / "grade-shard.sbatch")],
+        env=dict(env, **common),
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
     )
+    assert p.returncode != 0 and "refusing to grade with the course secret" in p.stderr, p.stderr
+    assert not (out / f"shard-1-of-{N}" / "run.json").exists()
     _bash(SLURM / "grade-shard.sbatch", _env(SLURM_ARRAY_TASK_ID="2", **common))
     p = subprocess.run(
         ["bash", str(SLURM / "merge.sbatch")], env=_env(**common), capture_output=True, text=True
     )
-    assert p.returncode != 0 and "isolation" in p.stderr, p.stderr
-    named = subprocess.run(
-        f'grep -l \'"isolation": "reduced"\' {out}/shard-*/run.json',
-        shell=True,
-        capture_output=True,
-        text=True,
-    )
-    assert named.stdout.split() == [f"{out}/shard-1-of-{N}/run.json"]
+    assert p.returncode != 0, p.stderr
     _bash(SLURM / "grade-shard.sbatch", _env(SLURM_ARRAY_TASK_ID="1", **common))
     _bash(SLURM / "merge.sbatch", _env(**common))
     assert [r.split(",")[3] for r in _rows(out / "merged")[1:]] == ["ann", "ben", "cid"]
@@ -278,18 +277,212 @@ def _manifest(name: str) -> dict:
     return doc
 
 
-def test_indexed_job_manifest_is_an_indexed_job_with_one_index_per_shard():
-    """Does the manifest parse, declare completionMode Indexed with completions equal to
-    SHARDS, and read the pod's JOB_COMPLETION_INDEX? Is the merge Job's SHARDS the same?"""
-    job = _manifest("grade-indexed-job.yaml")
-    assert (job["apiVersion"], job["kind"]) == ("batch/v1", "Job")
-    spec = job["spec"]
+DIGEST = "registry.example.edu/reward-drills@sha256:" + "ab" * 32
+
+
+def _apply(*args: str, **env: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        ["bash", str(K8S / "apply.sh"), *args],
+        env=_env(**env),
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def _rendered(shards: int = 3, jobs_only: bool = True) -> list[dict]:
+    """The manifests as deploy/k8s/apply.sh would apply them (the Jobs: grade, merge)."""
+    p = _apply("--render", SHARDS=str(shards), IMAGE=DIGEST)
+    assert p.returncode == 0, p.stderr
+    docs = list(yaml.safe_load_all(p.stdout))
+    return [d for d in docs if d["kind"] == "Job"] if jobs_only else docs
+
+
+def test_the_shard_count_is_set_in_one_place():
+    """SHARDS given to apply.sh once: does it become the grading Job's completions and its
+    pods' SHARDS, while the merge Job needs no count of its own (it was set by hand in three
+    places, which could disagree)?"""
+    grade, merge = _rendered(5)
+    spec = grade["spec"]
     (container,) = spec["template"]["spec"]["containers"]
     env = {e["name"]: e["value"] for e in container["env"]}
-    assert spec["completionMode"] == "Indexed" and spec["completions"] == int(env["SHARDS"])
-    assert "JOB_COMPLETION_INDEX" in container["args"][0]
-    (merge,) = _manifest("merge-job.yaml")["spec"]["template"]["spec"]["containers"]
-    assert {e["name"]: e["value"] for e in merge["env"]}["SHARDS"] == env["SHARDS"]
+    assert spec["completionMode"] == "Indexed" and spec["completions"] == 5
+    assert env["SHARDS"] == "5" and "JOB_COMPLETION_INDEX" in container["args"][0]
+    (merger,) = merge["spec"]["template"]["spec"]["containers"]
+    assert "SHARDS" not in str(merger.get("env", "")) and "$SHARDS" not in merger["args"][0]
+    assert (
+        grade["metadata"]["name"] == "drills-grade" and merge["metadata"]["name"] == "drills-merge"
+    )
+
+
+def test_manifests_pass_the_kubernetes_schema_strictly():
+    """Both rendered manifests against the Kubernetes API schema (kubernetes-validate, strict:
+    an unknown or misspelt field fails), for the oldest and newest versions it ships; and does
+    the check catch a misspelt field?"""
+    kv = pytest.importorskip("kubernetes_validate", reason="pip install kubernetes-validate")
+    docs = _rendered(jobs_only=False)
+    assert [d["kind"] for d in docs] == ["NetworkPolicy", "Job", "Job"]
+    for version in ("1.27.0", kv.latest_version()):
+        for doc in docs:
+            kv.validate(doc, version, strict=True)
+    bad = dict(docs[1], spec=dict(docs[1]["spec"], completionz=3))
+    with pytest.raises(kv.ValidationError):
+        kv.validate(bad, kv.latest_version(), strict=True)
+
+
+def _restricted_problems(doc: dict) -> list[str]:
+    """What Pod Security "restricted" (Kubernetes' Pod Security Standards) would refuse in a
+    Job's pod, plus this recipe's own rules: limits on every container, private secret mounts,
+    no service-account token, a deadline and a retry limit that fail the Job."""
+    problems = []
+    spec, pod = doc["spec"], doc["spec"]["template"]["spec"]
+    psc = pod.get("securityContext", {})
+    for key in ("backoffLimit", "activeDeadlineSeconds"):
+        if not isinstance(spec.get(key), int):
+            problems.append(f"no {key}: a failing Job would never end")
+    if pod.get("automountServiceAccountToken") is not False:
+        problems.append("a service-account token is mounted")
+    if pod.get("hostNetwork") or pod.get("hostPID") or pod.get("hostIPC"):
+        problems.append("host namespaces")
+    for c in pod.get("initContainers", []) + pod["containers"]:
+        sc = {
+            **{k: psc[k] for k in ("runAsNonRoot", "seccompProfile") if k in psc},
+            **c.get("securityContext", {}),
+        }
+        name = c["name"]
+        if sc.get("runAsNonRoot") is not True or sc.get("runAsUser", psc.get("runAsUser")) == 0:
+            problems.append(f"{name}: may run as root")
+        if sc.get("readOnlyRootFilesystem") is not True:
+            problems.append(f"{name}: the root filesystem is writable")
+        if sc.get("allowPrivilegeEscalation") is not False:
+            problems.append(f"{name}: allowPrivilegeEscalation is not false")
+        if sc.get("privileged"):
+            problems.append(f"{name}: privileged")
+        caps = sc.get("capabilities", {})
+        if "ALL" not in caps.get("drop", []) or set(caps.get("add", [])) - {"NET_BIND_SERVICE"}:
+            problems.append(f"{name}: capabilities are not all dropped")
+        if sc.get("seccompProfile", {}).get("type") not in ("RuntimeDefault", "Localhost"):
+            problems.append(f"{name}: no RuntimeDefault or Localhost seccomp profile")
+        limits = c.get("resources", {}).get("limits", {})
+        if not {"cpu", "memory"} <= set(limits):
+            problems.append(f"{name}: no cpu and memory limits")
+        if "@sha256:" not in c["image"] or c["image"].endswith("0" * 64):
+            problems.append(f"{name}: image not pinned by digest")
+    for v in pod.get("volumes", []):
+        if "hostPath" in v:
+            problems.append(f"volume {v['name']}: hostPath")
+        if "secret" in v and v["secret"].get("defaultMode", 0o644) & 0o077:
+            problems.append(f"volume {v['name']}: secret readable by others (defaultMode)")
+    return problems
+
+
+def test_rendered_jobs_meet_pod_security_restricted_and_fail_instead_of_hanging():
+    """Would a namespace enforcing Pod Security "restricted" admit both Jobs, with limits on
+    each, the secret mounted 0400, and a retry limit and deadline that fail them? And do the
+    manifests as committed (the placeholder digest) fail the same check?"""
+    for doc in _rendered():
+        assert _restricted_problems(doc) == [], doc["metadata"]["name"]
+    raw = _manifest("grade-indexed-job.yaml")
+    assert any("digest" in p for p in _restricted_problems(raw))
+    grade = _rendered()[0]["spec"]["template"]["spec"]
+    (secret,) = [v for v in grade["volumes"] if "secret" in v]
+    assert secret["secret"]["defaultMode"] == 0o400
+    # and no network for either Job's pods
+    policy = _rendered(jobs_only=False)[0]
+    assert policy["spec"]["policyTypes"] == ["Ingress", "Egress"]
+    assert "ingress" not in policy["spec"] and "egress" not in policy["spec"]
+    wanted = policy["spec"]["podSelector"]["matchLabels"].items()
+    for doc in _rendered():
+        assert wanted <= doc["spec"]["template"]["metadata"]["labels"].items()
+
+
+@pytest.mark.parametrize(
+    "env, says",
+    [
+        ({"SHARDS": "3", "IMAGE": "registry.example.edu/reward-drills:course-2025"}, "digest"),
+        (
+            {"SHARDS": "3", "IMAGE": "registry.example.edu/reward-drills@sha256:" + "0" * 64},
+            "digest",
+        ),
+        ({"SHARDS": "three", "IMAGE": DIGEST}, "whole number"),
+        ({"IMAGE": DIGEST}, "SHARDS"),
+    ],
+)
+def test_apply_refuses_a_tag_a_placeholder_digest_or_a_bad_shard_count(env, says, tmp_path):
+    """Does apply.sh stop before calling kubectl, saying what is wrong?"""
+    kubectl = _fake_kubectl(tmp_path, "Complete")
+    p = _apply(KUBECTL=str(kubectl), **env)
+    assert p.returncode != 0 and says in p.stderr, p.stderr
+    assert not (tmp_path / "calls").exists()
+
+
+def _fake_kubectl(folder: Path, grade_ends: str) -> Path:
+    """A stand-in kubectl: logs each call to folder/calls, keeps what is applied, and lets
+    `wait` for job/drills-grade's condition ``grade_ends`` (Complete or Failed) succeed at
+    once while the other waits until killed; every condition of the merge Job completes."""
+    fake = folder / "kubectl"
+    fake.write_text(
+        f"""#!/usr/bin/env bash
+echo "$*" >> {folder}/calls
+case "$1" in
+  apply) echo --- >> {folder}/applied.yaml
+     if [ "$3" = - ]; then cat; else cat "$3"; fi >> {folder}/applied.yaml ;;
+  wait)
+    want="${{2#--for=condition=}}"; job="${{4#job/}}"
+    ends={grade_ends}
+    [ "$job" = drills-merge ] && ends=Complete
+    if [ "${{want,,}}" = "${{ends,,}}" ]; then exit 0; fi
+    while :; do sleep 0.2; done ;;
+esac
+"""
+    )
+    fake.chmod(0o755)
+    return fake
+
+
+def test_apply_replaces_the_previous_jobs_waits_for_the_grade_and_then_merges(tmp_path):
+    """A Job cannot be changed once created: does apply.sh delete the previous run's Jobs
+    before applying (re-applying needed a `kubectl delete job` nobody was told about), wait
+    until the grading Job completes, and only then apply the merge Job?"""
+    kubectl = _fake_kubectl(tmp_path, "Complete")
+    p = _apply(KUBECTL=str(kubectl), SHARDS="3", IMAGE=DIGEST)
+    assert p.returncode == 0, p.stderr
+    calls = [c.split()[0] for c in (tmp_path / "calls").read_text().splitlines()]
+    assert calls[:3] == ["apply", "delete", "apply"] and calls.index("wait") > 2, calls
+    applied = list(yaml.safe_load_all((tmp_path / "applied.yaml").read_text()))
+    names = [d["metadata"]["name"] for d in applied]
+    assert names == ["reward-drills-no-network", "drills-grade", "drills-merge"]
+
+
+def test_a_failed_grading_job_ends_the_wait_and_is_not_merged(tmp_path):
+    """The grading Job fails (its pods' retries or its deadline): does apply.sh stop at once
+    with a failure naming the Job and what to do, instead of waiting hours for "complete",
+    and leave the merge Job unapplied?"""
+    kubectl = _fake_kubectl(tmp_path, "Failed")
+    p = _apply(KUBECTL=str(kubectl), SHARDS="3", IMAGE=DIGEST, WAIT_TIMEOUT="7h")
+    assert p.returncode == 1 and "job/drills-grade failed" in p.stderr, p.stderr
+    applied = list(yaml.safe_load_all((tmp_path / "applied.yaml").read_text()))
+    assert [d["metadata"]["name"] for d in applied] == ["reward-drills-no-network", "drills-grade"]
+
+
+def test_dockerfile_pins_its_base_by_digest_and_the_build_context_leaves_out_secrets():
+    """Is the base image pinned by a sha256 digest (a tag can move), and does .dockerignore
+    keep the venv, submissions, outputs and secrets out of the build context while keeping
+    everything the Dockerfile copies?"""
+    steps = _dockerfile()
+    (base,) = [a for i, a in steps if i == "FROM"]
+    assert re.fullmatch(r"\S+@sha256:[0-9a-f]{64}", base), base
+    ignored = [
+        ln.strip()
+        for ln in (ROOT / ".dockerignore").read_text().splitlines()
+        if ln.strip() and not ln.startswith("#")
+    ]
+    for must in (".venv", ".git", "submitted", "graded", "**/*.secret", "**/.drills-cache"):
+        assert must in ignored, must
+    copied = [src for i, a in steps if i == "COPY" for src in a.split()[:-1]]
+    for src in copied:
+        assert not any(Path(src).match(pattern) for pattern in ignored), src
 
 
 def _dockerfile() -> list[tuple[str, str]]:

@@ -175,3 +175,15 @@ def test_gradescope_feedback_never_shows_generated_values(graded):
     body = graded["bodies"]["mistakes-1"]
     assert any("✗" in t["output"] for t in body["tests"])
     _no_generated_values(body)
+
+
+def test_bundle_and_its_secret_are_not_readable_by_other_users(graded):
+    """autograder.zip holds every solution and the course secret: was it written 0644, and
+    does the secret stay 0600 in the zip, after setup.sh and after a run?"""
+    zip_path = graded["zip"]
+    assert stat.S_IMODE(zip_path.stat().st_mode) == 0o600
+    with zipfile.ZipFile(zip_path) as z:
+        assert (z.getinfo("course.secret").external_attr >> 16) & 0o777 == 0o600
+    ran = zip_path.parent / "gs-solution"
+    assert stat.S_IMODE((ran / "source" / "course.secret").stat().st_mode) == 0o600
+    assert stat.S_IMODE((ran / "drills-work").stat().st_mode) == 0o700

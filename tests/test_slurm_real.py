@@ -11,10 +11,9 @@ a finished task and checks that its log kept the first attempt. Every daemon it 
 stopped by pid, whatever happens. Elsewhere it skips and says why. It waits on job states
 (squeue; there is no accounting database for sacct) with deadlines, never fixed sleeps.
 
-The user must be able to run the venv, whose base Python may sit under /root: the test
-builds a copy they can read (hard links where the file system allows) of the base Python,
-the venv (its scripts and links pointed at the copies) and the working tree. Nothing of the
-checkout is changed.
+The user runs a copy of the course they can read (tests/unprivileged.py builds it). Their
+grading must use warm workers, as root's does: the test reads how many jobs ran warm from
+the run's statistics.
 """
 
 from __future__ import annotations
@@ -29,7 +28,6 @@ import socket
 import stat
 import subprocess
 import sys
-import sysconfig
 import tempfile
 import time
 from collections.abc import Callable, Iterator
@@ -38,11 +36,10 @@ from pathlib import Path
 import nbformat
 import nbgrader_course
 import pytest
-from conftest import ROOT
+from unprivileged import USER, as_user, ensure_user, readable_course
 
 pytestmark = pytest.mark.slow
 
-USER = "drills-slurm"
 A = "01_exact_kl"
 N = 3
 STUDENTS = {
@@ -92,123 +89,6 @@ def _wait(what: str, probe: Callable[[], object], deadline_s: float, detail=lamb
         if time.monotonic() > end:
             raise AssertionError(f"waited {deadline_s:.0f} s for {what}; {detail()}")
         time.sleep(0.2)
-
-
-# -- a tree the unprivileged user can read -----------------------------------------------------
-
-
-def _user_can_read(path: Path) -> bool:
-    return (
-        subprocess.run([_which("runuser"), "-u", USER, "--", "test", "-r", str(path)]).returncode
-        == 0
-    )
-
-
-def _link_copy(src: Path, dst: Path, skip: tuple[str, ...] = ()) -> None:
-    """``dst`` = ``src`` by hard links (same modes; copies across file systems)."""
-
-    def link(a: str, b: str) -> None:
-        try:
-            os.link(a, b)
-        except OSError:
-            shutil.copy2(a, b)
-
-    shutil.copytree(
-        src, dst, symlinks=True, copy_function=link, ignore=shutil.ignore_patterns(*skip)
-    )
-
-
-def _runpath_to_origin(exe: Path, old_lib: bytes) -> None:
-    """An interpreter linked with RUNPATH=<old prefix>/lib finds libpython at $ORIGIN/../lib
-    (the string is patched in a new file, padded with NULs: it can only get shorter)."""
-    data = exe.read_bytes()
-    new = b"$ORIGIN/../lib"
-    if old_lib + b"\0" not in data or len(new) > len(old_lib):
-        return
-    data = data.replace(old_lib + b"\0", new + b"\0" * (len(old_lib) - len(new) + 1))
-    mode = stat.S_IMODE(exe.stat().st_mode)
-    exe.unlink()
-    exe.write_bytes(data)
-    exe.chmod(mode)
-
-
-def _readable_course(top: Path) -> Path:
-    """A course checkout under ``top`` with a working .venv, both usable by the user.
-
-    The working tree is copied (a few MB). The venv is a new one that imports the course
-    from that copy and the installed packages from the project's .venv, or, where the user
-    cannot read that, from hard links to it. Its base Python is the project's, or, where the
-    user cannot reach it (pyenv under /root), a hard-linked copy of its standard library.
-    """
-    course = top / "course"
-    shutil.copytree(
-        ROOT,
-        course,
-        ignore=shutil.ignore_patterns(
-            ".git", ".venv", "__pycache__", ".pytest_cache", ".ruff_cache", "node_modules"
-        ),
-    )
-    base = Path(sys.base_prefix).resolve()
-    exe = Path(os.path.realpath(sys.executable))
-    assert exe.is_relative_to(base) and Path(sys.prefix) != base, "run with the project's .venv"
-    if not _user_can_read(exe):
-        pyver = f"python{sys.version_info[0]}.{sys.version_info[1]}"
-        python = top / "python"
-        python.mkdir()
-        for part in ("bin", "lib"):
-            _link_copy(base / part, python / part, skip=("site-packages", "test", "__pycache__"))
-        assert (python / "lib" / pyver / "os.py").is_file()
-        exe = python / exe.relative_to(base)
-        _runpath_to_origin(exe, str(base / "lib").encode())
-    site_rel = Path(sysconfig.get_path("purelib", vars={"base": "."}))
-    packages = Path(sys.prefix) / site_rel
-    if not _user_can_read(packages):
-        _link_copy(packages, top / "site-packages")
-        packages = top / "site-packages"
-    venv = course / ".venv"
-    (venv / "bin").mkdir(parents=True)
-    (venv / site_rel).mkdir(parents=True)
-    (venv / "pyvenv.cfg").write_text(
-        f"home = {exe.parent}\ninclude-system-site-packages = false\n"
-        f"version = {'.'.join(map(str, sys.version_info[:3]))}\n"
-    )
-    (venv / "bin" / exe.name).symlink_to(exe)
-    for name in ("python", "python3"):
-        if name != exe.name:
-            (venv / "bin" / name).symlink_to(exe.name)
-    # the course first (its autograder, not the project's editable install), then the packages
-    (venv / site_rel / "drills_course.pth").write_text(
-        f"{course}\nimport site; site.addsitedir({str(packages)!r})\n"
-    )
-    drills = venv / "bin" / "drills"
-    drills.write_text(
-        f"#!{venv / 'bin' / 'python'}\nimport sys\nfrom autograder.cli import main\n"
-        "sys.exit(main())\n"
-    )
-    drills.chmod(0o755)
-    return course
-
-
-def _ensure_user() -> None:
-    """The unprivileged user who submits (created once, as a system user; kept afterwards)."""
-    if subprocess.run(["getent", "passwd", USER], capture_output=True).returncode != 0:
-        p = subprocess.run(
-            [
-                _which("useradd"),
-                "--system",
-                "--user-group",
-                "--no-create-home",
-                "--home-dir",
-                "/nonexistent",
-                "--shell",
-                "/usr/sbin/nologin",
-                USER,
-            ],
-            capture_output=True,
-            text=True,
-        )
-        # another run may have created it meanwhile (exit 9: the name is taken)
-        assert p.returncode in (0, 9), f"useradd {USER}: {p.stderr}"
 
 
 # -- a throw-away Slurm ------------------------------------------------------------------------
@@ -338,21 +218,6 @@ def _slurm(top: Path) -> Iterator[dict[str, str]]:
 # -- the instructor's side ---------------------------------------------------------------------
 
 
-def _as_user(args: list[str], env: dict[str, str], cwd: Path, timeout: float = 120):
-    """``args`` run by the unprivileged user with exactly ``env`` (runuser keeps no more)."""
-    cmd = [
-        _which("runuser"),
-        "-u",
-        USER,
-        "--",
-        "env",
-        "-i",
-        *(f"{k}={v}" for k, v in env.items()),
-        *args,
-    ]
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=cwd)
-
-
 def _tasks(env: dict[str, str], job: str) -> dict[str, str]:
     """{task or job id: state} of ``job`` and its array tasks, ended ones included."""
     r = _run(["squeue", "-h", "-r", "--states=all", "-j", job, "-o", "%i|%T"], env=env, check=False)
@@ -363,7 +228,7 @@ def _submit(user_env: dict[str, str], work: Path) -> tuple[str, str]:
     # the instructor's checkout (COURSE_DIR) holds the recipe; options for a small node
     submit = Path(user_env["COURSE_DIR"]) / "deploy" / "slurm" / "submit.sh"
     options = ["--cpus-per-task=1", "--mem=200M", "--time=00:20:00"]
-    r = _as_user(["bash", str(submit), "--", *options], user_env, work)
+    r = as_user(["bash", str(submit), "--", *options], user_env, work)
     assert r.returncode == 0, f"submit.sh refused or failed:\n{r.stdout}{r.stderr}"
     m = re.search(r"grading: job (\d+) \(array 1-(\d+)\); merge: job (\d+)", r.stdout)
     assert m and m[2] == str(N), r.stdout
@@ -386,7 +251,7 @@ def _cancel_one_task(env, user_env, work: Path, grade: str) -> tuple[str, str]:
         )
         running = [t for t, s in states.items() if s == "RUNNING"]
         task = (running or sorted(states))[0]
-        _as_user(["scancel", task], user_env, work)
+        as_user(["scancel", task], user_env, work)
 
         def ended(task: str = task) -> str | None:
             state = _tasks(env, grade).get(task, "GONE")  # a pending task cancelled: no record
@@ -412,12 +277,12 @@ def test_cancelled_task_on_real_slurm_cancels_the_merge_and_resubmitting_recover
     why = _why_not()
     if why:
         pytest.skip(why)
-    _ensure_user()
+    ensure_user()
     top = Path(tempfile.mkdtemp(prefix="drills-slurm-"))
     try:
         top.chmod(0o755)
         t0 = time.monotonic()
-        course = _readable_course(top)
+        course = readable_course(top)
         work = top / "work"  # the instructor's: submissions, secret, outputs, outcome cache
         for student, kind in STUDENTS.items():
             folder = work / "submitted" / student / A
@@ -442,7 +307,7 @@ def test_cancelled_task_on_real_slurm_cancels_the_merge_and_resubmitting_recover
         }
         # the unsharded reference, by the same user outside Slurm
         env1 = {k: v for k, v in user_env.items() if k not in ("SHARDS", "SUBMITTED", "OUT_ROOT")}
-        r = _as_user(
+        r = as_user(
             [str(course / ".venv" / "bin" / "drills"), "grade", str(work / "submitted"),
              "--out", str(work / "whole"), "--jobs", "2"],
             env1,
@@ -500,7 +365,7 @@ def test_cancelled_task_on_real_slurm_cancels_the_merge_and_resubmitting_recover
             t3 = time.monotonic()
             task = f"{grade2}_1"
             log = logs / f"drills-grade-{task}.log"
-            r = _as_user(["scontrol", "requeue", task], user_env, work)
+            r = as_user(["scontrol", "requeue", task], user_env, work)
             assert r.returncode == 0, r.stderr
             _wait(
                 f"requeued task {task} to run again and complete",
@@ -520,6 +385,21 @@ def test_cancelled_task_on_real_slurm_cancels_the_merge_and_resubmitting_recover
         shards = {_isolation(work / "graded" / f"shard-{k}-of-{N}") for k in range(1, N + 1)}
         assert shards == {_isolation(work / "whole")}
         assert shards == {"bwrap"} or not bwrap_works
+        # ... and in warm workers, as root's runs do (a batch of two or more; one submission
+        # is graded cold by design): the zygote's probe passed for the user
+        if bwrap_works:
+            runs = [work / "whole"] + [
+                work / "graded" / f"shard-{k}-of-{N}" for k in range(1, N + 1)
+            ]
+            for out in runs:
+                manifest = json.loads((out / "run.json").read_text())
+                pool = manifest["warm_workers"]
+                if manifest["stats"]["graded"] >= 2:
+                    assert pool["unavailable"] is None and pool["cold_jobs"] == 0, (out, pool)
+                    assert pool["warm_jobs"] >= manifest["stats"]["graded"], (out, pool)
+            assert json.loads((work / "whole" / "run.json").read_text())["stats"]["graded"] == len(
+                STUDENTS
+            )
         if how == "CANCELLED":  # it had started: its log is kept and says so
             assert "CANCELLED" in (logs / f"drills-grade-{cancelled}.log").read_text()
         # logs: under OUT_ROOT/logs, private, one per task and attempt; the cancelled one kept

@@ -27,9 +27,14 @@ def test_throughput_benchmark_prints_its_figures_on_a_slice(capsys):
     assert grade_throughput.main(["--sizes", "12", "--jobs", "2"]) == 0
     out = capsys.readouterr().out
     assert f"12 submissions of {n} assignments" in out
-    row = re.search(r"^\s+12\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s*$", out, re.M)
+    num = r"([\d.]+)"
+    row = re.search(
+        rf"^\s+12\s+{num}\s+{num}\s+{num}\s+{num}\s+(\d+)/(\d+)\s+{num}\s+{num}\s*$", out, re.M
+    )
     assert row, out
-    assert float(row.group(4)) > 0  # the parent's peak memory, measured by the run itself
+    assert float(row.group(7)) > 0  # the parent's peak memory, measured by the run itself
+    assert int(row.group(5)) + int(row.group(6)) >= 12  # every submission ran warm or cold
+    assert re.search(r"user \S+ \(uid \d+\)", out) and "load average before grading" in out
     assert "could not be graded" not in out
     assert re.search(rf"projected for 1,000 students x {n} notebooks .*: [\d.]+ min", out)
     assert len(re.findall(r"^  \d\d_\w+\s+[\d.]+ s$", out, re.M)) == n

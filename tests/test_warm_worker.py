@@ -333,7 +333,7 @@ def test_a_zygote_whose_jobs_would_see_its_proc_is_refused_and_grading_goes_cold
     """A zygote that does not mount each job's own /proc (a hole found once: a job could read the worker's processes): does its probe
     find it, is the worker reported unavailable, and are submissions graded right, cold?"""
     text = worker.ZYGOTE.read_text()
-    mount = '        _mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, None)\n'
+    mount = '        _mount("proc", "/proc", "proc", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, None)\n'
     assert text.count(mount) == 1
     leaky = tmp_path / "zygote.py"
     leaky.write_text(text.replace(mount, ""))
@@ -386,3 +386,147 @@ def test_a_submission_that_sleeps_in_every_call_stops_at_its_time_budget(warm):
     assert failed[0]["raised"] == sandbox.TIMEOUT, failed[0]
     assert all(sandbox.BUDGET_EXHAUSTED in o["message"] for o in failed), failed
     assert all(o["raised"] == sandbox.NOT_RUN for o in failed[1:]), failed
+
+
+def test_an_ordinary_users_batch_runs_in_warm_workers_with_roots_isolation():
+    """As an unprivileged user, bubblewrap's mount namespace is older than the sandbox's user
+    namespace, so the sandbox's /proc is locked read-only and a zygote that mounted each job's
+    /proc writable first was refused (EPERM): every job graded cold. Does a batch graded by an
+    ordinary user (`drills grade` through runuser) now run in a warm worker whose probe passed,
+    with the corpus's scores for a polluter and for the witness graded after it?"""
+    import shutil
+    import subprocess
+    import tempfile
+
+    import unprivileged
+
+    why = unprivileged.why_not_as_user()
+    if why:
+        pytest.skip(why)
+    unprivileged.ensure_user()
+    top = Path(tempfile.mkdtemp(prefix="drills-warm-user-"))  # pytest's tmp_path is root's only
+    try:
+        top.chmod(0o755)
+        course = unprivileged.readable_course(top)
+        work = top / "work"
+        names = ["solution", "isolation_leaves_files", "isolation_witness"]
+        for i, name in enumerate(names):  # graded in this order by one zygote (--jobs 1)
+            folder = work / "submitted" / f"s{i}_{name}" / A
+            folder.mkdir(parents=True)
+            (folder / f"{A}.ipynb").write_bytes((CORPUS / f"{name}.ipynb").read_bytes())
+        (work / "home").mkdir()
+        subprocess.run(["chown", "-R", f"{unprivileged.USER}:", str(work)], check=True)
+        env = {
+            "PATH": "/usr/bin:/bin",
+            "HOME": str(work / "home"),
+            "LANG": "C.UTF-8",
+            "DRILLS_CACHE_DIR": str(work / "cache"),
+        }
+        drills = str(course / ".venv" / "bin" / "drills")
+        out = work / "graded"
+        args = [drills, "grade", str(work / "submitted"), "--out", str(out), "--jobs", "1"]
+        r = unprivileged.as_user(args, env, work, timeout=300)
+        assert r.returncode == 0, f"drills grade as {unprivileged.USER}:\n{r.stdout}{r.stderr}"
+        run = json.loads((out / "run.json").read_text())
+        assert run["settings"]["isolation"] == "bwrap", run["settings"]
+        pool = run["warm_workers"]
+        assert pool["unavailable"] is None, pool  # the zygote's start-up probe passed
+        assert pool["warm_jobs"] >= len(names) and pool["cold_jobs"] == 0, pool
+        rows = (out / "grades.csv").read_text().splitlines()[1:]
+        got = {row.split(",")[3]: float(row.split(",")[9]) for row in rows}
+        want = {f"s{i}_{n}": EXPECTED[n]["total"] for i, n in enumerate(names)}
+        assert got == want, (got, r.stderr[-2000:])
+    finally:
+        shutil.rmtree(top, ignore_errors=True)
+
+
+_SLEEPS_1S = "import time\ndef slow():\n    time.sleep(1.0)\n    return 1\n"
+
+
+def test_warm_and_cold_spend_a_time_budget_alike_and_a_warm_kill_waits_for_nothing(monkeypatch):
+    """Calls that sleep 1 s under a 6.5 s budget: a cold child's interpreter start-up and
+    imports used to be charged to the budget (a warm job has none), and a warm job ended by
+    the budget waited a 1 s grace before its kill (14.1 s warm against 12.07 s cold for a
+    2 x 6 s budget). Do both modes now finish the same calls (the budget counts from each
+    child's first record), and is a warm job ended by its budget killed without that grace?"""
+    graces: list[float] = []
+    take = worker._JobHandle._take
+
+    def spy(self, timeout):
+        if self.killed is False and timeout >= 1.0 and not self.ended:
+            graces.append(timeout)
+        return take(self, timeout)
+
+    monkeypatch.setattr(worker._JobHandle, "_take", spy)
+    limits = sandbox.Limits(timeout=5, budget=6.5)
+    cases = {"slow": [{"args": [], "kwargs": {"$dict": {}}}] * 12}
+    got = {}
+    for warm in (False, True):
+        with worker.WorkerPool(ISO, limits) as pool:
+            ex = sandbox.execute(
+                [("c", _SLEEPS_1S)], [], cases, ISO, limits, runner=pool if warm else None
+            )
+            assert pool.stats["warm_jobs"] == (1 if warm else 0), (pool.stats, pool.unavailable)
+        got[warm] = ex.functions["slow"].outcomes
+        assert ex.budget_exhausted, (warm, got[warm])
+    values = [o for o in got[False] if o == {"value": 1}]
+    assert 0 < len(values) < 12, got[False]
+    assert got[True] == got[False], got
+    assert graces == [], f"a warm job ended by its budget waited {graces} s before its kill"
+
+
+def test_a_grader_ended_by_sigterm_leaves_no_sandbox_folder_behind(tmp_path):
+    """Slurm's scancel (and a pod being stopped) sends SIGTERM: a cancelled task used to leave
+    its /tmp/drills-worker-* folders behind. Does `drills grade` now remove its sandbox
+    folders and end when it gets SIGTERM in the middle of a batch?"""
+    import subprocess
+    import time
+
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    subs = tmp_path / "subs"
+    subs.mkdir()
+    for i in range(3):  # a batch (warm workers), each call sleeping inside the step timeout
+        (subs / f"s{i}.ipynb").write_bytes((CORPUS / "sleeps_in_every_call.ipynb").read_bytes())
+    env = {k: v for k, v in os.environ.items() if not k.startswith("DRILLS_SECRET")}
+    env["TMPDIR"] = str(tmp)
+    args = ["grade", str(subs), "--out", str(tmp_path / "out"), "--assignment", A]
+    p = subprocess.Popen(
+        [sys.executable, "-m", "autograder.cli", *args, "--jobs", "1", "--timeout", "5"],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        deadline = time.monotonic() + 180
+        while not list(tmp.glob(f"drills-worker-{p.pid}-*")):
+            assert p.poll() is None, f"drills grade ended first: {p.stderr.read()[-2000:]}"
+            assert time.monotonic() < deadline, "waited 180 s for a warm worker's folder"
+            time.sleep(0.1)
+        p.send_signal(signal.SIGTERM)
+        code = p.wait(timeout=60)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    assert sorted(x.name for x in tmp.iterdir()) == []
+    assert code == 128 + signal.SIGTERM
+
+
+def test_sandbox_folders_of_graders_that_were_killed_are_swept(tmp_path):
+    """A grader killed outright (SIGKILL) cannot clean up: does the next one remove the
+    sandbox folders whose grader is gone, and keep those of a grader still running and
+    anything that is not a sandbox folder?"""
+    import subprocess
+
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    old = 1_000_000_000  # their mtime: long unchanged
+    dead = tmp_path / f"drills-worker-{gone.pid}-abc"
+    live = tmp_path / f"drills-child-{os.getppid()}-def"
+    other = tmp_path / f"other-{gone.pid}-ghi"
+    for d in (dead, live, other):
+        (d / "work").mkdir(parents=True)
+        os.utime(d, (old, old))
+    assert sandbox.sweep_scratch(tmp_path) == [dead]
+    assert sorted(x.name for x in tmp_path.iterdir()) == sorted([live.name, other.name])

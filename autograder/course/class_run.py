@@ -182,6 +182,9 @@ def grade_course(
                     "corrupt_cache_entries": stats.corrupt_cache_entries,
                     "could_not_grade": stats.could_not_grade,
                 },
+                # sandboxed runs in warm workers and in fresh interpreters, and why warm
+                # workers could not be used (None: nothing was graded, or warm was off)
+                "warm_workers": dict(grader.pool_stats) or None,
                 "timing": {k2: round(v, 3) for k2, v in stats.timing.items()},
                 "parent_peak_rss_mb": round(peak_rss_mb(), 1),
             },

@@ -42,6 +42,7 @@ import argparse
 import functools
 import json
 import queue
+import signal
 import sys
 import threading
 import time
@@ -123,6 +124,10 @@ class Grader:
         self.secret = seeds.course_secret(secret)
         self.limits = limits or sandbox.Limits()
         self.isolation = sandbox.detect([self.root, *(hidden or [])], force_reduced=force_reduced)
+        if self.secret != seeds.PUBLIC_DEFAULT_SECRET:
+            why = sandbox.secret_exposure(self.isolation, list(hidden or []))
+            if why:
+                raise sandbox.SecretExposed(f"refusing to grade with the course secret: {why}")
         self._prepared: dict[str, Prepared] = {}
         self._prepare_lock = threading.RLock()
         self._sources: dict[str, set[str]] | None = None
@@ -652,8 +657,14 @@ def _grade_cmd(args: argparse.Namespace) -> int:
     if roster is not None and not roster.is_file():
         print(f"drills grade: --canvas-roster {roster} is not a file", file=sys.stderr)
         return 2
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, sandbox.end_on_sigterm)  # no sandbox folder left behind
     hidden = [out.resolve()] + ([Path(args.secret_file).resolve()] if args.secret_file else [])
-    grader = Grader(secret=secret, limits=_limits(args), hidden=hidden)
+    try:
+        grader = Grader(secret=secret, limits=_limits(args), hidden=hidden)
+    except sandbox.SecretExposed as e:
+        print(f"drills grade: {e}", file=sys.stderr)
+        return 2
     for w in grader.isolation.warnings:
         print(f"warning: {w}", file=sys.stderr)
     t0 = time.monotonic()
@@ -761,6 +772,9 @@ def _check_cmd(args: argparse.Namespace, grader: Grader | None = None) -> int:
             student=args.student,
             budget=args.budget,
         )
+    except sandbox.SecretExposed as e:  # a course secret where learner code could read it
+        print(f"drills check: {e}", file=sys.stderr)
+        return 2
     except Exception as e:  # noqa: BLE001 (a learner gets a sentence, never a traceback)
         print(
             f"drills check: the grader failed on {path.name} ({_describe(e)}); "
@@ -829,7 +843,11 @@ def _warm_cmd(args: argparse.Namespace) -> int:
         from autograder.course import check_server
 
         defaults = check_args("NOTEBOOK")
-        grader = check_grader(defaults.timeout, defaults.budget, defaults.student)
+        try:
+            grader = check_grader(defaults.timeout, defaults.budget, defaults.student)
+        except sandbox.SecretExposed as e:
+            print(f"drills warm --serve: {e}", file=sys.stderr)
+            return 2
         return check_server.serve(args.assignments[0], check_args, _check_cmd, grader)
     root = notebook.course_root()
     for a in args.assignments or notebook.available_assignments(root):

@@ -6,7 +6,8 @@
      "shard": [K, N], "inputs": digest of every submission the shards choose from,
      "assignments": {assignment: max_score},     assignments graded (rows for non-submitters)
      "submissions": [[assignment, student], ...],  this run's, in gradebook order
-     "stats": {...}, "timing": {...}, "parent_peak_rss_mb": ...}
+     "stats": {...}, "timing": {...}, "parent_peak_rss_mb": ...,
+     "warm_workers": {"warm_jobs": n, "cold_jobs": n, "unavailable": why or null, ...} or null}
 
 `drills merge` reads it to refuse shards that do not belong together (different
 grader, course, secret, settings or submission list), overlaps and gaps. It is

@@ -39,6 +39,7 @@ import importlib.util
 import json
 import math
 import os
+import re
 import selectors
 import shutil
 import signal
@@ -47,7 +48,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from autograder.cases import codec
@@ -68,6 +69,10 @@ class SandboxError(RuntimeError):
     """The sandbox itself could not be set up (not the learner's fault)."""
 
 
+class SecretExposed(SandboxError):
+    """Learner code could read the course secret under this isolation: no grading with it."""
+
+
 @dataclass(frozen=True)
 class Limits:
     timeout: float = 30.0  # seconds one step (a cell, or one call) may take
@@ -75,15 +80,22 @@ class Limits:
     nproc: int = 64  # processes and threads
     fsize_mb: int = 64  # largest file the child may write
     output_chars: int = 20_000  # learner stdout/stderr kept per stream
-    max_line: int = 16 * 1024 * 1024  # one record on the outcome pipe
-    max_stream: int = 128 * 1024 * 1024  # all records of one child
+    # The outcome channel. Every record the grader accepts is held (parsed, several times its
+    # size in memory) until the submission is scored, so what a submission may write there is
+    # bounded whatever it writes: one record, and all records of all its children together.
+    # A reference solution writes 10-31 KB in all (its largest record 1 KB) in every
+    # notebook; a larger honest return value fails its case as "too large" (child_harness).
+    max_line: int = 1024 * 1024  # one record on the outcome pipe
+    max_stream: int = 4 * 1024 * 1024  # all records of one submission, every child together
     budget: float | None = None  # wall-clock seconds for one submission (None: BUDGET_STEPS steps)
 
     @property
     def submission_budget(self) -> float:
         """Wall-clock seconds one submission's program may take in all, its children and
         restarts together: a step's timeout bounds one call, this bounds their sum (a
-        submission that sleeps or recurses in every call)."""
+        submission that sleeps or recurses in every call). Each child's time counts from its
+        first record (after its start-up and the trusted setup cells), so that a cold child
+        and a warm job, whose start-ups differ, spend it alike."""
         return self.budget if self.budget is not None else BUDGET_STEPS * self.timeout
 
     @property
@@ -160,6 +172,56 @@ def _others_can_reach(path: Path) -> bool:
         return False
 
 
+def _others_can_open(path: Path) -> bool:
+    """Can an unrelated uid reach ``path`` (mode bits only): read it if a file, list or enter
+    it if a folder? A path that does not exist yet counts as its nearest existing folder."""
+    path = Path(os.path.realpath(path))
+    while not path.exists() and path != path.parent:
+        path = path.parent
+    try:
+        for parent in path.parents:
+            if not parent.stat().st_mode & stat.S_IXOTH:
+                return False
+        m = path.stat().st_mode
+        return (
+            bool(m & (stat.S_IROTH | stat.S_IXOTH)) if stat.S_ISDIR(m) else bool(m & stat.S_IROTH)
+        )
+    except OSError:
+        return False
+
+
+def secret_exposure(iso: Isolation, private: list[Path]) -> str | None:
+    """Why learner code could read the course secret, or what is derived from it (the
+    generated inputs in the outcome cache, the results), under ``iso``; None when it cannot.
+
+    ``private``: the secret's file and the folders that hold derived values (the output
+    folder; $DRILLS_SECRET_FILE and the outcome cache are added here). Under bubblewrap none of them is in the child's
+    view (they are not bound, or covered when inside a bound folder) and the grader's
+    environment and memory are in another pid namespace. Without bubblewrap a child running
+    as the grader's own user can read all of them (the file, /proc/<grader>/environ and
+    /proc/<grader>/mem), so no secret may be used; a child running as a separate uid (the
+    grader is root) is kept out by file modes, so each of them must be private."""
+    if iso.mode == "bwrap":
+        return None
+    if not iso.drop_uid:
+        return (
+            f"without bubblewrap, learner code runs as this grader's own user (uid "
+            f"{os.geteuid()}), who can read the secret's file, the grader's environment and "
+            "memory, and the outcome cache derived from the secret. Grade with bubblewrap, or "
+            "as root with a Python other users can read (children then run as separate "
+            "uids), or without a secret"
+        )
+    env_file = os.environ.get("DRILLS_SECRET_FILE")
+    for path in [*private, *([Path(env_file)] if env_file else []), *_cache_dirs()]:
+        if _others_can_open(path):
+            return (
+                f"without bubblewrap, learner code runs as a separate uid that can read {path} "
+                "(it, or the folder it will be made in, is open to other users). Make it "
+                "private (chmod 600 for the secret's file, chmod 700 for a folder)"
+            )
+    return None
+
+
 def _bind_sources() -> list[Path]:
     exe, prefix = _interpreter()
     srcs = [exe, prefix, *library_dirs()]
@@ -172,6 +234,7 @@ def _bind_sources() -> list[Path]:
 def detect(hidden: list[Path], force_reduced: bool = False) -> Isolation:
     """How children will be isolated on this machine (probes bwrap once)."""
     hidden = [Path(os.path.realpath(h)) for h in hidden]
+    sweep_scratch()  # what killed graders left behind
     root = os.geteuid() == 0
     drop = root and all(_others_can_reach(p) for p in _bind_sources())
     if os.environ.get("DRILLS_SANDBOX_UID", "").lower() == "keep":
@@ -189,11 +252,16 @@ def detect(hidden: list[Path], force_reduced: bool = False) -> Isolation:
     if os.environ.get("DRILLS_SANDBOX", "").lower() in ("none", "reduced", "off"):
         force_reduced = True
     if bwrap and not force_reduced:
+        # its own empty /tmp: bwrap makes the mount points of folders bound below /tmp (an
+        # interpreter under /tmp) inside it, which must not land in the real temporary folder
+        scratch = scratch_dir("child")
+        if iso.drop_uid:  # the probe runs as the children's uid
+            os.chown(scratch, _child_uid(0), _child_uid(0))
         probe = _bwrap_command(
             bwrap,
             iso,
             Path("/nonexistent-in"),
-            Path(tempfile.gettempdir()),
+            scratch,
             [str(_interpreter()[0]), "-S", "-c", "pass"],
         )
         try:
@@ -213,6 +281,8 @@ def detect(hidden: list[Path], force_reduced: bool = False) -> Isolation:
                 )
         except (OSError, subprocess.SubprocessError) as e:
             iso.warnings.append(f"bwrap is installed but failed to start a sandbox: {e}")
+        finally:
+            release_scratch(scratch)
     elif not bwrap and not force_reduced:
         iso.warnings.append("bubblewrap (bwrap) is not installed")
     if iso.reduced:
@@ -356,6 +426,12 @@ class ChildRun:
     stderr_bytes: int
     seconds: float
     bwrap: bool = False
+    # seconds charged to the submission's time budget: from the child's first record (the
+    # trusted setup has run; learner code runs next) to its end. A fresh interpreter's
+    # start-up, which a warm worker does not have, is not charged, so that both spend a
+    # budget alike.
+    charged: float = 0.0
+    channel_bytes: int = 0  # what it wrote on the outcome channel
 
 
 def codec_source() -> str:
@@ -400,18 +476,83 @@ def run_child(
     limits: Limits,
     slot: int = 0,
     cpu_seconds: int = 600,
-    deadline: float | None = None,
+    budget_left: float | None = None,
 ) -> ChildRun:
-    """Start one child on ``job``, read its records until it ends, a step times out or the
-    submission's time budget (``deadline``, on time.monotonic()) runs out."""
-    tmp = Path(tempfile.mkdtemp(prefix="drills-child-"))
+    """Start one child on ``job``, read its records until it ends, a step times out or what
+    is left of the submission's time budget (``budget_left`` seconds, counted from the
+    child's first record) runs out."""
+    tmp = scratch_dir("child")
     try:
-        return _run_in(tmp, job, iso, limits, slot, cpu_seconds, deadline)
+        return _run_in(tmp, job, iso, limits, slot, cpu_seconds, budget_left)
     finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+        release_scratch(tmp)
 
 
 # -- the one way a sandbox is set up: cold children and warm workers ---------------------------
+
+_SCRATCH = re.compile(r"^drills-(child|worker)-(\d+)-")
+_SCRATCH_MIN_AGE_S = 60.0
+
+
+_LIVE_SCRATCH: set[Path] = set()  # this process's sandbox folders, until released
+
+
+def scratch_dir(kind: str) -> Path:
+    """A fresh folder for one sandbox (``kind``: child or worker), named with this grader's
+    pid, so that one left behind by a grader that was killed (a cancelled Slurm task gets
+    SIGKILL once its grace ends) is found and removed by the next grader (sweep_scratch).
+    Remove it with :func:`release_scratch`."""
+    path = Path(tempfile.mkdtemp(prefix=f"drills-{kind}-{os.getpid()}-"))
+    _LIVE_SCRATCH.add(path)
+    return path
+
+
+def release_scratch(path: Path) -> None:
+    shutil.rmtree(path, ignore_errors=True)
+    _LIVE_SCRATCH.discard(path)
+
+
+def end_on_sigterm(signum: int, _frame) -> None:
+    """A SIGTERM handler for a grading process (Slurm's scancel or time limit, a pod being
+    stopped): remove this process's sandbox folders and end at once, as a SIGKILL would
+    (every result already stored is kept; a rerun resumes). The sandboxes themselves end
+    with it (bubblewrap's --die-with-parent; without bubblewrap, the signal reaches them)."""
+    for path in list(_LIVE_SCRATCH):
+        shutil.rmtree(path, ignore_errors=True)
+    os._exit(128 + signum)
+
+
+def sweep_scratch(folder: Path | None = None) -> list[Path]:
+    """Remove the sandbox folders that graders which have ended left in ``folder`` (the
+    temporary folder): only this user's, only those whose grader's pid is gone and that have
+    not changed for a minute. Returns what was removed."""
+    folder = Path(folder or tempfile.gettempdir())
+    removed = []
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return removed
+    now = time.time()
+    for entry in entries:
+        m = _SCRATCH.match(entry.name)
+        if not m or int(m[2]) == os.getpid():
+            continue
+        try:
+            st = entry.stat(follow_symlinks=False)
+            if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.geteuid():
+                continue
+            if now - st.st_mtime < _SCRATCH_MIN_AGE_S:
+                continue
+            os.kill(int(m[2]), 0)
+            continue  # its grader still runs
+        except ProcessLookupError:
+            pass
+        except OSError:
+            continue  # not ours to judge (PermissionError: another user's live process)
+        shutil.rmtree(entry.path, ignore_errors=True)
+        if not os.path.exists(entry.path):
+            removed.append(Path(entry.path))
+    return removed
 
 
 @dataclass
@@ -512,7 +653,7 @@ def _run_in(
     limits: Limits,
     slot: int,
     cpu_seconds: int,
-    deadline: float | None = None,
+    budget_left: float | None = None,
 ) -> ChildRun:
     box = make_box(tmp, iso, slot, {"harness.py": HARNESS.read_text(encoding="utf-8")})
     uid = _child_uid(slot) if iso.drop_uid else None
@@ -533,7 +674,8 @@ def _run_in(
     finally:
         os.close(w)
     try:
-        return _collect(_PopenHandle(proc, iso, uid), r, limits, t0, iso.mode == "bwrap", deadline)
+        handle = _PopenHandle(proc, iso, uid)
+        return _collect(handle, r, limits, t0, iso.mode == "bwrap", budget_left)
     finally:
         _release_cgroup(cg)
 
@@ -715,7 +857,9 @@ class ChildHandle:
     def poll(self) -> int | None:  # the exit status once it has ended
         raise NotImplementedError
 
-    def kill(self) -> None:  # end it and everything it started
+    def kill(self, grace: bool = False) -> None:
+        """End it and everything it started. ``grace``: it is ending on its own (its pipes
+        closed); a moment may be given for its own exit status to arrive."""
         raise NotImplementedError
 
     def wait(self, timeout: float) -> None:  # after kill(): until it has ended
@@ -737,7 +881,7 @@ class _PopenHandle(ChildHandle):
     def poll(self) -> int | None:
         return self.proc.poll()
 
-    def kill(self) -> None:
+    def kill(self, grace: bool = False) -> None:
         _kill(self.proc, self.iso, self.uid)
 
     def wait(self, timeout: float) -> None:
@@ -757,12 +901,16 @@ def _collect(
     limits: Limits,
     t0: float,
     bwrap: bool,
-    budget_end: float | None = None,
+    budget_left: float | None = None,
 ) -> ChildRun:
     """Read a child's records, stdout and stderr until it ends, a step times out (the
-    watchdog: no record for ``limits.hard_timeout`` seconds), the submission's time budget
-    ends (``budget_end``, on time.monotonic(): ended "budget") or it writes too much."""
-    budget_end = math.inf if budget_end is None else budget_end
+    watchdog: no record for ``limits.hard_timeout`` seconds), what is left of the
+    submission's time budget (``budget_left`` seconds from its first record) is spent
+    (ended "budget"), or it writes too much. A cold child and a warm job are killed alike
+    at once when the watchdog or the budget ends them."""
+    budget_left = math.inf if budget_left is None else max(0.0, budget_left)
+    budget_end = math.inf  # set at the first record
+    first_record: float | None = None
     sel = selectors.DefaultSelector()
     streams = {out_r: "out", proc.stdout_fd: "stdout", proc.stderr_fd: "stderr"}
     for fd in streams:
@@ -814,13 +962,17 @@ def _collect(
                     break
                 lines.append(bytes(buf[:nl]))
                 del buf[: nl + 1]
-                deadline = min(time.monotonic() + limits.hard_timeout, budget_end)
+                now = time.monotonic()
+                if first_record is None:
+                    first_record, budget_end = now, now + budget_left
+                deadline = min(now + limits.hard_timeout, budget_end)
             if len(buf) > limits.max_line:
                 ended = "overflow"
                 break
         if ended == "overflow":
             break
-    proc.kill()
+    ended_at = time.monotonic()
+    proc.kill(grace=ended == "exit")
     proc.wait(timeout=10)
     for fd in list(sel.get_map()):
         sel.unregister(fd)
@@ -839,6 +991,8 @@ def _collect(
         stderr_bytes=counts["stderr"],
         seconds=time.monotonic() - t0,
         bwrap=bwrap,
+        charged=0.0 if first_record is None else ended_at - first_record,
+        channel_bytes=counts["out"],
     )
 
 
@@ -1066,12 +1220,14 @@ def execute(
     """Outcomes of every function on every case, in as many children as it takes.
 
     ``runner``: where the children run; anything with ``run_child(job, iso, limits, slot,
-    cpu_seconds, deadline) -> ChildRun`` (a :class:`autograder.engine.worker.WorkerPool` for
+    cpu_seconds, budget_left) -> ChildRun`` (a :class:`autograder.engine.worker.WorkerPool` for
     batches). By default each child is a fresh interpreter (:func:`run_child`).
 
     All the children of one submission share its time budget (``limits.submission_budget``
-    seconds of wall-clock time): when it runs out the running case fails and every case not
-    yet run fails "time budget exhausted", warm or cold alike.
+    seconds of wall-clock time, each child's counted from its first record, after its
+    start-up and the trusted setup: ChildRun.charged): when it runs out the running case
+    fails and every case not yet run fails "time budget exhausted", warm or cold alike. A
+    child's start-up is bounded by the step timeout, and their number by ``max_runs``.
     """
     start_child = runner.run_child if runner is not None else run_child
     names = list(cases)
@@ -1084,14 +1240,20 @@ def execute(
     total_cases = sum(len(v) for v in cases.values())
     cpu = int(min(3600, limits.timeout * (total_cases + len(cells) + 4)))
     t0 = time.monotonic()
-    budget_end = t0 + limits.submission_budget
+    used = 0.0  # of the budget, by the children so far
+    channel_left = limits.max_stream  # of the outcome channel's bytes, for the children to come
+    flooded = False  # the submission wrote all the channel holds
     out_parts: list[str] = []
     err_parts: list[str] = []
     spent = False  # the time budget ran out
     while len(done_fns) < len(names) and ex.runs < max_runs:
-        if time.monotonic() >= budget_end:
+        if used >= limits.submission_budget:
             spent = True
             ex.notes.append(f"{BUDGET_EXHAUSTED} ({limits.submission_budget:g} s)")
+            break
+        if channel_left <= 0:
+            flooded = True
+            ex.notes.append(f"the outcome channel's {limits.max_stream} bytes are spent")
             break
         plan = []
         for n in names:
@@ -1102,7 +1264,10 @@ def execute(
             )
             plan.append({"name": n, "start": start, "cases": cases[n][start:]})
         job = {"setup": setup, "cells": cells, "skip_cells": skip, "plan": plan}
-        run = start_child(job, iso, limits, slot, cpu, budget_end)
+        child_limits_ = replace(limits, max_stream=channel_left)
+        run = start_child(job, iso, child_limits_, slot, cpu, limits.submission_budget - used)
+        used += run.charged
+        channel_left -= run.channel_bytes
         ex.runs += 1
         out_parts.append(run.stdout)
         err_parts.append(run.stderr)
@@ -1165,6 +1330,8 @@ def execute(
                     "raised": NOT_RUN,
                     "message": f"not run: {BUDGET_EXHAUSTED} ({limits.submission_budget:g} s)"
                     if spent
+                    else "not run: the program wrote too much on the grader's channel"
+                    if flooded
                     else "not run: the program kept stopping",
                 }
     if spent:

@@ -28,12 +28,10 @@ import ast
 import json
 import os
 import select
-import shutil
 import signal
 import socket
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from pathlib import Path
@@ -117,10 +115,11 @@ class _JobHandle(ChildHandle):
         self._take(0.0)
         return self.returncode if self.ended else None
 
-    def kill(self) -> None:
-        if not self.ended and not self.killed:
-            # Its pipes closed: it is ending on its own; give it the grace a cold child gets,
-            # so that its own exit status (not our SIGKILL) is what the result reports.
+    def kill(self, grace: bool = False) -> None:
+        if grace and not self.ended and not self.killed:
+            # Its pipes closed: it is ending on its own; give it a moment, so that its own
+            # exit status (not our SIGKILL) is what the result reports. Never when the
+            # watchdog or the time budget ends it: a cold child is killed at once then.
             self._take(1.0)
         if not self.ended and not self.killed:
             self.killed = True
@@ -155,7 +154,7 @@ class Worker:
     # -- life --
 
     def start(self) -> None:
-        self.tmp = Path(tempfile.mkdtemp(prefix="drills-worker-"))
+        self.tmp = sandbox.scratch_dir("worker")
         files = {
             "harness.py": sandbox.HARNESS.read_text(encoding="utf-8"),
             "zygote.py": ZYGOTE.read_text(encoding="utf-8"),
@@ -234,7 +233,7 @@ class Worker:
         sandbox._release_cgroup(self.cgroup)
         self.cgroup = None
         if self.tmp is not None:
-            shutil.rmtree(self.tmp, ignore_errors=True)
+            sandbox.release_scratch(self.tmp)
             self.tmp = None
 
     # -- messages --
@@ -275,7 +274,7 @@ class Worker:
     # -- one job --
 
     def run(
-        self, job: dict, limits: Limits, cpu_seconds: int, deadline: float | None = None
+        self, job: dict, limits: Limits, cpu_seconds: int, budget_left: float | None = None
     ) -> ChildRun:
         """Run one job (as sandbox.run_child would) in a fresh fork of the zygote."""
         body = json.dumps(sandbox.full_job(job, limits, self.sys_path)).encode("utf-8")
@@ -303,7 +302,7 @@ class Worker:
             msg = self.receive(30.0)
             if msg is None or msg.get("t") != "started":
                 raise WorkerFailed(f"the zygote did not start the job ({msg})")
-            run = sandbox._collect(handle, rec_r, limits, t0, True, deadline)
+            run = sandbox._collect(handle, rec_r, limits, t0, True, budget_left)
         except BaseException:
             for fd in (rec_r, out_r, err_r):
                 try:
@@ -398,19 +397,19 @@ class WorkerPool:
                 t = threading.Thread(target=start_and_stay, args=(slot, preload), daemon=True)
                 t.start()
 
-    def run_child(self, job, iso, limits, slot=0, cpu_seconds=600, deadline=None) -> ChildRun:
+    def run_child(self, job, iso, limits, slot=0, cpu_seconds=600, budget_left=None) -> ChildRun:
         """:func:`sandbox.run_child` (the same arguments), in the slot's warm worker if it can."""
         w = self._worker(slot, preload_for(job.get("setup", [])))
         if w is not None:
             try:
-                run = w.run(job, limits, cpu_seconds, deadline)
+                run = w.run(job, limits, cpu_seconds, budget_left)
                 self._count("warm_jobs")
                 return run
             except (WorkerFailed, OSError):
                 self._count("worker_failures")
                 w.close()  # the next job of this slot starts a fresh zygote
         self._count("cold_jobs")
-        return sandbox.run_child(job, iso, limits, slot, cpu_seconds, deadline)
+        return sandbox.run_child(job, iso, limits, slot, cpu_seconds, budget_left)
 
     def close(self) -> None:
         with self._lock:

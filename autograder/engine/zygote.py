@@ -233,8 +233,10 @@ def _child_g(msg, harness):
         _mount(None, "/", None, MS_REC | MS_PRIVATE)
         # Its own /proc, as a cold child has: this pid namespace's processes only (/proc/1 is
         # G, which holds nothing of the worker's), none of the worker's roots, descriptors or
-        # folders; read-only.
-        _mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, None)
+        # folders; read-only from the start: where bwrap ran as an ordinary user, the mount
+        # namespace predates the sandbox's user namespace, so the sandbox's /proc is locked
+        # read-only, and the kernel refuses (EPERM) a new proc mount less restricted than it.
+        _mount("proc", "/proc", "proc", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, None)
         _remount_readonly("/proc")
         tmp = f"size={int(limits['tmp_mb'])}m,nr_inodes=16384,mode=1777"
         _fresh_tmp(tmp)

@@ -11,7 +11,8 @@ https://gradescope-autograders.readthedocs.io/en/latest/submission_metadata/):
     run_autograder    run for each submission, with /autograder as working folder
     reward-drills/    the project: pyproject.toml, autograder/, tiny_model/, solutions/
     drills-bundle.json  the assignment, visibility and timeout chosen at bundling
-    course.secret     the course secret, when given (students never see the source)
+    course.secret     the course secret, when given (students never see the source; mode
+                      0600, as the zip itself, which holds every solution)
 
 Gradescope unpacks the zip into ``/autograder/source``, puts the student's files in
 ``/autograder/submission`` and reads ``/autograder/results/results.json``. The root is
@@ -73,6 +74,8 @@ if [ -n "${DRILLS_PYTHON:-}" ]; then
     exit 0
 fi
 apt-get install -y python3 python3-venv python3-pip bubblewrap
+# The secret for the grader only (root): learner code runs as other uids where bubblewrap cannot.
+if [ -f "$SRC/course.secret" ]; then chmod 600 "$SRC/course.secret"; fi
 python3 -m venv "$ROOT/venv"
 "$ROOT/venv/bin/python" -m pip install --upgrade pip
 # The CPU build of torch: a plain `pip install torch` would fetch a CUDA build of several GB.
@@ -132,7 +135,10 @@ def bundle(
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_name(f".{out.name}.tmp")
-    with zipfile.ZipFile(tmp, "w") as z:
+    # Private from its first byte: it holds every solution and, when given, the course secret.
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    os.fchmod(fd, 0o600)  # an older temporary file keeps its mode through O_CREAT
+    with os.fdopen(fd, "wb") as f, zipfile.ZipFile(f, "w") as z:
         _add(z, "setup.sh", SETUP_SH.encode(), 0o755)
         _add(z, "run_autograder", RUN_AUTOGRADER.encode(), 0o755)
         _add(z, CONFIG, (json.dumps(config, indent=1) + "\n").encode())
@@ -249,6 +255,12 @@ def run(root: Path) -> dict:
     nb, note = _notebook(root / "submission", assignment)
     work = root / "drills-work"
     shutil.rmtree(work, ignore_errors=True)
+    # Private: learner code may run without bubblewrap here (a container without user
+    # namespaces), as a separate uid that file modes keep from the secret and from the
+    # results derived from it; `drills grade` refuses a secret that such a child could read.
+    work.mkdir(mode=0o700, parents=True)
+    if (source / "course.secret").is_file():
+        os.chmod(source / "course.secret", 0o600)
     item, data = None, None
     if nb is not None:
         a = assignment or (nb.stem if nb.stem in notebook.ASSIGNMENTS else None)
