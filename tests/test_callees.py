@@ -78,8 +78,8 @@ def test_caller_without_reference_callee_would_be_charged_twice():
 
     fspec = assignments.get(a).function(caller)
     inputs = evaluate.materialize(a, fspec, seeds.course_secret(None))
-    assert all("callees" in inp for inp in inputs)
-    bare = [{k: v for k, v in inp.items() if k != "callees"} for inp in inputs]
+    assert any("serve" in inp for inp in inputs)
+    bare = [{k: v for k, v in inp.items() if k != "serve"} for inp in inputs]
     expected = memo.reference_outcomes(a, fspec, inputs, ROOT)
     got, _ = evaluate.run_cases(ns[caller], bare, ns)
     mutants = memo.mistake_outcomes(a, fspec, inputs, ROOT)
@@ -87,11 +87,21 @@ def test_caller_without_reference_callee_would_be_charged_twice():
     assert r.score < r.points
 
 
-def test_functions_that_call_no_graded_function_have_no_reference_callees():
-    assert evaluate.reference_callees("03_sum_vs_mean", "masked_mean") is None
-    assert evaluate.reference_callees("04_rlef_turn_rewards", "extract_code") is None
-    got = evaluate.reference_callees("04_rlef_turn_rewards", "turn_rewards")
-    assert got is not None and set(got["names"]) == {"task_reward", "extract_code"}
+def test_functions_that_call_nothing_else_are_served_nothing():
+    """Served callees: what the reference reaches, less the function itself and the helpers
+    of its own cell (its own code: a slip there is its own)."""
+    from autograder.scoring import served
+
+    assert served.served_names("03_sum_vs_mean", "masked_mean") == []  # _check_batch is its own
+    assert served.served_names("03_sum_vs_mean", "aggregate_loss") == ["_check_batch"]
+    assert served.served_names("04_rlef_turn_rewards", "extract_code") == []
+    got = served.served_names("04_rlef_turn_rewards", "turn_rewards")
+    assert set(got) == {"task_reward", "extract_code"}
+    assert served.served_names("05_grpo_lld", "group_advantages") == []
+    assert set(served.served_names("05_grpo_lld", "lld_rate")) == {
+        "_require_tensor",
+        "_require_finite",
+    }
 
 
 def test_callee_slip_is_charged_once_in_the_sandbox(tmp_path):
