@@ -352,22 +352,24 @@ class Grader:
             fr = ex.functions[name]
             cases = w.cases
             assert cases is not None
-            res.functions.append(
-                evaluate.score(
-                    a,
-                    fspec,
-                    pts,
-                    cases.inputs[name],
-                    cases.expected[name],
-                    fr.outcomes,
-                    fr.seconds,
-                    cases.mutants[name],
-                    after_generated.get(name, True),
-                    clean,
-                    prog.stub_notes.get(name, ""),
-                    prog.broken_notes.get(name, ""),
-                )
+            scored = evaluate.score(
+                a,
+                fspec,
+                pts,
+                cases.inputs[name],
+                cases.expected[name],
+                fr.outcomes,
+                fr.seconds,
+                cases.mutants[name],
+                after_generated.get(name, True),
+                clean,
+                prog.stub_notes.get(name, ""),
+                prog.broken_notes.get(name, ""),
             )
+            # where a slip in a helper was charged (submission.build_program): once
+            extra = (prog.charged_notes.get(name, ""), prog.served_notes.get(name, ""))
+            scored.note = " ".join(t for t in (scored.note, *extra) if t)
+            res.functions.append(scored)
         if self.isolation.reduced:
             res.warnings.append(
                 "isolation is reduced: bubblewrap is not available, so this code ran with resource limits only"
@@ -376,6 +378,10 @@ class Grader:
 
     @staticmethod
     def _missing_reason(name: str, prog: submission.Program, ex: sandbox.Execution) -> str:
+        if name in prog.uncompiled:
+            return (
+                f"{name} is not defined: its definition does not compile. {prog.uncompiled[name]}"
+            )
         gid = prog.defined_in.get(name, name)
         syntax = [
             prog.syntax[i] for i, (g, _) in enumerate(prog.cells) if g == gid and i in prog.syntax
