@@ -30,7 +30,7 @@ from autograder import assignments
 from autograder.cases import seeds
 from autograder.cases.seeds import PUBLIC_DEFAULT_SECRET, autograde_student, course_secret
 from autograder.notebooks import notebook
-from autograder.scoring import stubs
+from autograder.scoring import served, stubs
 from autograder.scoring.evaluate import FunctionResult, feedback_text, materialize, run_cases, score
 from autograder.scoring.memo import LazyMistakes, reference_outcomes
 
@@ -80,7 +80,7 @@ def grade_function(
     expected = reference_outcomes(assignment, fspec, inputs, root)
     ns = namespace if namespace is not None else getattr(fn, "__globals__", {})
     got, times = run_cases(fn, inputs, ns)
-    return score(
+    result = score(
         assignment,
         fspec,
         pts,
@@ -90,14 +90,53 @@ def grade_function(
         times,
         LazyMistakes(assignment, name, inputs, root),
         after_generated,
-        stub_note=_stub_note(name, fn, ns, got),
+        stub_note=_stub_note(assignment, name, fn, ns, got),
     )
+    charged = _charged_note(assignment, name, fn, ns)
+    result.note = " ".join(t for t in (result.note, charged) if t)
+    return result
 
 
-def _stub_note(name: str, fn, ns: dict, got: list[dict]) -> str:
+def _stub_note(assignment: str, name: str, fn, ns: dict, got: list[dict]) -> str:
     """The helpers ``fn`` calls that are still stubs (stubs.stub_text), read only when some
-    case raised NotImplementedError."""
+    case raised NotImplementedError; the callees served by value (scoring.served) are not
+    followed: they answer as the reference does."""
     if not any(g.get("raised") == "NotImplementedError" for g in got):
         return ""
-    helpers = stubs.live_stub_callees(fn, ns)
+    skip = set(served.served_names(assignment, name))
+    helpers = stubs.live_stub_callees(fn, ns, skip)
     return stubs.stub_text(name, helpers) if helpers else ""
+
+
+def _charged_note(assignment: str, name: str, fn, ns: dict) -> str:
+    """Where a slip in a helper of the notebook (missing or still a stub in this kernel) is
+    charged, said at the function that pays it and at those served the reference in its
+    place (as submission.build_program says it for `drills grade`); "" when none."""
+    try:
+        graded = assignments.get(assignment).names
+    except KeyError:
+        return ""
+    owners = served.owner_cells(assignment)
+    lines = []
+    for helper in owners:
+        if helper in graded:
+            continue
+        obj = ns.get(helper)
+        if obj is None:
+            why = "is not defined"
+        elif stubs.live_is_stub(obj):
+            why = "still raises NotImplementedError"
+        else:
+            continue
+
+        def calls(f: str, helper: str = helper) -> bool:
+            g = fn if f == name else ns.get(f)
+            skip = set(served.served_names(assignment, f)) - {helper}
+            return callable(g) and helper in stubs.live_names_reached(g, ns, skip)
+
+        owner = next((g for g in graded if owners.get(g) == owners[helper]), None)
+        owner = owner if owner is not None and calls(owner) else None
+        others = [g for g in graded if helper in served.served_names(assignment, g) and calls(g)]
+        if name == owner or name in others:
+            lines.append(served.charged_text(helper, why, owner, others))
+    return " ".join(lines)
