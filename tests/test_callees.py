@@ -139,10 +139,9 @@ def _namespace_with_stub_helper(assignment, helper):
     """The reference namespace (a copy) with the solution cells run in it, then ``helper``
     replaced by the exercise's stub (its source must be readable: written to a file)."""
     import importlib.util
+    import linecache
     import tempfile
     from pathlib import Path
-
-    import linecache
 
     ns = dict(reference.namespace(assignment, ROOT))
     src = notebook.read(notebook.source_path(assignment, ROOT))

@@ -56,7 +56,7 @@ from autograder.course import gradebook, report, results_cache, run_manifest, sh
 from autograder.course.report import SubmissionResult
 from autograder.engine import sandbox, submission, worker
 from autograder.notebooks import notebook
-from autograder.scoring import evaluate, memo
+from autograder.scoring import evaluate, memo, served
 from autograder.scoring.evaluate import FunctionResult
 
 DEFAULT_TIMEOUT = 30.0
@@ -257,7 +257,13 @@ class Grader:
             return w
         assert w.cases is not None
         try:
-            cases = {n: w.cases.inputs[n] for n in prog.functions if n not in prog.missing}
+            cases = {
+                n: served.restrict(w.cases.inputs[n], prog.served[n])
+                if n in prog.served
+                else w.cases.inputs[n]
+                for n in prog.functions
+                if n not in prog.missing
+            }
             specs = self.prepare(w.sub.assignment).specs if w.sub.assignment else {}
             hidden = {n: [c.hidden for c in specs[n].cases] for n in cases if n in specs}
             # Under a course secret the generated inputs are what feedback must not carry;

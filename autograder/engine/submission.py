@@ -370,6 +370,9 @@ class Program:
     served_notes: dict[str, str] = field(default_factory=dict)
     # graded function -> the helpers of its cell that are broken, charged to it once
     charged_notes: dict[str, str] = field(default_factory=dict)
+    # graded function -> the callees its cases serve by value in this submission (see
+    # scoring.served.restrict): its graded callees, and the helpers left unusable
+    served: dict[str, list[str]] = field(default_factory=dict)
 
 
 def _top_level_defs(source: str) -> set[str]:
@@ -622,10 +625,38 @@ def build_program(assignment: str, source_nb, learner_nb, functions: list[str]) 
     for gid, src in prog.cells:
         for name in stubs.top_level_functions([src]):
             where[name] = gid
-    # Callees served by value (scoring.served) are the reference's: a stub, a missing or an
-    # uncompiled one is charged only to the function whose cell the notebook gives it in.
-    serve = {f: set(served.served_names(assignment, f)) for f in functions}
+    # Callees served by value (scoring.served): every graded callee, and a helper the learner
+    # left unusable (a stub, deleted, or a definition that does not compile), which is then
+    # charged once, to the function of the cell the notebook gives it in. A helper the learner
+    # wrote is their code for every function that calls it.
+    candidates = {f: set(served.served_names(assignment, f)) for f in functions}
     owners = served.owner_cells(assignment)
+    broken = {n: why for n, why in prog.uncompiled.items() if n not in defs}
+
+    def calls(f: str, name: str) -> bool:
+        if f not in defs:
+            return False
+        own_defs = {k: v for k, v in defs.items() if k == f or k not in candidates[f] - {name}}
+        return name in stubs.names_reached(own_defs, f)
+
+    served_helpers: dict[str, tuple[str, str | None]] = {}  # helper -> (why, owner charged)
+    for name in [n for n in owners if n not in functions]:
+        if name in broken:
+            why = "does not compile"
+        elif name not in defs:
+            why = "is not defined"
+        elif stubs.is_stub(defs[name]):
+            why = "still raises NotImplementedError"
+        else:
+            continue
+        owner = next((f for f in functions if owners.get(f) == owners.get(name)), None)
+        if owner is not None and owner in defs and not calls(owner, name):
+            continue  # its function does without it: it is charged to every caller, as written
+        served_helpers[name] = (why, owner if owner is not None and owner in defs else None)
+    serve = {
+        f: {n for n in candidates[f] if n in functions or n in served_helpers} for f in functions
+    }
+    prog.served = {f: sorted(names) for f, names in serve.items()}
     for f in functions:
         own_defs = {k: v for k, v in defs.items() if k == f or k not in serve[f]}
         helpers = stubs.stub_callees(own_defs, f)
@@ -635,7 +666,6 @@ def build_program(assignment: str, source_nb, learner_nb, functions: list[str]) 
             )
     # helpers a cell that does not compile meant to define: a function elsewhere that calls
     # one raises NameError, and the cause is that definition
-    broken = {n: why for n, why in prog.uncompiled.items() if n not in defs}
     for f in functions:
         if f not in defs:
             continue
@@ -650,28 +680,11 @@ def build_program(assignment: str, source_nb, learner_nb, functions: list[str]) 
                 + f", not defined because {'its definition does' if len(lost) == 1 else 'their definitions do'}"
                 + " not compile: fix the SyntaxError reported for it, then check again"
             )
-    # where each learner slip in a served callee is charged, said at the function that pays it
-    # and at the functions that were served the reference in its place
-    # (a graded callee is charged at its own cases, and says so itself: helpers only)
-    for name in [n for n in owners if n not in functions]:
-        if name in broken:
-            why = "does not compile"
-        elif name not in defs:
-            why = "is not defined"
-        elif stubs.is_stub(defs[name]):
-            why = "still raises NotImplementedError"
-        else:
-            continue
-
-        def calls(f: str, name: str = name) -> bool:
-            if f not in defs:
-                return False
-            own_defs = {k: v for k, v in defs.items() if k == f or k not in serve[f] - {name}}
-            return name in stubs.names_reached(own_defs, f)
-
-        owner = next((f for f in functions if owners.get(f, f) == owners.get(name)), None)
-        owner = owner if owner is not None and calls(owner) else None
-        others = [f for f in functions if name in serve[f] and calls(f)]
+    # where each served helper's slip is charged: said at the function that pays it and at
+    # those served the reference in its place (a graded callee is charged at its own cases,
+    # and its callers say so in their note)
+    for name, (why, owner) in served_helpers.items():
+        others = [f for f in functions if name in serve[f] and calls(f, name)]
         if owner is None and not others:
             continue
         text = served.charged_text(name, why, owner, others)

@@ -1,10 +1,9 @@
 """One slip, one charge, without the reference in the learner's process: callees served by value.
 
-A graded function that calls another function of the notebook (a graded one, like 03's
-``shaped_reward`` calling ``mean_sampled_log_ratio``, or a helper, like 05's
-``_require_finite``) is graded with the *reference* callee, so that a slip in the callee (wrong
-maths, a stub, a definition that does not compile, a deleted helper) costs points only where
-it was made. The reference callee's code never reaches the learner's process: here, in the
+A graded function that calls another graded function (03's ``shaped_reward`` calling
+``mean_sampled_log_ratio``), or a helper the learner left unusable (05's ``_require_finite``
+still a stub), is graded with the *reference* callee, so that the slip costs points only
+where it was made. The reference callee's code never reaches the learner's process: here, in the
 trusted parent, the reference caller runs on each case's inputs with every callee it reaches
 wrapped by a recorder, and each call's arguments and outcome are kept. A case's inputs then
 carry that table (``inp["serve"]``), plain values and nothing else; while learner code runs on
@@ -12,11 +11,16 @@ the case, :class:`autograder.cases.codec.served_callees` puts in each callee's p
 that answers from the table. A call whose arguments match no recorded call (within a float
 tolerance) runs the learner's own callee, as it would without serving.
 
-Which callees a function is served (:func:`served_names`): every function of the source
+Which callees a function may be served (:func:`served_names`): every function of the source
 notebook's solution cells that the reference function reaches through its calls, except the
-function itself and the helpers given in its own cell. Those helpers are its code: a slip in
-one is charged to it, once, and every other function that calls the helper is served the
-reference.
+function itself and the helpers given in its own cell (those are its code). Which of these a
+submission is served (:func:`restrict`, decided by ``submission.build_program`` for `drills
+grade` and ``kernel`` in a kernel): every graded callee (a slip there is charged at the
+callee's own cases), and each helper the learner left unusable (a stub, deleted, or a
+definition that does not compile), which is charged once, to the graded function of the cell
+the notebook gives it in. A helper the learner wrote runs as written wherever it is called:
+its mistakes show at every function whose cases they fail, including cases only another
+function's inputs reach.
 
 Trusted code only: the reference runs here, never in a learner's process.
 """
@@ -184,6 +188,24 @@ def attach(assignment: str, function: str, inputs: list[dict], root: Path | None
     for inp, table in zip(inputs, tables(assignment, function, inputs, root)):
         if table is not None:
             inp["serve"] = table
+
+
+def restrict(inputs: list[dict], keep) -> list[dict]:
+    """``inputs`` whose served tables hold only the functions named in ``keep`` (the others
+    run as the learner wrote them); the same list when nothing is taken out."""
+    keep = set(keep)
+    if all(set((inp.get("serve") or {}).get("functions", {})) <= keep for inp in inputs):
+        return inputs
+    out = []
+    for inp in inputs:
+        table = {
+            n: t for n, t in (inp.get("serve") or {}).get("functions", {}).items() if n in keep
+        }
+        inp = {k: v for k, v in inp.items() if k != "serve"}
+        if table:
+            inp["serve"] = {"functions": table}
+        out.append(inp)
+    return out
 
 
 def note(assignment: str, function: str, root: Path | None = None) -> str:
