@@ -38,16 +38,21 @@ from typing import Any
 from autograder.cases.codec import encode, outcome_of
 from autograder.notebooks import notebook, reference
 
+_LAYOUTS: dict[str, dict[str, str]] = {}
+
 
 def _layout(assignment: str, root: Path | None) -> dict[str, str]:
-    """Every top-level def of the source notebook's solution cells -> the grade_id of its cell."""
-    where: dict[str, str] = {}
-    nb = notebook.read(notebook.source_path(assignment, root))
-    for _, gid, src in notebook.code_cells(nb, {"solution"}):
-        for node in ast.parse(src).body:
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                where[node.name] = gid
-    return where
+    """Every top-level def of the source notebook's solution cells -> the grade_id of its cell
+    (read once per notebook, as notebook.solution_defs is)."""
+    path = notebook.source_path(assignment, root)
+    if str(path) not in _LAYOUTS:
+        where: dict[str, str] = {}
+        for _, gid, src in notebook.code_cells(notebook.read(path), {"solution"}):
+            for node in ast.parse(src).body:
+                if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    where[node.name] = gid
+        _LAYOUTS[str(path)] = where
+    return dict(_LAYOUTS[str(path)])
 
 
 def owner_cells(assignment: str, root: Path | None = None) -> dict[str, str]:
@@ -114,35 +119,34 @@ def _call_key(sig: inspect.Signature, args: tuple, kwargs: dict) -> list:
     return [encode(bound.arguments[name]) for name in sig.parameters]
 
 
-def _tracing_namespace(assignment: str, root: Path | None) -> dict:
-    """A copy of the reference namespace with the solution cells run again in it, so that its
-    functions look their callees up in this copy (where the recorders go), not in the shared
-    reference namespace other threads may be using."""
-    ns = dict(reference.namespace(assignment, root))
-    nb = notebook.read(notebook.source_path(assignment, root))
-    with _silenced():
-        for _, gid, src in notebook.code_cells(nb, {"solution"}):
-            exec(compile(src, f"<{assignment}:{gid}>", "exec"), ns)  # noqa: S102 (trusted source)
-    return ns
+class _Tracer:
+    """A copy of the reference namespace with the solution cells run again in it (so that its
+    functions look their callees up in this copy, not in the shared reference namespace other
+    threads may be using), every function of the solution cells wrapped by a recorder that
+    appends ``(name, arguments, outcome)`` to ``log``. One per notebook, used under ``lock``."""
 
+    def __init__(self, assignment: str, root: Path | None) -> None:
+        import threading
 
-def tables(
-    assignment: str, function: str, inputs: list[dict], root: Path | None = None
-) -> list[dict | None]:
-    """For each case of ``inputs``: the served table (``{"functions": {name: {"params": ...,
-    "calls": [[key, outcome], ...]}}}``) of the callees the reference ``function`` calls on
-    that case, or None when it calls none."""
-    names = served_names(assignment, function, root)
-    if not names:
-        return [None] * len(inputs)
-    ns = _tracing_namespace(assignment, root)
-    originals = {n: ns[n] for n in names if callable(ns.get(n))}
-    params = {n: _parameters(fn) for n, fn in originals.items()}
-    sigs = {n: inspect.signature(fn) for n, fn in originals.items()}
-    log: list[tuple[str, list, dict]] = []
+        self.lock = threading.Lock()
+        self.log: list[tuple[str, list, dict]] = []
+        ns = dict(reference.namespace(assignment, root))
+        nb = notebook.read(notebook.source_path(assignment, root))
+        with _silenced():
+            for _, gid, src in notebook.code_cells(nb, {"solution"}):
+                exec(compile(src, f"<{assignment}:{gid}>", "exec"), ns)  # noqa: S102 (trusted source)
+        self.params: dict[str, list] = {}
+        self.originals: dict[str, Any] = {}
+        for name in notebook.solution_defs(assignment, root):
+            fn = ns.get(name)
+            if callable(fn):
+                self.originals[name] = fn
+                self.params[name] = _parameters(fn)
+                ns[name] = self._recorder(name, fn, inspect.signature(fn))
+        self.ns = ns
 
-    def recorder(name: str):
-        original, sig = originals[name], sigs[name]
+    def _recorder(self, name: str, original, sig: inspect.Signature):
+        log = self.log
 
         def record(*args: Any, **kwargs: Any) -> Any:
             try:
@@ -166,20 +170,43 @@ def tables(
         record.__name__ = name
         return record
 
-    for name in originals:
-        ns[name] = recorder(name)
-    fn = ns[function]
+
+_TRACERS: dict[str, _Tracer] = {}
+
+
+def _tracer(assignment: str, root: Path | None) -> _Tracer:
+    key = str(notebook.source_path(assignment, root))
+    if key not in _TRACERS:
+        _TRACERS[key] = _Tracer(assignment, root)
+    return _TRACERS[key]
+
+
+def tables(
+    assignment: str, function: str, inputs: list[dict], root: Path | None = None
+) -> list[dict | None]:
+    """For each case of ``inputs``: the served table (``{"functions": {name: {"params": ...,
+    "calls": [[key, outcome], ...]}}}``) of the callees the reference ``function`` calls on
+    that case, or None when it calls none."""
+    names = set(served_names(assignment, function, root))
+    if not names:
+        return [None] * len(inputs)
+    tracer = _tracer(assignment, root)
     out: list[dict | None] = []
-    for inp in inputs:
-        log.clear()
-        with _silenced():
-            outcome_of(fn, inp["args"], inp["kwargs"], ns)
-        functions: dict[str, dict] = {}
-        for name, key, outcome in log:
-            entry = functions.setdefault(name, {"params": params[name], "calls": []})
-            if not any(k == key for k, _ in entry["calls"]):
-                entry["calls"].append([key, outcome])
-        out.append({"functions": functions} if functions else None)
+    with tracer.lock:
+        fn = tracer.originals[function]  # the function itself is not recorded: its callees are
+        for inp in inputs:
+            tracer.log.clear()
+            with _silenced():
+                outcome_of(fn, inp["args"], inp["kwargs"], tracer.ns)
+            functions: dict[str, dict] = {}
+            for name, key, outcome in tracer.log:
+                if name not in names:
+                    continue
+                entry = functions.setdefault(name, {"params": tracer.params[name], "calls": []})
+                if not any(k == key for k, _ in entry["calls"]):
+                    entry["calls"].append([key, outcome])
+            out.append({"functions": functions} if functions else None)
+        tracer.log.clear()
     return out
 
 
