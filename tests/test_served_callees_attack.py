@@ -273,3 +273,31 @@ def test_no_case_input_carries_reference_code(assignment):
     assert served_any, (
         "no function of this notebook is served a callee: the test checks nothing here"
     )
+
+
+@pytest.mark.parametrize("assignment", ["03_sum_vs_mean", "04_rlef_turn_rewards"])
+def test_no_served_table_holds_a_generated_case_of_its_callee(assignment):
+    """The child holds every case's served table from its start: a table entry whose
+    arguments are one of the callee's own generated inputs would hand learner code that
+    hidden case's expected value (04's extract_code draws from the same pools as task_reward,
+    and did collide). Under a course secret and a student, no entry may be one."""
+    from autograder import assignments
+    from autograder.cases import seeds
+    from autograder.scoring import evaluate
+
+    spec = assignments.get(assignment)
+    secret, student = seeds.course_secret("a course secret"), "bob"
+    inputs = {f.name: evaluate.materialize(assignment, f, secret, student) for f in spec.functions}
+    served_calls = 0
+    for f in spec.functions:
+        for inp in inputs[f.name]:
+            for name, table in (inp.get("serve") or {}).get("functions", {}).items():
+                if name not in spec.names:
+                    continue
+                hidden = [
+                    i["args"] for c, i in zip(spec.function(name).cases, inputs[name]) if c.hidden
+                ]
+                for key, _ in table["calls"]:
+                    served_calls += 1
+                    assert not any(key[: len(a)] == a for a in hidden), (f.name, name)
+    assert served_calls > 0, "no graded callee served: the check is empty"
