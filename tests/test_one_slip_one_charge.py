@@ -112,3 +112,47 @@ def test_a_slip_in_one_definition_costs_only_its_own_function(graded, k):
     elif name != owner:
         assert f"`{name}`" in text, f"{owner}'s feedback does not name the broken helper {name}"
         assert f"charged once, to {owner}" in text, text[:500]
+
+
+def test_a_broken_definition_leaves_the_definitions_beside_it_whole():
+    """The cell is cut at its top-level statements: the def with the missing colon is the one
+    run that does not compile; the helper before it (with a column-0 line inside its
+    docstring) and the constant and def after it compile, with their lines where they were."""
+    from autograder.engine import submission
+
+    cell = (
+        "def _h(x):\n"
+        '    """A docstring with a line at column 0:\n'
+        "def not_a_def\n"
+        '    """\n'
+        "    return x\n"
+        "\n"
+        "\n"
+        "@staticmethod\n"
+        "def f(x)\n"
+        "    return _h(x)\n"
+        "\n"
+        "\n"
+        "K = (1,\n"
+        "     2)\n"
+        "\n"
+        "\n"
+        "def g(x):\n"
+        "    return x\n"
+    )
+    part, broken, said = submission.compilable_part(cell, "f", 3)
+    assert list(broken) == ["f"] and "line 9" in broken["f"], broken
+    assert "the definition of `f` does not compile" in said
+    namespace: dict = {}
+    exec(compile(part, "<part>", "exec"), namespace)  # noqa: S102 (our own text)
+    assert {"_h", "K", "g"} <= set(namespace) and "f" not in namespace
+    assert part.count("\n") == cell.count("\n")  # every line where it was
+
+
+def test_a_huge_cell_that_does_not_compile_is_not_split():
+    """Past the bounds (characters, top-level statements) the parent does not compile pieces
+    of it: the cell is one run that does not compile, as a kernel sees it."""
+    from autograder.engine import submission
+
+    cell = "x = 1\n" * (submission.SPLIT_MAX_STARTS + 1) + "def f(:\n    pass\n"
+    assert submission.split_definitions(cell) == [(0, cell.count("\n"), False)]

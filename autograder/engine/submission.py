@@ -477,6 +477,12 @@ def syntax_problem(source: str, gid: str, number: int) -> str | None:
 
 
 _CONTINUATION = re.compile(r"(else|elif|except|finally)\b|[)\]}]")
+# Bounds on the work of splitting a cell (the parent compiles pieces of learner text): a cell
+# longer, or with more top-level statements, is one run that does not compile, as before
+# splitting existed; a run is looked for up to SPLIT_LOOKAHEAD starts ahead.
+SPLIT_MAX_CHARS = 100_000
+SPLIT_MAX_STARTS = 200
+SPLIT_LOOKAHEAD = 8
 
 
 def _compiles(source: str) -> bool:
@@ -506,13 +512,19 @@ def split_definitions(source: str) -> list[tuple[int, int, bool]]:
         starts.append(i)
     if not starts or starts[0] != 0:
         starts.insert(0, 0)
+    if len(source) > SPLIT_MAX_CHARS or len(starts) > SPLIT_MAX_STARTS:
+        return [(0, len(lines), False)]
     bounds = starts + [len(lines)]
     runs: list[tuple[int, int, bool]] = []
     k = 0
     while k < len(starts):
         first = bounds[k]
         end = next(
-            (j for j in range(k + 1, len(bounds)) if _compiles("".join(lines[first : bounds[j]]))),
+            (
+                j
+                for j in range(k + 1, min(len(bounds), k + 1 + SPLIT_LOOKAHEAD))
+                if _compiles("".join(lines[first : bounds[j]]))
+            ),
             None,
         )
         if end is None:
@@ -558,11 +570,8 @@ def compilable_part(source: str, gid: str, number: int) -> tuple[str, dict[str, 
         )
     part = "".join(kept)
     if not _compiles(part):  # never expected: every run compiles alone
-        return (
-            "",
-            {n: problems[0] for n in _defs_in(source)},
-            syntax_problem(source, gid, number) or "",
-        )
+        whole = syntax_problem(source, gid, number) or "the cell does not compile"
+        return "", {n: whole for n in _defs_in(source)}, whole
     return part, broken, "\n".join(problems)
 
 
