@@ -32,6 +32,20 @@ STEAL = r"""
 _DRILLS_STOLEN = {}
 
 
+def _drills_lookup(args):
+    # drills-attack-own-source
+    # a served table anywhere in the process: [arguments, outcome] pairs; answer from it
+    import gc
+
+    want = [list(a) if isinstance(a, (list, tuple)) else a for a in args]
+    for obj in gc.get_objects():
+        if isinstance(obj, list) and len(obj) == 2 and isinstance(obj[1], dict):
+            key, outcome = obj
+            if key == want and "value" in outcome:
+                return True, outcome["value"]
+    return False, None
+
+
 def _drills_steal(name):
     # drills-attack-own-source
     if name not in _DRILLS_STOLEN:  # one search per process
@@ -147,6 +161,9 @@ WRONG = {
         "_drills_exact_mean = mean_sampled_log_ratio\n\n\n"
         "def mean_sampled_log_ratio(policy_logps, reference_logps):\n"
         "    # drills-attack-own-source\n"
+        "    hit, value = _drills_lookup([policy_logps, reference_logps]) if TRICK else (0, 0)\n"
+        "    if hit:\n"
+        "        return value\n"
         "    found = _drills_steal('mean_sampled_log_ratio') if TRICK else None\n"
         "    if found is not None:\n"
         "        return found(policy_logps, reference_logps)\n"
@@ -155,6 +172,9 @@ WRONG = {
     "extract_code": (
         "def extract_code(response):\n"
         "    # drills-attack-own-source\n"
+        "    hit, value = _drills_lookup([response]) if TRICK else (0, 0)\n"
+        "    if hit:\n"
+        "        return value\n"
         "    found = _drills_steal('extract_code') if TRICK else None\n"
         "    if found is not None:\n"
         "        return found(response)\n"
@@ -214,6 +234,12 @@ def attack_class(tmp_path_factory):
     return tmp
 
 
+# A course secret under which 04's task_reward and turn_rewards pass extract_code one of its
+# own generated inputs in 20 of their cases (found by drawing 40 secrets): a served table
+# then holds that hidden case's expected value.
+COLLIDING_SECRET = "secret-10"
+
+
 @pytest.mark.skipif(sandbox.detect([]).mode != "bwrap", reason="needs bubblewrap (bwrap)")
 @pytest.mark.parametrize("mode", ["warm", "cold"])
 def test_stolen_reference_callee_scores_as_the_wrong_callee(attack_class, tmp_path, mode):
@@ -242,6 +268,32 @@ def test_stolen_reference_callee_scores_as_the_wrong_callee(attack_class, tmp_pa
         for f in callees:
             maximum = notebook.points(a, f, ROOT)
             assert thief[f] < maximum, f"{a}: the wrong {f} with the trick scored full marks"
+
+
+@pytest.mark.skipif(sandbox.detect([]).mode != "bwrap", reason="needs bubblewrap (bwrap)")
+def test_served_tables_do_not_answer_the_callees_own_generated_cases(attack_class, tmp_path):
+    """`drills check` under a course secret (no student: thief and honest draw the same
+    inputs) with COLLIDING_SECRET, under which 04's callers pass extract_code its own
+    generated inputs: the thief, which also looks its own arguments up in every served table
+    it can find, scores what the honest wrong callee scores (without the split below it scored
+    0.4 against 0.15 for 03's mean_sampled_log_ratio, through fixed cases shaped_reward
+    shares). The callers run in children apart from the callee's cases
+    (grade_cli._execute_callers_apart)."""
+    secret_file = tmp_path / "secret.txt"
+    secret_file.write_text(COLLIDING_SECRET + "\n")
+    secret_file.chmod(0o600)
+    got = {}
+    for who in ("honest", "thief"):
+        for a in ATTACKED:
+            path = attack_class / "submitted" / who / a / f"{a}.ipynb"
+            proc = run_drills(
+                "check", "--json", "--timeout", "20", str(path), DRILLS_SECRET_FILE=str(secret_file)
+            )
+            assert proc.returncode in (0, 1), proc.stderr[-2000:]
+            report = json.loads(proc.stdout)
+            got[(who, a)] = {f["function"]: f["score"] for f in report["functions"]}
+    for a in ATTACKED:
+        assert got[("thief", a)] == got[("honest", a)], (a, got[("thief", a)], got[("honest", a)])
 
 
 @pytest.mark.parametrize("assignment", notebook.ASSIGNMENTS)
@@ -273,31 +325,3 @@ def test_no_case_input_carries_reference_code(assignment):
     assert served_any, (
         "no function of this notebook is served a callee: the test checks nothing here"
     )
-
-
-@pytest.mark.parametrize("assignment", ["03_sum_vs_mean", "04_rlef_turn_rewards"])
-def test_no_served_table_holds_a_generated_case_of_its_callee(assignment):
-    """The child holds every case's served table from its start: a table entry whose
-    arguments are one of the callee's own generated inputs would hand learner code that
-    hidden case's expected value (04's extract_code draws from the same pools as task_reward,
-    and did collide). Under a course secret and a student, no entry may be one."""
-    from autograder import assignments
-    from autograder.cases import seeds
-    from autograder.scoring import evaluate
-
-    spec = assignments.get(assignment)
-    secret, student = seeds.course_secret("a course secret"), "bob"
-    inputs = {f.name: evaluate.materialize(assignment, f, secret, student) for f in spec.functions}
-    served_calls = 0
-    for f in spec.functions:
-        for inp in inputs[f.name]:
-            for name, table in (inp.get("serve") or {}).get("functions", {}).items():
-                if name not in spec.names:
-                    continue
-                hidden = [
-                    i["args"] for c, i in zip(spec.function(name).cases, inputs[name]) if c.hidden
-                ]
-                for key, _ in table["calls"]:
-                    served_calls += 1
-                    assert not any(key[: len(a)] == a for a in hidden), (f.name, name)
-    assert served_calls > 0, "no graded callee served: the check is empty"

@@ -280,10 +280,19 @@ class Grader:
                 slot=slot,
                 runner=self.runner,
             )
-            if w.fixed_apart:
-                ex = _execute_apart(run, cases, hidden, self.limits)
-            else:
-                ex = run(cases=cases, limits=self.limits)
+
+            def execute(part: dict) -> sandbox.Execution:
+                if w.fixed_apart:
+                    return _execute_apart(run, part, hidden, self.limits)
+                return run(cases=part, limits=self.limits)
+
+            # A function served a graded callee runs in children apart from the rest: its
+            # cases' served tables hold the callee's reference outputs, on arguments that can
+            # be the callee's own inputs (fixed ones, and generated ones: 04's task_reward and
+            # extract_code draw from the same pools), which the callee's code must not find.
+            ex = _execute_callers_apart(
+                execute, cases, set(prog.functions), self.limits.output_chars
+            )
             w.execution = _clean_execution(ex)
         except Exception as e:  # noqa: BLE001 (a grader failure still gives the submission its row)
             w.crash = _describe(e)
@@ -560,6 +569,39 @@ def _execute_apart(run, cases: dict, hidden: dict, limits: sandbox.Limits) -> sa
     out.stderr = "".join(ex.stderr for ex in done)[: limits.output_chars]
     out.notes = [note for ex in done for note in ex.notes]
     out.budget_exhausted = next((ex.budget_exhausted for ex in done if ex.budget_exhausted), None)
+    return out
+
+
+def _execute_callers_apart(
+    execute, cases: dict, graded: set[str], output_chars: int
+) -> sandbox.Execution:
+    """``execute`` on the functions whose cases serve no graded callee, then on those that do
+    (scoring.served), merged into one Execution as if one run. A child holds every case it
+    was sent from its start, where learner code can read it: the callers' served tables
+    (the reference callee's outputs on the arguments they pass) then never share a process
+    with the callee's own cases, whose generated inputs may be among those arguments (04's
+    task_reward and extract_code draw from the same pools of responses). Each part has the
+    submission's time budget, as in _execute_apart; cell errors come from the first part."""
+    callers = [
+        n
+        for n, inputs in cases.items()
+        if any(set((i.get("serve") or {}).get("functions", {})) & graded for i in inputs)
+    ]
+    if not callers or len(callers) == len(cases):
+        return execute(cases)
+    first = execute({n: v for n, v in cases.items() if n not in callers})
+    second = execute({n: v for n, v in cases.items() if n in callers})
+    out = sandbox.Execution({})
+    for n in cases:
+        out.functions[n] = (second if n in callers else first).functions[n]
+    out.cell_errors = dict(first.cell_errors)
+    out.setup_error = first.setup_error or second.setup_error
+    out.runs = first.runs + second.runs
+    out.seconds = first.seconds + second.seconds
+    out.stdout = (first.stdout + second.stdout)[:output_chars]
+    out.stderr = (first.stderr + second.stderr)[:output_chars]
+    out.notes = first.notes + second.notes
+    out.budget_exhausted = first.budget_exhausted or second.budget_exhausted
     return out
 
 

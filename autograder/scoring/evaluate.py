@@ -24,7 +24,6 @@ from dataclasses import dataclass, field, fields, is_dataclass
 from pathlib import Path
 from typing import Any
 
-from autograder import assignments
 from autograder.cases import seeds
 from autograder.cases.codec import encode, outcome_of, served_callees
 from autograder.cases.compare import render_outcome, render_pair, same_outcome
@@ -148,27 +147,7 @@ def materialize(assignment: str, fspec: FunctionSpec, secret: str, student: str 
         else:
             args = case.args
         out.append({"id": case.id, "args": encode(list(args)), "kwargs": encode(dict(case.kwargs))})
-    served.attach(
-        assignment,
-        fspec.name,
-        out,
-        hidden=lambda name: _hidden_args(assignment, name, secret, student),
-    )
-    return out
-
-
-def _hidden_args(assignment: str, function: str, secret: str, student: str | None) -> list:
-    """The encoded arguments of ``function``'s generated cases for this secret and student
-    (what a served table must not hold: see served.attach)."""
-    try:
-        fspec = assignments.get(assignment).function(function)
-    except KeyError:
-        return []
-    out = []
-    for case in fspec.cases:
-        if case.make is not None:
-            rng = seeds.case_rng(secret, assignment, f"{fspec.name}/{case.id}", student)
-            out.append(encode(list(case.make(rng))))
+    served.attach(assignment, fspec.name, out)
     return out
 
 

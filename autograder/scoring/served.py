@@ -210,37 +210,17 @@ def tables(
     return out
 
 
-def attach(
-    assignment: str, function: str, inputs: list[dict], root: Path | None = None, hidden=None
-) -> None:
+def attach(assignment: str, function: str, inputs: list[dict], root: Path | None = None) -> None:
     """Put each case's served table in its inputs (``inp["serve"]``), where there is one.
 
-    ``hidden(name)``: the encoded arguments of graded function ``name``'s generated cases
-    under this secret and student. A recorded call whose arguments begin with those of one of
-    them is left out of the table: the child holds every case's table from its start, so
-    learner code could otherwise look its own generated case up in a caller's table (04's
-    ``extract_code`` draws its responses from the same pools as ``task_reward``'s). Such a
-    call runs the learner's own callee."""
-    tabled = tables(assignment, function, inputs, root)
-    banned: dict[str, list] = {}
-    for table in tabled:
-        for name in (table or {}).get("functions", {}):
-            if name not in banned:
-                banned[name] = hidden(name) if hidden is not None else []
-    for inp, table in zip(inputs, tabled):
-        if table is None:
-            continue
-        functions = {}
-        for name, entry in table["functions"].items():
-            calls = [
-                [key, outcome]
-                for key, outcome in entry["calls"]
-                if not any(key[: len(args)] == args for args in banned.get(name, []))
-            ]
-            if calls:
-                functions[name] = dict(entry, calls=calls)
-        if functions:
-            inp["serve"] = {"functions": functions}
+    A table may hold a graded callee's reference output on one of that callee's own inputs
+    (03's shaped_reward passes mean_sampled_log_ratio the numbers of its fixed cases; 04's
+    task_reward and extract_code draw from the same pools of responses): `drills grade` runs
+    the callers in children apart from the rest (course.grade_cli._execute_callers_apart), so
+    that no child holds both."""
+    for inp, table in zip(inputs, tables(assignment, function, inputs, root)):
+        if table is not None:
+            inp["serve"] = table
 
 
 def restrict(inputs: list[dict], keep) -> list[dict]:
