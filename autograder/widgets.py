@@ -381,6 +381,8 @@ def render_report(report: dict, path: Path | None = None, stale: list[str] | Non
             # could not be graded (a cell that does not compile, a helper left as a stub, a
             # deleted cell): the reason, as `drills check` prints it, never "not attempted"
             cls, feedback = "bad", f'<div class="drills-why">{e(str(f["error"]))}</div>'
+            if f.get("note"):  # e.g. where a helper of its cell was charged
+                feedback += e(str(f["note"]))
         elif not f.get("attempted", True):
             cls, feedback = (
                 "todo",
@@ -388,6 +390,8 @@ def render_report(report: dict, path: Path | None = None, stale: list[str] | Non
             )
         elif cases and passed == len(cases) and not f.get("error"):
             cls, feedback = "ok", "all checks passed"
+            if f.get("note"):  # graded with a reference callee: said, as `drills check` does
+                feedback += "<br>" + e(str(f["note"]))
         else:
             cls = "bad"
             items = []

@@ -78,8 +78,8 @@ def test_caller_without_reference_callee_would_be_charged_twice():
 
     fspec = assignments.get(a).function(caller)
     inputs = evaluate.materialize(a, fspec, seeds.course_secret(None))
-    assert all("callees" in inp for inp in inputs)
-    bare = [{k: v for k, v in inp.items() if k != "callees"} for inp in inputs]
+    assert any("serve" in inp for inp in inputs)
+    bare = [{k: v for k, v in inp.items() if k != "serve"} for inp in inputs]
     expected = memo.reference_outcomes(a, fspec, inputs, ROOT)
     got, _ = evaluate.run_cases(ns[caller], bare, ns)
     mutants = memo.mistake_outcomes(a, fspec, inputs, ROOT)
@@ -87,11 +87,21 @@ def test_caller_without_reference_callee_would_be_charged_twice():
     assert r.score < r.points
 
 
-def test_functions_that_call_no_graded_function_have_no_reference_callees():
-    assert evaluate.reference_callees("03_sum_vs_mean", "masked_mean") is None
-    assert evaluate.reference_callees("04_rlef_turn_rewards", "extract_code") is None
-    got = evaluate.reference_callees("04_rlef_turn_rewards", "turn_rewards")
-    assert got is not None and set(got["names"]) == {"task_reward", "extract_code"}
+def test_functions_that_call_nothing_else_are_served_nothing():
+    """Served callees: what the reference reaches, less the function itself and the helpers
+    of its own cell (its own code: a slip there is its own)."""
+    from autograder.scoring import served
+
+    assert served.served_names("03_sum_vs_mean", "masked_mean") == []  # _check_batch is its own
+    assert served.served_names("03_sum_vs_mean", "aggregate_loss") == ["_check_batch"]
+    assert served.served_names("04_rlef_turn_rewards", "extract_code") == []
+    got = served.served_names("04_rlef_turn_rewards", "turn_rewards")
+    assert set(got) == {"task_reward", "extract_code"}
+    assert served.served_names("05_grpo_lld", "group_advantages") == []
+    assert set(served.served_names("05_grpo_lld", "lld_rate")) == {
+        "_require_tensor",
+        "_require_finite",
+    }
 
 
 def test_callee_slip_is_charged_once_in_the_sandbox(tmp_path):
@@ -123,3 +133,44 @@ def test_callee_slip_is_charged_once_in_the_sandbox(tmp_path):
         assert by_function[callee]["score"] < by_function[callee]["points"]
         assert by_function[caller]["score"] == by_function[caller]["points"], caller
         assert f"`{callee}`" in by_function[caller]["note"]
+
+
+def _namespace_with_stub_helper(assignment, helper):
+    """The reference namespace (a copy) with the solution cells run in it, then ``helper``
+    replaced by the exercise's stub (its source must be readable: written to a file)."""
+    import importlib.util
+    import linecache
+    import tempfile
+    from pathlib import Path
+
+    ns = dict(reference.namespace(assignment, ROOT))
+    src = notebook.read(notebook.source_path(assignment, ROOT))
+    for _, gid, source in notebook.code_cells(src, {"solution"}):
+        name = f"<cell {gid}>"  # as IPython does, so that inspect reads each cell's source
+        linecache.cache[name] = (len(source), None, source.splitlines(True), name)
+        exec(compile(source, name, "exec"), ns)  # noqa: S102 (our own source notebook)
+    folder = Path(tempfile.mkdtemp())
+    (folder / "stub_helper.py").write_text(
+        f"def {helper}(*args, **kwargs):\n    '''stub'''\n    raise NotImplementedError()\n"
+    )
+    spec = importlib.util.spec_from_file_location("stub_helper", folder / "stub_helper.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    ns[helper] = module.__dict__[helper]
+    return ns
+
+
+def test_a_stub_helper_is_charged_once_in_kernel():
+    """In-kernel engine (nbgrader's hidden-test cells): 05 with `_require_finite` a stub. It
+    is given in group_advantages' cell: that function loses points and is told so; the other
+    functions that call it are served the reference helper (full marks) and told where the
+    stub was charged."""
+    a = "05_grpo_lld"
+    ns = _namespace_with_stub_helper(a, "_require_finite")
+    charged = "Your `_require_finite` still raises NotImplementedError: that is charged once, to group_advantages"
+    own = kernel.grade_function(a, "group_advantages", ns["group_advantages"], namespace=ns)
+    assert own.score < own.points and charged in own.note, own.note
+    for name in ("sequence_logprobs", "likelihood_change", "lld_rate"):
+        r = kernel.grade_function(a, name, ns[name], namespace=ns, root=ROOT)
+        assert r.score == r.points, (name, [c.id for c in r.cases if not c.passed])
+        assert charged in r.note, (name, r.note)

@@ -130,21 +130,45 @@ def _broken_log_ratios_cell(gid: str, source: str) -> str:
     return source
 
 
+def _broken_check_distributions(gid: str, source: str) -> str:
+    if gid == "log_ratios":  # the helper's own def loses its colon
+        return source.replace(
+            "def _check_distributions(policy, reference, allow_zeros):",
+            "def _check_distributions(policy, reference, allow_zeros)",
+        )
+    return source
+
+
 @pytest.mark.slow
-def test_a_helper_in_a_cell_that_does_not_compile_is_named_as_the_cause(tmp_path):
-    """01's `_check_distributions` lives in the log_ratios cell: when that cell does not
-    compile, forward_kl and reverse_kl raise NameError on every case. Do `drills check` and the
-    button say which helper is missing and which cell to fix, instead of a NameError shape?"""
+def test_a_syntax_error_costs_the_definition_it_is_in_not_its_cell_or_the_callers(tmp_path):
+    """01's `_check_distributions` lives in the log_ratios cell. A missing colon in log_ratios'
+    def costs log_ratios only (the helper beside it still compiles and runs); a missing colon
+    in the helper's def costs log_ratios once (the function of its cell, which calls it), and
+    forward_kl and reverse_kl, which call it too, are graded with the reference helper. Do
+    `drills check` and the button say which definition did not compile and where the helper
+    was charged?"""
     path = learner_notebook(tmp_path, "01_exact_kl", _broken_log_ratios_cell)
+    report, page = widget(path)
+    lr = function_of(report, "log_ratios")
+    assert lr["score"] == 0 and "its definition does not compile" in lr["error"], lr["error"]
+    for name in ("forward_kl", "reverse_kl"):
+        f = function_of(report, name)
+        assert f["score"] == f["points"], (name, f["diagnoses"])
+
+    (tmp_path / "helper").mkdir()
+    path = learner_notebook(tmp_path / "helper", "01_exact_kl", _broken_check_distributions)
     text = terminal(path)
     report, page = widget(path)
+    lr = function_of(report, "log_ratios")
+    assert lr["score"] < lr["points"]
+    assert [d["id"] for d in lr["diagnoses"]][:1] == ["broken-helper"]
+    said = "Your `_check_distributions` does not compile: that is charged once, to log_ratios"
+    assert said in text and said in page
+    assert "the definition of `_check_distributions` does not compile" in text
     for name in ("forward_kl", "reverse_kl"):
-        said = (
-            f"{name} calls `_check_distributions`, not defined because its cell 'log_ratios' "
-            "does not compile"
-        )
-        assert said in text and said in page
-        assert [d["id"] for d in function_of(report, name)["diagnoses"]] == ["broken-helper"]
+        f = function_of(report, name)
+        assert f["score"] == f["points"], (name, f["diagnoses"])
+        assert "graded with the reference `_check_distributions`" in f["note"]
 
 
 # -- 2. a helper left as a stub ----------------------------------------------------------------
@@ -164,21 +188,27 @@ def _stub_require_tensor(gid: str, source: str) -> str:
 
 
 @pytest.mark.slow
-def test_a_helper_left_as_a_stub_is_named_as_the_cause_of_every_function_that_calls_it(tmp_path):
-    """05 with `_require_tensor` still the stub: every function raises NotImplementedError.
-    Do `drills check` and the button name the helper for each function that calls it, instead
-    of "not attempted yet"?"""
+def test_a_helper_left_as_a_stub_is_charged_once_to_the_function_of_its_cell(tmp_path):
+    """05 with `_require_tensor` still the stub. It is given in group_advantages' cell: that
+    function raises NotImplementedError and is told which helper to write (never "not
+    attempted yet"); the other functions that call it are graded with the reference helper,
+    at full marks, and told so. Do `drills check` and the button say both?"""
     path = learner_notebook(tmp_path, "05_grpo_lld", _stub_require_tensor)
     text = terminal(path)
     report, page = widget(path)
-    for name in ("group_advantages", "sequence_logprobs", "likelihood_change", "lld_rate"):
-        said = f"{name} calls `_require_tensor`"
-        assert said in text and said in page, name
-        assert function_of(report, name)["score"] == 0
+    said = "group_advantages calls `_require_tensor`"
+    assert said in text and said in page
+    assert function_of(report, "group_advantages")["score"] == 0
+    charged = "Your `_require_tensor` still raises NotImplementedError: that is charged once, to group_advantages"
+    for name in ("sequence_logprobs", "likelihood_change", "lld_rate"):
+        f = function_of(report, name)
+        assert f["score"] == f["points"], (name, f["diagnoses"])
+        assert charged in f["note"], name
+        assert f"{name} calls `_require_tensor`" not in text
     for shown in (text, page):
         assert "not attempted" not in shown
         assert "which still raises NotImplementedError: write its body too" in shown
-    assert "(in your cell 'group_advantages')" in text  # where the helper is, for the others
+        assert charged in shown
 
 
 def test_stub_callees_follow_calls_through_written_helpers_but_not_into_a_stub_function():

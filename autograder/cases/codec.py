@@ -253,29 +253,156 @@ def _input_function(name: str, source: str):
     return fn
 
 
-class reference_callees:  # noqa: N801 (used as a context manager, like contextlib's)
-    """One slip, one charge: while a graded function runs, the other graded functions it calls
-    are the reference's, so that a slip in a callee costs points only where it was made.
+# A served call's arguments match a recorded call's when their numbers agree to this (a caller
+# that computes an argument in float32, or in another order, still gets the served value).
+SERVED_RTOL = 1e-5
+SERVED_ATOL = 1e-8
 
-    ``callees`` is what ``evaluate.materialize`` puts in a case's inputs: ``{"names": [...],
-    "source": "<the reference defs>"}`` (trusted source from the source notebook), or None.
-    The defs are compiled over a copy of ``namespace`` (the setup's imports and types), and
-    each named function of ``namespace`` is swapped for the reference's until exit.
+
+def _dtype_kind(dtype: Any) -> str:
+    d = str(dtype)
+    if d == "bool":
+        return "bool"
+    if "int" in d:
+        return "int"
+    return "float"
+
+
+def _num(j: Any) -> float | None:
+    if type(j) in (int, float):
+        return float(j)
+    if isinstance(j, dict) and set(j) == {"$float"}:
+        return float(j["$float"])
+    return None
+
+
+def _close(a: Any, b: Any, skip_text: bool) -> bool:
+    """Do two encoded values match for a served call (numbers within the served tolerance,
+    arrays of the same kind, shape and numeric kind; text equal unless ``skip_text``)?"""
+    if type(a) is str or type(b) is str:
+        return (skip_text and type(a) is str and type(b) is str) or a == b
+    if type(a) is bool or type(b) is bool or a is None or b is None:
+        return type(a) is type(b) and a == b
+    x, y = _num(a), _num(b)
+    if x is not None or y is not None:
+        if x is None or y is None:
+            return False
+        if math.isnan(x) or math.isnan(y):
+            return math.isnan(x) and math.isnan(y)
+        if math.isinf(x) or math.isinf(y):
+            return x == y
+        return abs(x - y) <= SERVED_ATOL + SERVED_RTOL * abs(y)
+    if type(a) is list and type(b) is list:
+        return len(a) == len(b) and all(_close(u, v, skip_text) for u, v in zip(a, b))
+    if not (isinstance(a, dict) and isinstance(b, dict)):
+        return False
+    for tag in ("$array", "$tensor"):
+        if tag in a or tag in b:
+            return (
+                tag in a
+                and tag in b
+                and a.get("shape") == b.get("shape")
+                and _dtype_kind(a.get("dtype")) == _dtype_kind(b.get("dtype"))
+                and _close(a[tag], b[tag], skip_text)
+            )
+    if "$dict" in a and "$dict" in b:
+        da, db = a["$dict"], b["$dict"]
+        return da.keys() == db.keys() and all(_close(da[k], db[k], skip_text) for k in da)
+    if "$obj" in a and "$obj" in b:
+        fa, fb = a.get("fields", {}), b.get("fields", {})
+        return (
+            a["$obj"] == b["$obj"]
+            and fa.keys() == fb.keys()
+            and all(_close(fa[k], fb[k], skip_text) for k in fa)
+        )
+    return False
+
+
+def _served_outcome(calls: list, key: list) -> dict | None:
+    """The recorded outcome for a call with arguments ``key``: the same arguments, else
+    arguments within the served tolerance; else, for a check (a recorded outcome that is None
+    or an error), the same data with other text (a check's label is only its message), when
+    every such call had the same outcome. None when no recorded call matches."""
+    for k, outcome in calls:
+        if k == key:
+            return outcome
+    for k, outcome in calls:
+        if _close(k, key, False):
+            return outcome
+    if not any(type(v) is not str for v in key):
+        return None
+    found = [o for k, o in calls if _close(k, key, True)]
+    if not found or not all(o.get("value", 0) is None or "raised" in o for o in found):
+        return None
+    first = found[0]
+    if all(o.get("raised") == first.get("raised") for o in found):
+        return first
+    return None
+
+
+def _served_function(name: str, table: dict, own: Any, namespace: dict):
+    """A function that answers ``name``'s calls from ``table`` (see served_callees)."""
+    import builtins
+    import inspect
+
+    params = []
+    for pname, kind, has_default, default in table["params"]:
+        extra = {"default": decode(default, namespace)} if has_default else {}
+        params.append(inspect.Parameter(pname, getattr(inspect.Parameter, kind), **extra))
+    sig = inspect.Signature(params)
+    calls = table["calls"]
+
+    def served(*args: Any, **kwargs: Any) -> Any:
+        try:
+            bound = sig.bind(*args, **kwargs)
+            bound.apply_defaults()
+            key = [encode(bound.arguments[p.name]) for p in params]
+        except Exception:  # noqa: BLE001 (arguments the reference never takes: yours answers)
+            key = None
+        outcome = None if key is None else _served_outcome(calls, key)
+        if outcome is None:
+            if callable(own):
+                return own(*args, **kwargs)
+            raise NameError(f"name {name!r} is not defined")
+        if "raised" in outcome:
+            exc = getattr(builtins, str(outcome["raised"]), None)
+            if not (isinstance(exc, type) and issubclass(exc, Exception)):
+                exc = RuntimeError
+            raise exc(f"{name} (the reference, served by the grader) rejects these arguments")
+        return decode(outcome["value"], namespace)
+
+    served.__name__ = served.__qualname__ = name
+    served.__signature__ = sig
+    return served
+
+
+class served_callees:  # noqa: N801 (used as a context manager, like contextlib's)
+    """One slip, one charge: while a graded function runs on a case, the other functions of the
+    notebook it calls answer as the reference does, so that a slip in one of them costs points
+    only where it was made.
+
+    ``serve`` is what ``autograder.scoring.served`` puts in a case's inputs: ``{"functions":
+    {name: {"params": [...], "calls": [[arguments, outcome], ...]}}}``, the reference callees'
+    outcomes on the arguments the reference caller passes on this case (values only: no code of
+    the reference), or None. Each named function of ``namespace`` is replaced, until exit, by
+    one that answers from that table; a call with arguments the table does not hold runs the
+    learner's own function (a NameError if there is none).
     """
 
     _MISSING = object()
 
-    def __init__(self, namespace: dict, callees: Any) -> None:
-        self.namespace, self.callees, self.saved = namespace, callees, {}
+    def __init__(self, namespace: dict, serve: Any) -> None:
+        self.namespace, self.serve, self.saved = namespace, serve, {}
 
     def __enter__(self) -> None:
-        if not isinstance(self.callees, dict) or not self.callees.get("names"):
+        if not isinstance(self.serve, dict) or not isinstance(self.serve.get("functions"), dict):
             return
-        scope = dict(self.namespace)
-        exec(compile(self.callees["source"], "<reference callees>", "exec"), scope)  # noqa: S102 (trusted)
-        for name in self.callees["names"]:
-            self.saved[name] = self.namespace.get(name, self._MISSING)
-            self.namespace[name] = scope[name]
+        for name, table in self.serve["functions"].items():
+            own = self.namespace.get(name, self._MISSING)
+            self.saved[name] = own
+            self.namespace[name] = _served_function(
+                name, table, None if own is self._MISSING else own, self.namespace
+            )
 
     def __exit__(self, *exc: Any) -> None:
         for name, old in self.saved.items():

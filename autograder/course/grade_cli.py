@@ -59,7 +59,7 @@ from autograder.course import class_run, report, results_cache, shards
 from autograder.course.report import SubmissionResult
 from autograder.engine import sandbox, submission, worker
 from autograder.notebooks import notebook
-from autograder.scoring import evaluate, memo
+from autograder.scoring import evaluate, memo, served
 from autograder.scoring.evaluate import FunctionResult
 
 DEFAULT_TIMEOUT = 30.0
@@ -252,7 +252,13 @@ class Grader:
             return w
         assert w.cases is not None
         try:
-            cases = {n: w.cases.inputs[n] for n in prog.functions if n not in prog.missing}
+            cases = {
+                n: served.restrict(w.cases.inputs[n], prog.served[n])
+                if n in prog.served
+                else w.cases.inputs[n]
+                for n in prog.functions
+                if n not in prog.missing
+            }
             specs = self.prepare(w.sub.assignment).specs if w.sub.assignment else {}
             hidden = {n: [c.hidden for c in specs[n].cases] for n in cases if n in specs}
             # Under a course secret the generated inputs are what feedback must not carry;
@@ -269,10 +275,19 @@ class Grader:
                 slot=slot,
                 runner=self.runner,
             )
-            if w.fixed_apart:
-                ex = _execute_apart(run, cases, hidden, self.limits)
-            else:
-                ex = run(cases=cases, limits=self.limits)
+
+            def execute(part: dict) -> sandbox.Execution:
+                if w.fixed_apart:
+                    return _execute_apart(run, part, hidden, self.limits)
+                return run(cases=part, limits=self.limits)
+
+            # A function served a graded callee runs in children apart from the rest: its
+            # cases' served tables hold the callee's reference outputs, on arguments that can
+            # be the callee's own inputs (fixed ones, and generated ones: 04's task_reward and
+            # extract_code draw from the same pools), which the callee's code must not find.
+            ex = _execute_callers_apart(
+                execute, cases, set(prog.functions), self.limits.output_chars
+            )
             w.execution = _clean_execution(ex)
         except Exception as e:  # noqa: BLE001 (a grader failure still gives the submission its row)
             w.crash = _describe(e)
@@ -347,22 +362,24 @@ class Grader:
             fr = ex.functions[name]
             cases = w.cases
             assert cases is not None
-            res.functions.append(
-                evaluate.score(
-                    a,
-                    fspec,
-                    pts,
-                    cases.inputs[name],
-                    cases.expected[name],
-                    fr.outcomes,
-                    fr.seconds,
-                    cases.mutants[name],
-                    after_generated.get(name, True),
-                    clean,
-                    prog.stub_notes.get(name, ""),
-                    prog.broken_notes.get(name, ""),
-                )
+            scored = evaluate.score(
+                a,
+                fspec,
+                pts,
+                cases.inputs[name],
+                cases.expected[name],
+                fr.outcomes,
+                fr.seconds,
+                cases.mutants[name],
+                after_generated.get(name, True),
+                clean,
+                prog.stub_notes.get(name, ""),
+                prog.broken_notes.get(name, ""),
             )
+            # where a slip in a helper was charged (submission.build_program): once
+            extra = (prog.charged_notes.get(name, ""), prog.served_notes.get(name, ""))
+            scored.note = " ".join(t for t in (scored.note, *extra) if t)
+            res.functions.append(scored)
         if self.isolation.reduced:
             res.warnings.append(
                 "isolation is reduced: bubblewrap is not available, so this code ran with resource limits only"
@@ -371,6 +388,10 @@ class Grader:
 
     @staticmethod
     def _missing_reason(name: str, prog: submission.Program, ex: sandbox.Execution) -> str:
+        if name in prog.uncompiled:
+            return (
+                f"{name} is not defined: its definition does not compile. {prog.uncompiled[name]}"
+            )
         gid = prog.defined_in.get(name, name)
         syntax = [
             prog.syntax[i] for i, (g, _) in enumerate(prog.cells) if g == gid and i in prog.syntax
@@ -543,6 +564,39 @@ def _execute_apart(run, cases: dict, hidden: dict, limits: sandbox.Limits) -> sa
     out.stderr = "".join(ex.stderr for ex in done)[: limits.output_chars]
     out.notes = [note for ex in done for note in ex.notes]
     out.budget_exhausted = next((ex.budget_exhausted for ex in done if ex.budget_exhausted), None)
+    return out
+
+
+def _execute_callers_apart(
+    execute, cases: dict, graded: set[str], output_chars: int
+) -> sandbox.Execution:
+    """``execute`` on the functions whose cases serve no graded callee, then on those that do
+    (scoring.served), merged into one Execution as if one run. A child holds every case it
+    was sent from its start, where learner code can read it: the callers' served tables
+    (the reference callee's outputs on the arguments they pass) then never share a process
+    with the callee's own cases, whose generated inputs may be among those arguments (04's
+    task_reward and extract_code draw from the same pools of responses). Each part has the
+    submission's time budget, as in _execute_apart; cell errors come from the first part."""
+    callers = [
+        n
+        for n, inputs in cases.items()
+        if any(set((i.get("serve") or {}).get("functions", {})) & graded for i in inputs)
+    ]
+    if not callers or len(callers) == len(cases):
+        return execute(cases)
+    first = execute({n: v for n, v in cases.items() if n not in callers})
+    second = execute({n: v for n, v in cases.items() if n in callers})
+    out = sandbox.Execution({})
+    for n in cases:
+        out.functions[n] = (second if n in callers else first).functions[n]
+    out.cell_errors = dict(first.cell_errors)
+    out.setup_error = first.setup_error or second.setup_error
+    out.runs = first.runs + second.runs
+    out.seconds = first.seconds + second.seconds
+    out.stdout = (first.stdout + second.stdout)[:output_chars]
+    out.stderr = (first.stderr + second.stderr)[:output_chars]
+    out.notes = first.notes + second.notes
+    out.budget_exhausted = first.budget_exhausted or second.budget_exhausted
     return out
 
 

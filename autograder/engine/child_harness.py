@@ -290,7 +290,7 @@ def run(job, out_fd):
                     signal.setitimer(signal.ITIMER_REAL, case_timeout)
                     try:
                         reseed()
-                        with codec_ns["reference_callees"](ns, inp.get("callees")):
+                        with codec_ns["served_callees"](ns, inp.get("serve")):
                             out = outcome_of(fn, inp["args"], inp["kwargs"], ns, inp.get("grad"))
                     finally:
                         signal.setitimer(signal.ITIMER_REAL, 0)

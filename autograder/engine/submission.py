@@ -29,7 +29,7 @@ from pathlib import Path
 from autograder.cases import codec, seeds
 from autograder.engine import files
 from autograder.notebooks import nbjson, notebook
-from autograder.scoring import stubs
+from autograder.scoring import served, stubs
 
 MAX_NOTEBOOK_BYTES = 20 * 1024 * 1024
 
@@ -210,8 +210,17 @@ class Program:
     syntax: dict[int, str] = field(default_factory=dict)
     # graded function -> the sentence naming the helpers it calls that are still stubs
     stub_notes: dict[str, str] = field(default_factory=dict)
-    # graded function -> the sentence naming the helpers it calls whose cell does not compile
+    # graded function -> the sentence naming the helpers it calls whose definition does not compile
     broken_notes: dict[str, str] = field(default_factory=dict)
+    # definition -> why it does not compile (its cell's other definitions still ran)
+    uncompiled: dict[str, str] = field(default_factory=dict)
+    # graded function -> where a slip in a helper it was served the reference of was charged
+    served_notes: dict[str, str] = field(default_factory=dict)
+    # graded function -> the helpers of its cell that are broken, charged to it once
+    charged_notes: dict[str, str] = field(default_factory=dict)
+    # graded function -> the callees its cases serve by value in this submission (see
+    # scoring.served.restrict): its graded callees, and the helpers left unusable
+    served: dict[str, list[str]] = field(default_factory=dict)
 
 
 def _top_level_defs(source: str) -> set[str]:
@@ -315,6 +324,105 @@ def syntax_problem(source: str, gid: str, number: int) -> str | None:
     return text
 
 
+_CONTINUATION = re.compile(r"(else|elif|except|finally)\b|[)\]}]")
+# Bounds on the work of splitting a cell (the parent compiles pieces of learner text): a cell
+# longer, or with more top-level statements, is one run that does not compile, as before
+# splitting existed; a run is looked for up to SPLIT_LOOKAHEAD starts ahead.
+SPLIT_MAX_CHARS = 100_000
+SPLIT_MAX_STARTS = 200
+SPLIT_LOOKAHEAD = 8
+
+
+def _compiles(source: str) -> bool:
+    try:
+        compile(source, "<chunk>", "exec", dont_inherit=True)
+        return True
+    except (SyntaxError, ValueError, OverflowError, MemoryError, RecursionError):
+        return False
+
+
+def split_definitions(source: str) -> list[tuple[int, int, bool]]:
+    """A cell that does not compile, cut into runs of top-level statements: ``(first line,
+    end line, compiles)`` (0-based, end excluded), covering every line in order.
+
+    A run starts at a line of column 0 (not blank, not a comment, not a closing bracket or an
+    ``else``/``except`` of the statement above, not a ``def`` under its decorators); each run is
+    the shortest that compiles from its start. A start from which nothing compiles is a run
+    that does not compile, up to the next start: so a slip in one definition leaves the
+    definitions beside it whole. Compiling runs nothing."""
+    lines = source.splitlines(keepends=True)
+    starts = []
+    for i, line in enumerate(lines):
+        if not line.strip() or line[0] in " \t#" or _CONTINUATION.match(line):
+            continue
+        if starts and starts[-1] == i - 1 and lines[i - 1].startswith("@"):
+            continue  # a def under its decorator starts with the decorator
+        starts.append(i)
+    if not starts or starts[0] != 0:
+        starts.insert(0, 0)
+    if len(source) > SPLIT_MAX_CHARS or len(starts) > SPLIT_MAX_STARTS:
+        return [(0, len(lines), False)]
+    bounds = starts + [len(lines)]
+    runs: list[tuple[int, int, bool]] = []
+    k = 0
+    while k < len(starts):
+        first = bounds[k]
+        end = next(
+            (
+                j
+                for j in range(k + 1, min(len(bounds), k + 1 + SPLIT_LOOKAHEAD))
+                if _compiles("".join(lines[first : bounds[j]]))
+            ),
+            None,
+        )
+        if end is None:
+            runs.append((first, bounds[k + 1], False))
+            k += 1
+        else:
+            runs.append((first, bounds[end], True))
+            k = end
+    return runs
+
+
+def _defs_in(text: str) -> list[str]:
+    return re.findall(r"^(?:async\s+)?(?:def|class)\s+(\w+)", text, re.M)
+
+
+def compilable_part(source: str, gid: str, number: int) -> tuple[str, dict[str, str], str]:
+    """For a cell that does not compile: ``(what of it compiles, {definition: why it does not
+    compile}, the cell's problem said in full)``. The part that compiles keeps every line
+    where it was (the rest becomes blank lines), so errors name the learner's own lines."""
+    lines = source.splitlines(keepends=True)
+    kept: list[str] = []
+    broken: dict[str, str] = {}
+    problems: list[str] = []
+    for first, end, ok in split_definitions(source):
+        text = "".join(lines[first:end])
+        if ok:
+            kept.append(text)
+            continue
+        kept.append("\n" * (end - first))
+        names = _defs_in(text)
+        padded = "\n" * first + text
+        why = syntax_problem(padded, gid, number) or f"line {first + 1} does not compile"
+        for name in names:
+            broken[name] = why
+        problems.append(
+            (
+                "the definition of " + " and ".join(f"`{n}`" for n in names)
+                if names
+                else f"lines {first + 1}-{end}"
+            )
+            + " does not compile, so it was left out (the rest of the cell ran): "
+            + why
+        )
+    part = "".join(kept)
+    if not _compiles(part):  # never expected: every run compiles alone
+        whole = syntax_problem(source, gid, number) or "the cell does not compile"
+        return "", {n: whole for n in _defs_in(source)}, whole
+    return part, broken, "\n".join(problems)
+
+
 def build_program(assignment: str, source_nb, learner_nb, functions: list[str]) -> Program:
     setup = [(gid, src) for _, gid, src in notebook.code_cells(source_nb, {"setup"})]
     sol = [(gid, src) for _, gid, src in notebook.code_cells(source_nb, {"solution"})]
@@ -359,46 +467,88 @@ def build_program(assignment: str, source_nb, learner_nb, functions: list[str]) 
         else:
             problem = syntax_problem(source, gid, number)
             if problem is not None:
-                prog.syntax[len(prog.cells)] = problem
+                # one slip, one charge: the definitions that compile run, the one that does
+                # not is left out and named
+                part, broken_defs, said = compilable_part(source, gid, number)
+                prog.syntax[len(prog.cells)] = said or problem
+                if broken_defs:  # said here: the functions that pay name it, "reported for it"
+                    prog.warnings.append(said)
+                for name, why in broken_defs.items():
+                    prog.uncompiled[name] = why
+                source = part
         prog.cells.append((gid, source))
     defs = stubs.top_level_functions(src for _, src in prog.cells)
     where: dict[str, str] = {}
     for gid, src in prog.cells:
         for name in stubs.top_level_functions([src]):
             where[name] = gid
+    # Callees served by value (scoring.served): every graded callee, and a helper the learner
+    # left unusable (a stub, deleted, or a definition that does not compile), which is then
+    # charged once, to the function of the cell the notebook gives it in. A helper the learner
+    # wrote is their code for every function that calls it.
+    candidates = {f: set(served.served_names(assignment, f)) for f in functions}
+    owners = served.owner_cells(assignment)
+    broken = {n: why for n, why in prog.uncompiled.items() if n not in defs}
+
+    def calls(f: str, name: str) -> bool:
+        if f not in defs:
+            return False
+        own_defs = {k: v for k, v in defs.items() if k == f or k not in candidates[f] - {name}}
+        return name in stubs.names_reached(own_defs, f)
+
+    served_helpers: dict[str, tuple[str, str | None]] = {}  # helper -> (why, owner charged)
+    for name in [n for n in owners if n not in functions]:
+        if name in broken:
+            why = "does not compile"
+        elif name not in defs:
+            why = "is not defined"
+        elif stubs.is_stub(defs[name]):
+            why = "still raises NotImplementedError"
+        else:
+            continue
+        owner = next((f for f in functions if owners.get(f) == owners.get(name)), None)
+        if owner is not None and owner in defs and not calls(owner, name):
+            continue  # its function does without it: it is charged to every caller, as written
+        served_helpers[name] = (why, owner if owner is not None and owner in defs else None)
+    serve = {
+        f: {n for n in candidates[f] if n in functions or n in served_helpers} for f in functions
+    }
+    prog.served = {f: sorted(names) for f, names in serve.items()}
     for f in functions:
-        helpers = stubs.stub_callees(defs, f)
+        own_defs = {k: v for k, v in defs.items() if k == f or k not in serve[f]}
+        helpers = stubs.stub_callees(own_defs, f)
         if helpers:
             prog.stub_notes[f] = stubs.stub_text(
                 f, helpers, {h: where[h] for h in helpers if where.get(h) != where.get(f)}
             )
     # helpers a cell that does not compile meant to define: a function elsewhere that calls
-    # one raises NameError, and the cause is that cell
-    broken: dict[str, str] = {}
-    for i, (gid, src) in enumerate(prog.cells):
-        if i in prog.syntax:
-            for name in re.findall(r"^(?:async\s+)?def\s+(\w+)\s*\(", src, re.M):
-                if name not in defs:
-                    broken[name] = gid
+    # one raises NameError, and the cause is that definition
     for f in functions:
         if f not in defs:
             continue
-        lost = [n for n in stubs.names_reached(defs, f) if n in broken]
+        reached = stubs.names_reached(
+            {k: v for k, v in defs.items() if k == f or k not in serve[f]}, f
+        )
+        lost = [n for n in reached if n in broken and n not in serve[f]]
         if lost:
-            cells = sorted({repr(broken[n]) for n in lost})
-            whose = "its" if len(lost) == 1 else "their"
             prog.broken_notes[f] = (
                 f"{f} calls "
                 + " and ".join(f"`{n}`" for n in lost)
-                + ", not defined because "
-                + (
-                    f"{whose} cell {cells[0]} does not compile: fix the SyntaxError reported "
-                    "for that cell, then check again"
-                    if len(cells) == 1
-                    else f"{whose} cells {' and '.join(cells)} do not compile: fix the "
-                    "SyntaxError reported for each of them, then check again"
-                )
+                + f", not defined because {'its definition does' if len(lost) == 1 else 'their definitions do'}"
+                + " not compile: fix the SyntaxError reported for it, then check again"
             )
+    # where each served helper's slip is charged: said at the function that pays it and at
+    # those served the reference in its place (a graded callee is charged at its own cases,
+    # and its callers say so in their note)
+    for name, (why, owner) in served_helpers.items():
+        others = [f for f in functions if name in serve[f] and calls(f, name)]
+        if owner is None and not others:
+            continue
+        text = served.charged_text(name, why, owner, others)
+        for f in others:
+            prog.served_notes[f] = (prog.served_notes.get(f, "") + " " + text).strip()
+        if owner is not None:
+            prog.charged_notes[owner] = (prog.charged_notes.get(owner, "") + " " + text).strip()
     for gid, n in counts.items():
         if n > 1:
             prog.warnings.append(

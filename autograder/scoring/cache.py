@@ -69,6 +69,7 @@ ENGINE = (  # under autograder/: the modules that compute or key a cached outcom
     "notebooks/reference",
     "notebooks/source",
     "scoring/evaluate",
+    "scoring/served",
     "scoring/memo",
     "scoring/cache",
 )

@@ -24,14 +24,12 @@ from dataclasses import dataclass, field, fields, is_dataclass
 from pathlib import Path
 from typing import Any
 
-from autograder import assignments
 from autograder.cases import seeds
-from autograder.cases.codec import encode, outcome_of
-from autograder.cases.codec import reference_callees as reference_callees_in
+from autograder.cases.codec import encode, outcome_of, served_callees
 from autograder.cases.compare import render_outcome, render_pair, same_outcome
 from autograder.cases.spec import KIND_LABELS, KINDS, Case, FunctionSpec, Mistake
 from autograder.notebooks import reference
-from autograder.scoring import shapes
+from autograder.scoring import served, shapes
 
 _LEAVES = (str, int, float, bool, type(None))
 
@@ -147,8 +145,10 @@ class FunctionResult:
 
 
 def materialize(assignment: str, fspec: FunctionSpec, secret: str, student: str | None = None):
-    """Encoded inputs of every case: [{"id", "args", "kwargs"}], and for a gradient case
-    "grad", the inputs it differentiates (:func:`gradient_targets`)."""
+    """Encoded inputs of every case: [{"id", "args", "kwargs"}], plus "grad" on a gradient case
+    (the inputs it differentiates: :func:`gradient_targets`) and "serve" on a case where the
+    reference calls other functions of the notebook (their outcomes, by value: see
+    :mod:`autograder.scoring.served`)."""
     out = []
     for case in fspec.cases:
         if case.make is not None:
@@ -159,10 +159,7 @@ def materialize(assignment: str, fspec: FunctionSpec, secret: str, student: str 
         out.append({"id": case.id, "args": encode(list(args)), "kwargs": encode(dict(case.kwargs))})
         if case.kind == "gradient":
             out[-1]["grad"] = gradient_targets(assignment, fspec, len(args), case.kwargs)
-    callees = reference_callees(assignment, fspec.name)
-    if callees is not None:
-        for inp in out:
-            inp["callees"] = callees
+    served.attach(assignment, fspec.name, out)
     return out
 
 
@@ -186,48 +183,11 @@ def gradient_targets(
     return spec
 
 
-def callee_note(inputs: list[dict]) -> str:
-    """What the feedback says when a function was graded with reference callees."""
-    callees = inputs[0].get("callees") if inputs else None
-    if not isinstance(callees, dict) or not callees.get("names"):
+def callee_note(inputs: list[dict], assignment: str = "", function: str = "") -> str:
+    """What the feedback says when a function was graded with reference (served) graded callees."""
+    if not assignment or not any(inp.get("serve") for inp in inputs):
         return ""
-    names = " and ".join(f"`{n}`" for n in callees["names"])
-    return (
-        f"Graded with the reference {names} in place of yours: a slip there costs points "
-        "only there, once."
-    )
-
-
-def reference_callees(assignment: str, function: str, root: Path | None = None) -> dict | None:
-    """The graded functions that the reference ``function`` calls (directly or through each
-    other) and their reference source: ``{"names": [...], "source": "..."}``, or None. Both
-    engines run ``function``'s cases with these in place of the learner's
-    (codec.reference_callees): one slip, one charge."""
-    import ast
-
-    from autograder.notebooks import notebook, source
-
-    try:
-        graded = set(assignments.get(assignment).names)
-        defs = notebook.solution_defs(assignment, root)
-    except (KeyError, OSError, ValueError):
-        return None
-    names: list[str] = []
-    todo = [function]
-    while todo:
-        for node in source.targets(assignment, todo.pop(0), root):
-            for n in ast.walk(node):
-                if isinstance(n, ast.Name) and n.id in graded and n.id != function:
-                    if n.id not in names and n.id in defs:
-                        names.append(n.id)
-                        todo.append(n.id)
-    if not names:
-        return None
-    seen: dict[str, str] = {}
-    for name in names:
-        for d in source.targets(assignment, name, root):
-            seen.setdefault(d.name, ast.unparse(d))
-    return {"names": names, "source": "\n\n\n".join(seen.values()) + "\n"}
+    return served.note(assignment, function)
 
 
 # -- running functions -------------------------------------------------------------------------
@@ -244,13 +204,18 @@ def silenced():
             yield
 
 
-def run_cases(fn, inputs: list[dict], namespace: dict) -> tuple[list[dict], list[float]]:
-    """Outcomes and seconds of ``fn`` on every case (inputs decoded afresh for each call)."""
+def run_cases(
+    fn, inputs: list[dict], namespace: dict, serve: bool = True
+) -> tuple[list[dict], list[float]]:
+    """Outcomes and seconds of ``fn`` on every case (inputs decoded afresh for each call); the
+    callees a case serves (``inp["serve"]``, see :mod:`autograder.scoring.served`) answer
+    from their table while ``fn`` runs, unless ``serve`` is False (the reference and its
+    mutants, which call the reference's own callees, or their own variants of them)."""
     outcomes, times = [], []
     with silenced():
         for inp in inputs:
             t0 = time.perf_counter()
-            with reference_callees_in(namespace, inp.get("callees")):
+            with served_callees(namespace, inp.get("serve") if serve else None):
                 outcomes.append(
                     outcome_of(fn, inp["args"], inp["kwargs"], namespace, inp.get("grad"))
                 )
@@ -262,7 +227,7 @@ def reference_run(assignment: str, name: str, inputs, root: Path | None = None) 
     """The reference ``name``'s outcomes on ``inputs``, computed (memoised by
     :func:`autograder.scoring.memo.reference_outcomes`)."""
     ns = reference.namespace(assignment, root)
-    return run_cases(ns[name], inputs, ns)[0]
+    return run_cases(ns[name], inputs, ns, serve=False)[0]
 
 
 def mistakes_run(
@@ -271,7 +236,7 @@ def mistakes_run(
     """Every catalogued mistake's outcomes on ``inputs``, computed (memoised by
     :func:`autograder.scoring.memo.mistake_outcomes`)."""
     ns = reference.namespace(assignment, root)
-    return {m.id: run_cases(m.build(ns), inputs, ns)[0] for m in fspec.mistakes}
+    return {m.id: run_cases(m.build(ns), inputs, ns, serve=False)[0] for m in fspec.mistakes}
 
 
 # -- scoring and diagnosis ---------------------------------------------------------------------
@@ -943,7 +908,7 @@ def score(
         attempted=attempted,
         cases=cases,
         kinds=kind_scores(fspec, points, passed),
-        note=callee_note(inputs),
+        note=callee_note(inputs, assignment, fspec.name),
     )
     if stub_note and not attempted:
         result.error = "not graded yet: " + stub_note

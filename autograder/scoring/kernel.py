@@ -30,7 +30,7 @@ from autograder import assignments
 from autograder.cases import seeds
 from autograder.cases.seeds import PUBLIC_DEFAULT_SECRET, autograde_student, course_secret
 from autograder.notebooks import notebook
-from autograder.scoring import stubs
+from autograder.scoring import served, stubs
 from autograder.scoring.evaluate import FunctionResult, feedback_text, materialize, run_cases, score
 from autograder.scoring.memo import LazyMistakes, reference_outcomes
 
@@ -79,8 +79,9 @@ def grade_function(
     inputs = materialize(assignment, fspec, seeds.course_secret(secret), student)
     expected = reference_outcomes(assignment, fspec, inputs, root)
     ns = namespace if namespace is not None else getattr(fn, "__globals__", {})
-    got, times = run_cases(fn, inputs, ns)
-    return score(
+    keep, charged = _served_here(assignment, name, fn, ns)
+    got, times = run_cases(fn, served.restrict(inputs, keep), ns)
+    result = score(
         assignment,
         fspec,
         pts,
@@ -90,14 +91,61 @@ def grade_function(
         times,
         LazyMistakes(assignment, name, inputs, root),
         after_generated,
-        stub_note=_stub_note(name, fn, ns, got),
+        stub_note=_stub_note(assignment, name, fn, ns, got, keep),
     )
+    result.note = " ".join(t for t in (result.note, charged) if t)
+    return result
 
 
-def _stub_note(name: str, fn, ns: dict, got: list[dict]) -> str:
+def _stub_note(assignment: str, name: str, fn, ns: dict, got: list[dict], keep: set[str]) -> str:
     """The helpers ``fn`` calls that are still stubs (stubs.stub_text), read only when some
-    case raised NotImplementedError."""
+    case raised NotImplementedError; the callees served by value (scoring.served) are not
+    followed: they answer as the reference does."""
     if not any(g.get("raised") == "NotImplementedError" for g in got):
         return ""
-    helpers = stubs.live_stub_callees(fn, ns)
+    helpers = stubs.live_stub_callees(fn, ns, keep)
     return stubs.stub_text(name, helpers) if helpers else ""
+
+
+def _served_here(assignment: str, name: str, fn, ns: dict) -> tuple[set[str], str]:
+    """The callees ``fn``'s cases serve by value in this kernel, and where a slip in a helper
+    is charged (the same rule as submission.build_program for `drills grade`): every graded
+    callee; a helper that is missing or still a stub here, if the function of the cell the
+    notebook gives it in calls it (or is missing itself): that function is charged, once,
+    and the others that call it are served the reference and told so."""
+    try:
+        graded = assignments.get(assignment).names
+    except KeyError:
+        return set(), ""
+    owners = served.owner_cells(assignment)
+    candidates = set(served.served_names(assignment, name))
+    keep = {n for n in candidates if n in graded}
+    lines = []
+    for helper in owners:
+        if helper in graded:
+            continue
+        obj = ns.get(helper)
+        if obj is None:
+            why = "is not defined"
+        elif stubs.live_is_stub(obj):
+            why = "still raises NotImplementedError"
+        else:
+            continue
+
+        def calls(f: str, helper: str = helper) -> bool:
+            g = fn if f == name else ns.get(f)
+            skip = set(served.served_names(assignment, f)) - {helper}
+            return callable(g) and helper in stubs.live_names_reached(g, ns, skip)
+
+        owner = next((g for g in graded if owners.get(g) == owners[helper]), None)
+        if owner is not None and callable(ns.get(owner) if owner != name else fn):
+            if not calls(owner):
+                continue  # its function does without it: charged to every caller
+        else:
+            owner = None
+        if helper in candidates:
+            keep.add(helper)
+        others = [g for g in graded if helper in served.served_names(assignment, g) and calls(g)]
+        if name == owner or name in others:
+            lines.append(served.charged_text(helper, why, owner, others))
+    return keep, " ".join(lines)

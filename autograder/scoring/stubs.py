@@ -98,10 +98,9 @@ def names_reached(defs: dict[str, ast.AST], name: str) -> list[str]:
     return out
 
 
-def live_stub_callees(fn, namespace: dict) -> list[str]:
-    """:func:`stub_callees` for a function object in a kernel (the in-kernel engine): its
-    source and that of the functions of ``namespace`` it reaches, read with inspect; [] when
-    a source cannot be read."""
+def _live_defs(fn, namespace: dict, skip: set[str] = frozenset()) -> tuple[str, dict]:
+    """``fn``'s name and the defs (parsed with inspect) of it and of the functions of
+    ``namespace`` it reaches, those named in ``skip`` left out (not followed)."""
     defs: dict[str, ast.AST] = {}
 
     def parse(obj) -> ast.AST | None:
@@ -114,19 +113,44 @@ def live_stub_callees(fn, namespace: dict) -> list[str]:
     root = parse(fn)
     name = getattr(fn, "__name__", "")
     if root is None or not name:
-        return []
+        return "", {}
     defs[name] = root
     todo = [root]
     while todo:
         for callee in _called(todo.pop(0)):
             obj = namespace.get(callee)
-            if callee in defs or not inspect.isfunction(obj):
+            if callee in defs or callee in skip or not inspect.isfunction(obj):
                 continue
             node = parse(obj)
             if node is not None:
                 defs[callee] = node
                 todo.append(node)
-    return stub_callees(defs, name)
+    return name, defs
+
+
+def live_is_stub(obj) -> bool:
+    """:func:`is_stub` for a function object (its source read with inspect); False when the
+    source cannot be read."""
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(obj)))
+    except (OSError, TypeError, SyntaxError, ValueError):
+        return False
+    return bool(tree.body) and is_stub(tree.body[0])
+
+
+def live_stub_callees(fn, namespace: dict, skip: set[str] = frozenset()) -> list[str]:
+    """:func:`stub_callees` for a function object in a kernel (the in-kernel engine): its
+    source and that of the functions of ``namespace`` it reaches (but those in ``skip``: the
+    callees served by value), read with inspect; [] when a source cannot be read."""
+    name, defs = _live_defs(fn, namespace, skip)
+    return stub_callees(defs, name) if name else []
+
+
+def live_names_reached(fn, namespace: dict, skip: set[str] = frozenset()) -> list[str]:
+    """:func:`names_reached` for a function object in a kernel; [] when its source cannot
+    be read."""
+    name, defs = _live_defs(fn, namespace, skip)
+    return names_reached(defs, name) if name else []
 
 
 def stub_text(function: str, helpers: list[str], where: dict[str, str] | None = None) -> str:
