@@ -446,10 +446,12 @@ A7 = "07_beyond_nthr"
 
 def _surrogate(objective, denominator=None):
     """A clipped_surrogate with the learner's objective (-> per-token loss) and token-mean
-    denominator; the other modes as the reference aggregates them."""
+    denominator; the other modes as the reference aggregates them. logp_old and the advantages
+    are detached as the reference detaches them, so that each one differs only in its mistake."""
 
     def f(logp, logp_old, adv, mask, eps_low=0.2, eps_high=None, mode="token-mean"):
         high = eps_low if eps_high is None else eps_high
+        logp_old, adv = logp_old.detach(), adv.detach()
         ratio = torch.exp(logp - logp_old)
         per_token = torch.where(mask, objective(ratio, adv, eps_low, high), 0.0)
         if mode == "token-mean":
@@ -512,7 +514,7 @@ def _(ns):
 def _(ns):
     def f(seq, ref, correct):
         wrong = ~correct
-        gap = torch.relu(ref - seq)
+        gap = torch.relu(ref.detach() - seq)  # detached as the reference detaches it
         return torch.where(wrong, gap, 0.0).sum() / wrong.sum().clamp(min=1)
 
     return f
@@ -521,7 +523,8 @@ def _(ns):
 @_h(A7, "smaug_floor", "0 / 0 when no response is correct", "nan-when-none")
 def _(ns):
     def f(seq, ref, correct):
-        return torch.where(correct, torch.relu(ref - seq), 0.0).sum() / correct.sum()
+        gap = torch.relu(ref.detach() - seq)  # detached as the reference detaches it
+        return torch.where(correct, gap, 0.0).sum() / correct.sum()
 
     return f
 
@@ -659,7 +662,7 @@ def _(ns):
 @_h(A7, "smaug_floor", "the gap squared", (), batch=2)
 def _(ns):
     def f(seq, ref, correct):
-        gap = torch.relu(ref - seq) ** 2
+        gap = torch.relu(ref.detach() - seq) ** 2  # ref detached as in the reference
         return torch.where(correct, gap, 0.0).sum() / correct.sum().clamp(min=1)
 
     return f

@@ -78,14 +78,27 @@ def _cs(objective=None, ratio=None, aggregate=_aggregate, sign=-1.0, detach=("ol
 _PLANTED = ((1.25, 1.0), (0.78, -1.0), (0.75, -1.0), (1.5, -1.0))
 
 
-def _cs_case(b: int, t: int, spread: float, low: float, high, mode: str, planted: bool = False):
+def _cs_case(
+    b: int,
+    t: int,
+    spread: float,
+    low: float,
+    high,
+    mode: str,
+    planted: bool = False,
+    dual: bool = False,
+):
     """A random batch, redrawn until its token mean and its mean of row means differ by 0.01 or
     more (rows of different lengths, so the modes differ), some valid token has A > 0 and a
     ratio above 1 + min(eps_low, eps_high), so the upper clip binds (and where eps_high differs
     from eps_low, one bound binds where the other does not), and some valid token is outside
     the clip range on the side where the minimum takes r·A.
 
-    ``planted``: the first row starts with the tokens of _PLANTED (gradient cases)."""
+    ``planted``: the first row starts with the tokens of _PLANTED (gradient cases).
+
+    ``dual``: some valid token has A < 0 and a ratio above 3, far enough that −3·A differs
+    from the surrogate by 0.2 or more (a dual clip at c = 3 shows on every draw); without it,
+    no valid token has A < 0 and a ratio above 3 (a dual clip changes nothing on any draw)."""
 
     def make(rng):
         logp_old = -rng.uniform(0.1, 3.0, size=(b, t))
@@ -114,7 +127,14 @@ def _cs_case(b: int, t: int, spread: float, low: float, high, mode: str, planted
             and abs(float(objective) - float(per_row)) >= 0.01  # rows of different lengths
         )
 
-    return until(make, binds)
+    def dual_clip_as_stated(logp, logp_old, adv, mask, low, high, mode) -> bool:
+        ratio = torch.exp(logp.double() - logp_old.double())
+        negative = mask & (adv < 0)
+        if dual:
+            return bool((negative & ((ratio - 3.0) * -adv.double() >= 0.2)).any())
+        return not bool((negative & (ratio > 3.0)).any())
+
+    return until(make, binds, dual_clip_as_stated)
 
 
 _LP = _t(np.log([[1.25, 0.75, 1.5]]))
@@ -193,8 +213,8 @@ CLIPPED_SURROGATE = FunctionSpec(
         ],
         Case(
             "random-wide",
-            make=_cs_case(4, 12, 1.0, 0.1, 0.5, "token-mean"),
-            note="ratios far from 1, bounds 0.1 and 0.5",
+            make=_cs_case(4, 12, 1.0, 0.1, 0.5, "token-mean", dual=True),
+            note="ratios far from 1, bounds 0.1 and 0.5; a negative-advantage token above ratio 3",
         ),
         Case(
             "eps-low-zero",
@@ -996,12 +1016,19 @@ def _nll_case(
     if one_token or none_correct:
         return make
 
-    def uneven(logp, mask, correct) -> bool:
+    def lengths_differ(logp, mask, correct) -> bool:
         """Two or more correct responses, of different lengths: one token mean over all their
         tokens differs from the mean of each response's token mean on every draw."""
         return len(set(mask.sum(dim=1)[correct].tolist())) >= 2
 
-    return until(make, uneven)
+    def count_apart(logp, mask, correct) -> bool:
+        """The correct responses' valid tokens number neither B (a mean over the rows of the
+        batch would then equal the token mean) nor every position of the correct rows (a
+        denominator with padding would then be right): both mistakes show on every draw."""
+        n = int((mask & correct[:, None]).sum())
+        return n != mask.shape[0] and n != int(correct.sum()) * mask.shape[1]
+
+    return until(make, lengths_differ, count_apart)
 
 
 def _nll(formula):

@@ -778,11 +778,11 @@ def explain(
         second = _validation(
             fspec, invalid_cases, failed_checks, expected, got, mutants, validation, line
         )
-    if grad_failed:
+    first.sort(key=lambda d: -d[0].points)
+    if grad_failed:  # after the lines named from the values, whatever it costs
         first.append(
             line("gradient", gradient_text(fspec, grad_failed, expected, got), "shape", grad_failed)
         )
-    first.sort(key=lambda d: -d[0].points)
     return (first + second)[:3]
 
 
