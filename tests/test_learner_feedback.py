@@ -320,7 +320,8 @@ def _float16_03(gid: str, source: str) -> str:
 NEAR = re.compile(
     r"A near miss: (on (\d+) of the (\d+) failed checks )?your values are close to the expected "
     r"ones but outside the stated tolerance \(\|yours − expected\| ≤ 1e-06 \+ 1e-05 · "
-    r"\|expected\|\)\. The largest relative error is ([0-9.e+-]+), against a tolerance of "
+    r"\|expected\|\)\. The largest (?:relative error|error \(the expected value is near 0\)) is "
+    r"([0-9.e+-]+), against a tolerance of "
     r"([0-9.e+-]+) there: look for an epsilon"
 )
 
