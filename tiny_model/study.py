@@ -28,8 +28,8 @@ from tiny_model.probe import verdict
 from tiny_model.seam import Functions
 from tiny_model.thr import NEW_METHODS
 from tiny_model.training import (
+    DIVERSITY,
     EVALUATED,
-    PASS_K,
     TrainConfig,
     TrainResult,
     step0_evaluation,
@@ -39,7 +39,9 @@ from tiny_model.warm import WarmupConfig, load_warm
 
 SHIPPED = Path(__file__).resolve().parent / "results" / "train_seeds.json"
 SHIPPED_07 = Path(__file__).resolve().parent / "results" / "train_07.json"
-"""Issue 21's study (every method, the regime where they separate; docs/notebook-07-plan.md)."""
+"""The course task's 8-method study: the first 50 steps (docs/notebook-07-plan.md)."""
+SHIPPED_MULTI = Path(__file__).resolve().parent / "results" / "train_multi.json"
+"""Notebook 07's study: the multi-answer task (``--config multi``), where the methods separate."""
 WINDOWED = (
     "reward_mean",
     "correct_logp_change",
@@ -47,6 +49,7 @@ WINDOWED = (
     "kl_ref",
     "zero_adv_frac",
     "correct_logp",
+    "clip_frac",
 )
 PAIRS_06 = (("nthr", "grpo"), ("nthr", "random"), ("pos_only", "grpo"))
 PAIRS = PAIRS_06 + tuple((m, "grpo") for m in NEW_METHODS)
@@ -59,9 +62,10 @@ COLORS = {
     "thr_explore": "tab:orange",
     "nll": "tab:brown",
     "smaug": "tab:olive",
+    "thr_only": "tab:cyan",
 }
-BEYOND = ("heldout_greedy_accuracy",) + tuple(f"heldout_pass@{k}" for k in PASS_K)
-"""Final held-out metrics of issue 21 (absent from studies made before it)."""
+BEYOND = ("heldout_greedy_accuracy",) + tuple(f"heldout_pass@{2**i}" for i in range(7)) + DIVERSITY
+"""Final held-out metrics beyond accuracy (each study holds those its config records)."""
 ONLINE = ("correct_logp_change", "correct_logp")
 """Per-step metrics on the batch's freshly sampled correct responses, averaged over the run."""
 LABELS = {
@@ -70,7 +74,9 @@ LABELS = {
     "heldout_greedy_accuracy": "greedy acc.",
     "correct_logp_change": "online Eq. 2",
     "correct_logp": "online ln π(y+)",
-    **{f"heldout_pass@{k}": f"Pass@{k}" for k in PASS_K},
+    **{f"heldout_pass@{2**i}": f"Pass@{2**i}" for i in range(7)},
+    "heldout_distinct_correct": "distinct right",
+    "heldout_top_path_share": "top path share",
 }
 # two-sided 95 % quantiles of Student's t, df = 1..30 (beyond: the normal 1.96)
 _T975 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179,
@@ -92,7 +98,7 @@ def paired_t_interval(diffs: Sequence[float]) -> dict[str, float]:
 def run_summary(result: TrainResult) -> dict[str, list[float]]:
     """The held-out evaluations, and each windowed metric's mean over the steps since the last one."""
     h = result.history
-    out = {k: list(h[k]) for k in EVALUATED}
+    out = {k: list(v) for k, v in h.items() if k in EVALUATED or k.startswith("heldout_")}
     bounds = [int(s) for s in h["eval_step"]]
     for k in WINDOWED:
         values = np.asarray(h[k], dtype=np.float64)

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import torch
 
-THR_METHODS = ("thr_exploit", "thr_explore")
+THR_METHODS = ("thr_exploit", "thr_explore", "thr_only")
 REGULARISED = ("nll", "smaug")
 NEW_METHODS = THR_METHODS + REGULARISED
 
