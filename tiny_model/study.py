@@ -437,3 +437,176 @@ def study_figure(study: TrainStudy):
     fig.suptitle(f"mean over {len(study.seeds)} seeds; band: min to max", fontsize=9)
     fig.tight_layout()
     return fig
+
+
+# -------------------------------------------------------------- the multi-answer study
+MULTI_COLUMNS = (
+    ("heldout_greedy_accuracy", "greedy"),
+    ("heldout_pass@1", "Pass@1"),
+    ("heldout_pass@4", "Pass@4"),
+    ("heldout_pass@16", "Pass@16"),
+    ("heldout_pass@64", "Pass@64"),
+    ("heldout_distinct_correct", "distinct"),
+    ("heldout_top_path_share", "top path"),
+)
+"""The multi-answer study's columns: greedy accuracy, Pass@K, how many distinct right answers
+64 draws hold, and the commonest right answer's share of the right draws."""
+
+
+def merge_studies(studies: Sequence[TrainStudy]) -> TrainStudy:
+    """One study from studies of the same methods and settings at disjoint seeds.
+
+    Seeds are independent (each seed's runs start from the warm model with their own draws), so
+    running seeds in separate processes and merging gives the study one process would make."""
+    first = studies[0]
+    shared = {k: v for k, v in first.config.to_dict().items() if k not in ("method", "seed")}
+    runs: dict[str, dict[int, dict[str, list[float]]]] = {m: {} for m in first.methods}
+    for s in studies:
+        theirs = {k: v for k, v in s.config.to_dict().items() if k not in ("method", "seed")}
+        if s.methods != first.methods or theirs != shared:
+            raise ValueError("studies to merge need the same methods and settings")
+        if set(s.seeds) & {seed for m in runs.values() for seed in m}:
+            raise ValueError(f"seed(s) {sorted(s.seeds)} appear in two studies")
+        for m in s.methods:
+            runs[m].update(s.runs[m])
+    seeds = tuple(sorted(runs[first.methods[0]]))
+    config = TrainConfig.from_dict({**shared, "method": first.methods[0], "seed": seeds[0]})
+    return TrainStudy(config=config, methods=first.methods, seeds=seeds, runs=runs)
+
+
+def multi_table(study: TrainStudy, width: int = 9) -> str:
+    """The multi-answer study in at most 88 characters a line: the warm model and each method's
+    mean over seeds, then each method minus GRPO (* where the paired 95 % t interval excludes 0),
+    then those intervals in full."""
+    cols = [(k, label) for k, label in MULTI_COLUMNS if study.has(k)]
+    c = study.config
+    stop = c.stop_after if c.stop_after is not None else c.steps
+    head = f"{'':<12}" + "".join(f"{label:>{width}}" for _, label in cols)
+    lines = [
+        f"{len(study.methods)} methods x {len(study.seeds)} seeds, {stop} steps; held-out "
+        f"{c.task.n_heldout} problems, {c.pass_samples} draws each; mean over seeds",
+        head,
+        f"{'warm model':<12}" + "".join(f"{study.start(k):>{width}.3f}" for k, _ in cols),
+    ]
+    fin = {k: study.final(k) for k, _ in cols}
+    for m in study.methods:
+        lines.append(f"{m:<12}" + "".join(f"{fin[k][m].mean():>{width}.3f}" for k, _ in cols))
+    if len(study.seeds) < 2 or "grpo" not in study.methods:
+        return "\n".join(lines)
+    lines.append("minus GRPO, paired by seed (* the 95 % t interval excludes 0):")
+    lines.append(head)
+    strong = []
+    for m in study.methods:
+        if m == "grpo":
+            continue
+        cells = []
+        for k, label in cols:
+            p = study.paired(m, "grpo", k)
+            star = verdict(p) != "includes 0"
+            cells.append(f"{p['mean']:>+{width - 1}.3f}{'*' if star else ' '}")
+            if star:
+                strong.append(
+                    f"  {m} {label}: {p['mean']:+.4f} [{p['ci_low']:+.4f}, {p['ci_high']:+.4f}]"
+                )
+        lines.append(f"{m:<12}" + "".join(cells))
+    lines.append("intervals that exclude 0:" if strong else "no interval excludes 0")
+    return "\n".join(lines + strong)
+
+
+def multi_figure(study: TrainStudy):
+    """Pass@K against K, distinct right answers and the top path's share: per method, at the end
+    (mean over seeds; dots: each seed), with the warm model for reference."""
+    fig = figure(13, 3.6)
+    axes = fig.subplots(1, 3)
+    ks = [2**i for i in range(7) if study.has(f"heldout_pass@{2**i}")]
+    axes[0].plot(ks, [study.start(f"heldout_pass@{k}") for k in ks], "k--", label="warm model")
+    for m in study.methods:
+        means = [study.final(f"heldout_pass@{k}")[m].mean() for k in ks]
+        axes[0].plot(ks, means, marker="o", ms=3, color=COLORS.get(m), label=m)
+    axes[0].set_xscale("log", base=2)
+    axes[0].set_xlabel("K")
+    axes[0].set_title("held-out Pass@K at the end", fontsize=10)
+    axes[0].legend(fontsize=8)
+    for ax, (metric, title) in zip(
+        axes[1:],
+        (
+            ("heldout_distinct_correct", "distinct right answers in 64 draws"),
+            ("heldout_top_path_share", "commonest right answer's share"),
+        ),
+    ):
+        ax.axhline(study.start(metric), color="k", ls="--", lw=1, label="warm model")
+        for i, m in enumerate(study.methods):
+            v = study.final(metric)[m]
+            ax.scatter(np.full(v.size, i), v, s=8, color=COLORS.get(m), alpha=0.5)
+            ax.plot([i - 0.3, i + 0.3], [v.mean()] * 2, color=COLORS.get(m), lw=2)
+        ax.set_xticks(range(len(study.methods)))
+        ax.set_xticklabels(study.methods, rotation=30, fontsize=8)
+        ax.set_title(title, fontsize=10)
+        ax.legend(fontsize=8)
+    fig.suptitle(f"{len(study.seeds)} seeds; bars: mean, dots: seeds", fontsize=9)
+    fig.tight_layout()
+    return fig
+
+
+SHIPPED_MULTI_SIDE = Path(__file__).resolve().parent / "results" / "train_multi_side.json"
+"""The multi-answer study's two side studies: THR's |p| swept, and 2 updates per batch with and
+without clip-higher (``{"sweep": {p: study}, "clip": {name: study}}``, each a TrainStudy dict)."""
+SIDE_COLUMNS = (
+    ("heldout_greedy_accuracy", "greedy"),
+    ("heldout_pass@16", "Pass@16"),
+    ("heldout_distinct_correct", "distinct"),
+    ("heldout_top_path_share", "top path"),
+)
+
+
+def load_side(path: Path = SHIPPED_MULTI_SIDE) -> dict[str, dict[str, TrainStudy]]:
+    """The side studies: {"sweep": {"0.1": study, ...}, "clip": {"symmetric": study, ...}}."""
+    import json
+
+    blob = json.loads(path.read_text())
+    return {
+        part: {name: TrainStudy.from_dict(d) for name, d in studies.items()}
+        for part, studies in blob.items()
+    }
+
+
+def side_table(main: TrainStudy, side: dict[str, dict[str, TrainStudy]]) -> str:
+    """The side studies beside the main study's runs at the same seeds (means over those seeds;
+    at most 88 characters a line)."""
+
+    def row(label: str, study: TrainStudy, method: str, seeds: tuple[int, ...]) -> str:
+        cells = "".join(
+            f"{np.mean([study.runs[method][s][k][-1] for s in seeds]):>9.3f}"
+            for k, _ in SIDE_COLUMNS
+        )
+        clip = np.nanmean([np.nanmean(study.runs[method][s]["clip_frac"][1:]) for s in seeds])
+        return f"{label:<26}{cells}{clip:>9.4f}"
+
+    head = f"{'':<26}" + "".join(f"{label:>9}" for _, label in SIDE_COLUMNS) + f"{'clipped':>9}"
+    lines = []
+    sweep = side.get("sweep", {})
+    if sweep:
+        seeds = next(iter(sweep.values())).seeds
+        lines.append(
+            f"THR's |p| swept (seeds {','.join(map(str, seeds))}; p = 0.5: the main study)"
+        )
+        lines.append(head)
+        lines.append(row("grpo", main, "grpo", seeds))
+        for m in ("thr_exploit", "thr_explore"):
+            for p in sorted(sweep, key=float):
+                lines.append(row(f"{m} |p| = {p}", sweep[p], m, seeds))
+            lines.append(row(f"{m} |p| = 0.5", main, m, seeds))
+    clip = side.get("clip", {})
+    if clip:
+        seeds = next(iter(clip.values())).seeds
+        lines.append(
+            f"grpo with 2 updates per batch (seeds {','.join(map(str, seeds))}; "
+            "clipped: tokens outside the bounds)"
+        )
+        lines.append(head)
+        lines.append(row("1 update (main study)", main, "grpo", seeds))
+        for study in clip.values():
+            hi = study.config.clip_eps_high
+            bounds = f"[0.8, {1 + (study.config.clip_eps if hi is None else hi):.2f}]"
+            lines.append(row(f"2 updates, {bounds}", study, "grpo", seeds))
+    return "\n".join(lines)
