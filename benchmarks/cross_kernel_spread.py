@@ -13,6 +13,9 @@ of the tests that compare with the shipped files (tests/test_tiny_model*.py,
 notebook 06's live run) are set from these figures with a margin; rerun it on a
 new CPU or torch version before changing them.
 
+``H18_METHODS`` (e.g. ``multi/thr_explore,course/grpo``) limits the ``methods`` part to those
+runs (the report compares the runs both settings made).
+
 Settings: every capability this CPU supports (``lscpu`` flags avx2 / avx512f), and
 on top of the CPU's own one: oneDNN off (``torch.backends.mkldnn.enabled =
 False``), ``MKL_CBWR=COMPATIBLE`` (MKL's reproducible code path), and 2 threads
@@ -35,6 +38,9 @@ Parts (each compared with the shipped file):
           largest relative difference of each method's continuous metrics (kl_ref,
           correct_logp_change, correct_logp, heldout_answer_logp) and how many sampled
           responses moved (heldout_accuracy, reward_mean): the band tests use per method
+  live07  notebook 07's live run: thr_explore on the multi-answer task, seed 0, the shipped
+          study's 40 steps (8 Pass@K draws): held-out accuracy and ln π(correct) at step 40,
+          against the first setting and the shipped run
 """
 
 from __future__ import annotations
@@ -49,7 +55,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-PARTS = ("step0", "slice", "live", "probe", "warmup", "study07", "multi", "methods")
+PARTS = ("step0", "slice", "live", "probe", "warmup", "study07", "multi", "methods", "live07")
 METHOD_STEPS = 10  # the "methods" part's slice: steps per run (evaluations at 5 and 10)
 
 
@@ -185,7 +191,10 @@ def work(parts: list[str], out: Path) -> None:
                 ("course", experiment.WarmupConfig(), shipped.config),
                 ("multi", MULTI_WARMUP, TrainConfig(task=MULTI_WARMUP.task, steps=150)),
             ):
+                only = os.environ.get("H18_METHODS")  # e.g. "multi/thr_explore,course/grpo"
                 for m in ALL_METHODS:
+                    if only and f"{name}/{m}" not in only.split(","):
+                        continue
                     cfg = TrainConfig.from_dict(
                         {
                             **base.to_dict(),
@@ -199,6 +208,24 @@ def work(parts: list[str], out: Path) -> None:
                     )
                     r = train(fns, experiment.load_warm("cpu", warm).train(), cfg)
                     res["methods"][f"{name}/{m}"] = run_summary(r)
+        if "live07" in parts:
+            from tiny_model.study import SHIPPED_MULTI
+            from tiny_model.training import TrainConfig, train
+            from tiny_model.warm import MULTI_WARMUP
+
+            if SHIPPED_MULTI.is_file():
+                base = load_shipped(SHIPPED_MULTI).config.to_dict()
+            else:  # the study's settings (benchmarks/multi_study.py), before the file exists
+                base = TrainConfig(task=MULTI_WARMUP.task, steps=150, stop_after=40).to_dict()
+            base["eval_every"] = base["stop_after"]
+            cfg = TrainConfig.from_dict(
+                {**base, "method": "thr_explore", "seed": 0, "pass_samples": 8}
+            )
+            cpu0 = time.process_time()
+            r = train(fns, experiment.load_warm("cpu", MULTI_WARMUP).train(), cfg)
+            res["live07_cpu_seconds"] = time.process_time() - cpu0
+            res["live07"] = {k: v for k, v in r.history.items() if k.startswith("heldout_")}
+            res["live07"]["eval_step"] = r.history["eval_step"]
     res["seconds"] = time.perf_counter() - t0
     (out / "results.json").write_text(json.dumps(res))
 
@@ -404,6 +431,8 @@ def main(argv: list[str] | None = None) -> int:
         for n in names[1:]:
             got = runs[n][0]["methods"]
             for key in ref:
+                if key not in got:  # a setting run with fewer methods (H18_METHODS)
+                    continue
                 worst = max(
                     (
                         rel(a, b)
@@ -425,6 +454,25 @@ def main(argv: list[str] | None = None) -> int:
                     f"  methods {n:<34} {key:<20} vs {names[0]}: worst relative {worst:.1e}, "
                     f"samples moved {moved}"
                 )
+    if "live07" in parts:
+        from tiny_model.study import SHIPPED_MULTI
+
+        want = load_shipped(SHIPPED_MULTI).runs["thr_explore"][0]
+        first = runs[names[0]][0]["live07"]
+        for n in names:
+            got = runs[n][0]["live07"]
+            cells = []
+            for label, ref in (("shipped", want), (names[0], first)):
+                da = got["heldout_accuracy"][-1] - ref["heldout_accuracy"][-1]
+                dl = got["heldout_answer_logp"][-1] - ref["heldout_answer_logp"][-1]
+                figures[n][f"live07_acc_diff_{label}"] = da
+                figures[n][f"live07_logp_diff_{label}"] = dl
+                cells.append(f"vs {label}: accuracy {da:+.4f}, ln π {dl:+.2e}")
+            cpu = runs[n][0].get("live07_cpu_seconds", float("nan"))
+            print(
+                f"  live07  {n:<34} step {int(got['eval_step'][-1])} ({cpu:.0f} CPU s) "
+                + "; ".join(cells)
+            )
     if args.json:
         args.json.write_text(
             json.dumps(

@@ -109,12 +109,16 @@ How this departs from the papers' setting (every simplification)
    margin). CUDA runs are seeded but not guaranteed bit-identical, and the
    large configuration's warm-up stops at a target accuracy (checked every
    50 steps) instead of a fixed step count.
-8. THR (Deng et al., arXiv 2510.03669). Source: the paper's abstract, the
-   only part read for this course: THR is a token's influence on the
-   likelihood of the correct responses under GRPO; training is dominated by
-   a small subset of tokens with high absolute THR; amplifying positive-THR
-   tokens and weakening negative ones favours greedy accuracy, the reverse
-   Pass@K. Ours (reconstructions, not the paper's text): THR_{j,k} =
+8. THR (Deng et al., arXiv 2510.03669). Sources: the paper's abstract and
+   its OpenReview reviews (ICLR 2026), the only parts read for this course.
+   The abstract: THR is a token's influence on the likelihood of the correct
+   responses under GRPO; training is dominated by a small subset of tokens
+   with high absolute THR; amplifying positive-THR tokens and weakening
+   negative ones favours greedy accuracy, the reverse Pass@K. The reviews:
+   dominant tokens are those with large |THR| and a "THR-only" variant uses
+   only their advantages; the threshold "follows a prior influence-based
+   heuristic"; p > 0 exploits, p < 0 explores, the best p varies by model;
+   about 40 training steps. Ours (reconstructions, not the paper's text): THR_{j,k} =
    A_j · s_{j,k}, s the token's score against every token of the group's
    correct responses (06's ``token_scores``, a correct response's own tokens
    included); a token is dominant when |THR| > τ, τ NTHR's threshold (β = 1;
@@ -124,9 +128,10 @@ How this departs from the papers' setting (every simplification)
    (``thr_exploit``) or −0.5 (``thr_explore``), chosen before the sweep over
    |p| = 0.1, 0.25, 0.5 that notebook 07 shows; ``thr_only`` keeps the
    dominant tokens (weight 1) and masks the others (weight 0), our reading
-   of a "THR-only" variant we have not seen defined. The paper's p, its
-   normalisation of THR, its threshold and its THR-only variant are not
-   known to us; it tunes p per model, we do not.
+   of the reviews' "THR-only". The paper's p, its normalisation of THR, its
+   threshold, whether its reweighting also masks the non-dominant tokens,
+   and its exact THR-only rule are not known to us; it tunes p per model,
+   we do not.
 9. NLL (VAPO's positive-example LM loss, μ = 0.1): token mean of −ln π over
    the batch's correct responses, added to the GRPO loss. SMAUG-style floor
    (DPO-Positive's term): mean over correct responses of

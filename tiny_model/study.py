@@ -445,12 +445,13 @@ MULTI_COLUMNS = (
     ("heldout_pass@1", "Pass@1"),
     ("heldout_pass@4", "Pass@4"),
     ("heldout_pass@16", "Pass@16"),
+    ("heldout_pass@32", "Pass@32"),
     ("heldout_pass@64", "Pass@64"),
     ("heldout_distinct_correct", "distinct"),
     ("heldout_top_path_share", "top path"),
 )
-"""The multi-answer study's columns: greedy accuracy, Pass@K, how many distinct right answers
-64 draws hold, and the commonest right answer's share of the right draws."""
+"""The multi-answer study's columns (those it holds): greedy accuracy, Pass@K, how many distinct
+right answers a problem's draws hold, and the commonest right answer's share of the right draws."""
 
 
 def merge_studies(studies: Sequence[TrainStudy]) -> TrainStudy:
@@ -513,10 +514,11 @@ def multi_table(study: TrainStudy, width: int = 9) -> str:
     return "\n".join(lines + strong)
 
 
-def multi_figure(study: TrainStudy):
+def multi_figure(study: TrainStudy, fig=None):
     """Pass@K against K, distinct right answers and the top path's share: per method, at the end
-    (mean over seeds; dots: each seed), with the warm model for reference."""
-    fig = figure(13, 3.6)
+    (mean over seeds; dots: each seed), with the warm model for reference. ``fig``: a figure to
+    draw on (a notebook's ``plt.figure(figsize=(13, 3.6))``); default a new one."""
+    fig = fig if fig is not None else figure(13, 3.6)
     axes = fig.subplots(1, 3)
     ks = [2**i for i in range(7) if study.has(f"heldout_pass@{2**i}")]
     axes[0].plot(ks, [study.start(f"heldout_pass@{k}") for k in ks], "k--", label="warm model")
@@ -530,7 +532,10 @@ def multi_figure(study: TrainStudy):
     for ax, (metric, title) in zip(
         axes[1:],
         (
-            ("heldout_distinct_correct", "distinct right answers in 64 draws"),
+            (
+                "heldout_distinct_correct",
+                f"distinct right answers in {study.config.pass_samples} draws",
+            ),
             ("heldout_top_path_share", "commonest right answer's share"),
         ),
     ):
