@@ -180,7 +180,7 @@ held-out ln pi(correct) (paired t over seeds): the paper's training-level
 claim does not show here. Positive-only ends less accurate (-0.027
 [-0.039, -0.016]) while keeping the correct responses more likely during
 the run.
-Issue 21 (docs/notebook-07-plan.md; tiny_model/results/train_07.json: the
+The course task's 8-method study (docs/notebook-07-plan.md; train_07.json: the
 first 50 steps of that schedule, 8 methods x 5 seeds, held-out sampled
 accuracy 0.49-0.61 at the end): no fix beats GRPO significantly on greedy
 accuracy, Pass@K or the online Eq. 2 (thr_exploit - GRPO greedy +0.018
@@ -188,7 +188,18 @@ accuracy, Pass@K or the online Eq. 2 (thr_exploit - GRPO greedy +0.018
 |p| = 1); SMAUG and NLL match GRPO; positive-only leads early (+0.059
 [+0.001, +0.116] sampled accuracy). The one-step probe separates them:
 thr_exploit +1.5e-3 [+1.0e-3, +2.2e-3], NLL +1.2e-3 [+0.9e-3, +1.6e-3],
-thr_explore -9.3e-3 [-11.5e-3, -7.2e-3] nats against GRPO, SMAUG exactly 0.
+thr_explore -9.3e-3 [-11.5e-3, -7.2e-3] nats against GRPO, SMAUG exactly 0
+(that study and probe used dominance on |s|).
+Notebook 07's study (tiny_model/results/train_multi.json: the multi-answer
+task, 5 methods x 10 seeds, the first 40 steps of a 150-step schedule, 32
+held-out draws per problem; docs/tiny-model.md has the table): GRPO's greedy
+accuracy rises 0.410 -> 0.559 while its distinct right answers in 32 draws
+fall 2.388 -> 2.270 and the commonest answer's share rises 0.632 -> 0.707.
+Against GRPO: positive-only Pass@1 +0.009 [+0.000, +0.018], Pass@4 +0.015
+[+0.001, +0.028]; thr_explore lower on greedy accuracy (-0.084 [-0.121,
+-0.046]), every Pass@K and distinct answers (-0.152 [-0.256, -0.048]);
+thr_only Pass@1 -0.011 [-0.018, -0.005]; thr_exploit every interval
+includes 0.
 """
 
 from tiny_model.experiment import train
