@@ -274,3 +274,27 @@ def test_shipped_multi_study_is_small_and_holds_ten_seeds_of_every_method_it_rep
     side = load_side()
     assert set(side["clip"]) == {"sym", "high"}
     assert all(s.config.inner_steps == 2 for s in side["clip"].values())
+
+
+def test_live_run_band_tells_a_kernel_change_from_another_method():
+    """Notebook 07's live run (thr_explore, seed 0, step 40) compares within LIVE_TOLERANCE_07:
+    the largest move measured under other kernels (+0.0075 accuracy, +0.0107 nats) agrees, and
+    plain GRPO at the same seed (what weights that change nothing would give) differs. Catches a
+    band so wide it cannot see a wrong method, or so narrow that another CPU fails it."""
+    from tiny_model.study import (
+        LIVE_TOLERANCE_07,
+        SHIPPED_MULTI,
+        compare_with_shipped,
+        load_shipped,
+    )
+
+    study = load_shipped(SHIPPED_MULTI)
+    shipped, grpo_run = study.runs["thr_explore"][0], study.runs["grpo"][0]
+    moved = {k: list(v) for k, v in shipped.items()}
+    moved["heldout_accuracy"][-1] += 0.0075
+    moved["heldout_answer_logp"][-1] += 0.0107
+    kw = dict(baseline=grpo_run, name="thr_explore", tolerance=LIVE_TOLERANCE_07)
+    agrees, text = compare_with_shipped(moved, shipped, **kw)
+    assert agrees, text
+    agrees, text = compare_with_shipped(grpo_run, shipped, **kw)
+    assert not agrees and "Differs" in text
