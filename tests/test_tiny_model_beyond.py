@@ -217,7 +217,8 @@ def test_benchmark_table_prints_the_07_study_paired_with_grpo(capsys):
     assert mod.main(["--study-only"]) == 0
     out = capsys.readouterr().out
     for m in thr.NEW_METHODS:
-        assert f"{m}-grpo" in out
+        if m != "thr_only":  # the course study predates thr_only (notebook 07's multi study has it)
+            assert f"{m}-grpo" in out
     for label in ("greedy acc.", "Pass@4", "online Eq. 2", "online ln π(y+)"):
         assert label in out
 
