@@ -1,10 +1,14 @@
-"""python -m tiny_model warmup|probe|train [--config course|large] [--device auto|cpu|cuda] ...
+"""python -m tiny_model warmup|probe|train [--config course|multi|large] [--device auto|cpu|cuda] ...
 
 python -m tiny_model probe --optimizer adam --seeds 0-4     # the paper's observations, pooled
 python -m tiny_model probe --optimizer sgd --seeds 0-4      # the first-order control
 python -m tiny_model train --methods grpo,pos_only,nthr,random --seeds 0-4 --write-shipped
                                                             # notebook 06's file
-python -m tiny_model train --methods all --seeds 0-4 --steps 150   # issue 21: all 8 methods
+python -m tiny_model train --methods all --seeds 0-4 --steps 150   # every method
+python -m tiny_model train --config multi --steps 150 --stop-after 40 --eval-every 40
+    --pass-samples 32 --methods grpo,pos_only,thr_exploit,thr_explore,thr_only --seeds 0-9
+                                                            # notebook 07's multi-answer study
+                                                            # (one command, on one line)
 python -m tiny_model probe --config large --device cuda --seeds 0-4    # the GPU configuration
 """
 
