@@ -13,6 +13,9 @@ of the tests that compare with the shipped files (tests/test_tiny_model*.py,
 notebook 06's live run) are set from these figures with a margin; rerun it on a
 new CPU or torch version before changing them.
 
+``H18_METHODS`` (e.g. ``multi/thr_explore,course/grpo``) limits the ``methods`` part to those
+runs (the report compares the runs both settings made).
+
 Settings: every capability this CPU supports (``lscpu`` flags avx2 / avx512f), and
 on top of the CPU's own one: oneDNN off (``torch.backends.mkldnn.enabled =
 False``), ``MKL_CBWR=COMPATIBLE`` (MKL's reproducible code path), and 2 threads
@@ -26,6 +29,18 @@ Parts (each compared with the shipped file):
   probe   the pooled Adam probe (5 seeds x 60 groups): the three paired CIs, LLD rates
   warmup  the 310-step warm-up from scratch: max |diff| of the weights against warm.pt,
           sampled accuracy at step 310, and the mean over the checks at 250..400
+  study07 every method of tiny_model/results/train_07.json (the course task, 50 steps), seed 0:
+          each held-out metric at step 50 against the shipped run (max |diff|)
+  multi   every method of tiny_model/results/train_multi.json (the multi-answer task, notebook
+          07's study), seed 0, its steps: each held-out metric at the end against the shipped run
+  methods every training method on both tasks (course, multi), seed 0, a slice of METHOD_STEPS
+          steps (the shipped studies' schedules, 8 Pass@K draws): against the first setting, the
+          largest relative difference of each method's continuous metrics (kl_ref,
+          correct_logp_change, correct_logp, heldout_answer_logp) and how many sampled
+          responses moved (heldout_accuracy, reward_mean): the band tests use per method
+  live07  notebook 07's live run: thr_explore on the multi-answer task, seed 0, the shipped
+          study's 40 steps (8 Pass@K draws): held-out accuracy and ln π(correct) at step 40,
+          against the first setting and the shipped run
 """
 
 from __future__ import annotations
@@ -40,7 +55,8 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-PARTS = ("step0", "slice", "live", "probe", "warmup")
+PARTS = ("step0", "slice", "live", "probe", "warmup", "study07", "multi", "methods", "live07")
+METHOD_STEPS = 10  # the "methods" part's slice: steps per run (evaluations at 5 and 10)
 
 
 def cpu_capabilities() -> list[str]:
@@ -149,8 +165,75 @@ def work(parts: list[str], out: Path) -> None:
             old = experiment.WarmupConfig(steps=225, lr=5e-3, schedule="cosine")
             m_old, _ = experiment.warmup(old)  # the first recipe, which the damage check catches
             res["cosine_first_step_damage"] = experiment.first_step_damage(m_old, lr=3e-4)
+        for part, path in (("study07", "SHIPPED_07"), ("multi", "SHIPPED_MULTI")):
+            if part not in parts:
+                continue
+            import tiny_model.study as study_mod
+            from tiny_model.training import TrainConfig, train
+
+            st = load_shipped(getattr(study_mod, path))
+            warm = experiment.WarmupConfig() if part == "study07" else _multi_warm()
+            res[part] = {}
+            for m in st.methods:
+                cfg = TrainConfig.from_dict(
+                    {**st.to_dict()["config"], "method": m, "seed": st.seeds[0]}
+                )
+                r = train(fns, experiment.load_warm("cpu", warm).train(), cfg)
+                res[part][m] = {k: v for k, v in r.history.items() if k.startswith("heldout_")}
+                res[part][m]["eval_step"] = r.history["eval_step"]
+        if "methods" in parts:
+            from tiny_model.grpo import ALL_METHODS
+            from tiny_model.training import TrainConfig, train
+            from tiny_model.warm import MULTI_WARMUP
+
+            res["methods"] = {}
+            for name, warm, base in (
+                ("course", experiment.WarmupConfig(), shipped.config),
+                ("multi", MULTI_WARMUP, TrainConfig(task=MULTI_WARMUP.task, steps=150)),
+            ):
+                only = os.environ.get("H18_METHODS")  # e.g. "multi/thr_explore,course/grpo"
+                for m in ALL_METHODS:
+                    if only and f"{name}/{m}" not in only.split(","):
+                        continue
+                    cfg = TrainConfig.from_dict(
+                        {
+                            **base.to_dict(),
+                            "method": m,
+                            "seed": 0,
+                            "stop_after": METHOD_STEPS,
+                            "eval_every": METHOD_STEPS // 2,
+                            "pass_samples": 8,
+                            "thr_dominance": "thr",
+                        }
+                    )
+                    r = train(fns, experiment.load_warm("cpu", warm).train(), cfg)
+                    res["methods"][f"{name}/{m}"] = run_summary(r)
+        if "live07" in parts:
+            from tiny_model.study import SHIPPED_MULTI
+            from tiny_model.training import TrainConfig, train
+            from tiny_model.warm import MULTI_WARMUP
+
+            if SHIPPED_MULTI.is_file():
+                base = load_shipped(SHIPPED_MULTI).config.to_dict()
+            else:  # the study's settings (benchmarks/multi_study.py), before the file exists
+                base = TrainConfig(task=MULTI_WARMUP.task, steps=150, stop_after=40).to_dict()
+            base["eval_every"] = base["stop_after"]
+            cfg = TrainConfig.from_dict(
+                {**base, "method": "thr_explore", "seed": 0, "pass_samples": 8}
+            )
+            cpu0 = time.process_time()
+            r = train(fns, experiment.load_warm("cpu", MULTI_WARMUP).train(), cfg)
+            res["live07_cpu_seconds"] = time.process_time() - cpu0
+            res["live07"] = {k: v for k, v in r.history.items() if k.startswith("heldout_")}
+            res["live07"]["eval_step"] = r.history["eval_step"]
     res["seconds"] = time.perf_counter() - t0
     (out / "results.json").write_text(json.dumps(res))
+
+
+def _multi_warm():
+    from tiny_model.warm import MULTI_WARMUP
+
+    return MULTI_WARMUP
 
 
 # ----------------------------------------------------------------------------- the parent
@@ -318,6 +401,78 @@ def main(argv: list[str] | None = None) -> int:
                     f"          {'':<34} greedy accuracy {r['warmup_greedy_accuracy']:.3f}; first-step damage "
                     f"{r['warmup_first_step_damage']:+.3f} (the cosine recipe's {r['cosine_first_step_damage']:+.3f})"
                 )
+    import tiny_model.study as study_mod
+
+    for part, path in (("study07", "SHIPPED_07"), ("multi", "SHIPPED_MULTI")):
+        if part not in parts:
+            continue
+        st = load_shipped(getattr(study_mod, path))
+        for n in names:
+            got = runs[n][0][part]
+            cells = []
+            for m in st.methods:
+                want = st.runs[m][st.seeds[0]]
+                worst = {
+                    k: abs(got[m][k][-1] - want[k][-1])
+                    for k in want
+                    if k.startswith("heldout_") and k in got[m]
+                }
+                for k, v in worst.items():
+                    figures[n][f"{part}_{m}_{k}"] = v
+                acc = worst.get("heldout_accuracy", float("nan"))
+                greedy = worst.get("heldout_greedy_accuracy", float("nan"))
+                lp = worst.get("heldout_answer_logp", float("nan"))
+                cells.append(f"{m} acc {acc:.4f} greedy {greedy:.3f} ln π {lp:.1e}")
+            print(f"  {part:<7} {n:<34} |diff| at the end: " + "; ".join(cells))
+    if "methods" in parts:
+        ref = runs[names[0]][0]["methods"]
+        continuous = ("kl_ref", "correct_logp_change", "correct_logp", "heldout_answer_logp")
+        counts = {"heldout_accuracy": 800, "reward_mean": 128 * (METHOD_STEPS // 2)}
+        for n in names[1:]:
+            got = runs[n][0]["methods"]
+            for key in ref:
+                if key not in got:  # a setting run with fewer methods (H18_METHODS)
+                    continue
+                worst = max(
+                    (
+                        rel(a, b)
+                        for k in continuous
+                        for a, b in zip(got[key][k], ref[key][k])
+                        if not (np.isnan(a) and np.isnan(b))
+                    ),
+                    default=0.0,
+                )
+                moved = max(
+                    round(abs(a - b) * per)
+                    for k, per in counts.items()
+                    for a, b in zip(got[key][k], ref[key][k])
+                    if not (np.isnan(a) and np.isnan(b))
+                )
+                figures[n][f"methods_rel_{key}"] = worst
+                figures[n][f"methods_moved_{key}"] = moved
+                print(
+                    f"  methods {n:<34} {key:<20} vs {names[0]}: worst relative {worst:.1e}, "
+                    f"samples moved {moved}"
+                )
+    if "live07" in parts:
+        from tiny_model.study import SHIPPED_MULTI
+
+        want = load_shipped(SHIPPED_MULTI).runs["thr_explore"][0]
+        first = runs[names[0]][0]["live07"]
+        for n in names:
+            got = runs[n][0]["live07"]
+            cells = []
+            for label, ref in (("shipped", want), (names[0], first)):
+                da = got["heldout_accuracy"][-1] - ref["heldout_accuracy"][-1]
+                dl = got["heldout_answer_logp"][-1] - ref["heldout_answer_logp"][-1]
+                figures[n][f"live07_acc_diff_{label}"] = da
+                figures[n][f"live07_logp_diff_{label}"] = dl
+                cells.append(f"vs {label}: accuracy {da:+.4f}, ln π {dl:+.2e}")
+            cpu = runs[n][0].get("live07_cpu_seconds", float("nan"))
+            print(
+                f"  live07  {n:<34} step {int(got['eval_step'][-1])} ({cpu:.0f} CPU s) "
+                + "; ".join(cells)
+            )
     if args.json:
         args.json.write_text(
             json.dumps(

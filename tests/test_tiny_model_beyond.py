@@ -62,18 +62,25 @@ def _groups(fns, seed=3):
 
 def test_thr_methods_mirror_each_other_and_agree_with_nthr_on_negative_tokens(fns):
     """On the same groups, thr_explore's weights are thr_exploit's mirrored around 1; on incorrect
-    responses exploitation weakens exactly NTHR's selected tokens (s > tau > 0 means THR < 0).
-    Catches THR scored against the wrong set of tokens and a threshold other than NTHR's."""
+    responses exploitation weakens exactly the tokens with |A|·s > tau (dominance on |THR|), and,
+    with dominance on |s| (the first reading), exactly NTHR's selected tokens (s > tau > 0 means
+    THR < 0). Catches THR scored against the wrong set of tokens and a threshold other than
+    NTHR's."""
     groups, adv, logits, hidden = _groups(fns)
     up = grpo.token_weights("thr_exploit", fns, groups, adv, logits, hidden, thr_p=0.5)
     down = grpo.token_weights("thr_explore", fns, groups, adv, logits, hidden, thr_p=0.5)
+    by_s = grpo.token_weights(
+        "thr_exploit", fns, groups, adv, logits, hidden, thr_p=0.5, thr_dominance="score"
+    )
     nthr = grpo.token_weights("nthr", fns, groups, adv, logits, hidden)
     valid = groups.mask
     assert torch.allclose((up.weights - 1)[valid], -(down.weights - 1)[valid])
     assert torch.all(up.weights[~valid] == 1)
-    weakened_neg = (up.weights < 1) & nthr.negative
     assert torch.all(nthr.tau > 0)
-    assert torch.equal(weakened_neg, nthr.modified)
+    assert torch.equal((by_s.weights < 1) & nthr.negative, nthr.modified)
+    a = adv.abs().unsqueeze(-1).expand_as(nthr.scores)  # (N, G, R) |A| of each token's response
+    by_thr = nthr.negative & (a * nthr.scores > nthr.tau.view(-1, 1, 1))
+    assert torch.equal((up.weights < 1) & nthr.negative, by_thr)
     assert bool((up.weights > 1).any())  # some tokens are amplified as well
 
 
@@ -181,7 +188,9 @@ def test_shipped_07_study_is_small_holds_every_method_and_continues_the_06_study
 
     s07, s06 = load_shipped(SHIPPED_07), load_shipped(SHIPPED)
     assert SHIPPED_07.stat().st_size < 300_000
-    assert s07.methods == grpo.ALL_METHODS and s07.seeds == (0, 1, 2, 3, 4)
+    # made before thr_only existed, and with dominance on |s| (recorded as the config's default)
+    assert s07.methods == tuple(m for m in grpo.ALL_METHODS if m != "thr_only")
+    assert s07.seeds == (0, 1, 2, 3, 4) and s07.config.thr_dominance == "score"
     assert s07.config.stop_after == 50 and s07.config.steps == s06.config.steps
     assert all(v.mean() < 0.7 for v in s07.final().values())  # far from 1
     for m in grpo.METHODS:
@@ -208,7 +217,8 @@ def test_benchmark_table_prints_the_07_study_paired_with_grpo(capsys):
     assert mod.main(["--study-only"]) == 0
     out = capsys.readouterr().out
     for m in thr.NEW_METHODS:
-        assert f"{m}-grpo" in out
+        if m != "thr_only":  # the course study predates thr_only (notebook 07's multi study has it)
+            assert f"{m}-grpo" in out
     for label in ("greedy acc.", "Pass@4", "online Eq. 2", "online ln π(y+)"):
         assert label in out
 

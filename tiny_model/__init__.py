@@ -25,28 +25,37 @@ Public API (stable; notebooks 05 and 06 call it with the learner's functions)
     ident = check_identity(model, fns)             # the SGD first-order identity, measured per prompt
     run = train(fns, "nthr", seed=0)               # -> TrainResult: run.history per step and per eval
     study = load_shipped()                         # the 4 methods x 5 seeds study notebook 06 loads
-    study07 = load_shipped(SHIPPED_07)             # notebook 07: 8 methods x 5 seeds, first 50 steps
+    study07 = load_shipped(SHIPPED_07)             # the course task: 8 methods x 5 seeds, 50 steps
     print(study07.beyond_table())                  # greedy, Pass@K, online Eq. 2, paired with GRPO
+    multi = load_shipped(SHIPPED_MULTI)            # notebook 07's: the multi-answer task
+    print(multi_table(multi))                      # greedy, Pass@1..64, distinct answers, top path
     task.format_response(tokens)                   # '07 15.'
 
 Methods: ``grpo``; ``pos_only`` (negative advantages set to 0); ``nthr``
 (selected negative tokens weighted by η: 0 in the probe, ``eta_schedule(p)``
 in training); ``random`` (as many random negative tokens as NTHR selects).
-Training only (notebook 07, thr.py): ``thr_exploit`` / ``thr_explore`` (THR
-weights 1 ± p on dominant tokens), ``nll`` (VAPO's NLL on correct responses),
+Training only (thr.py): ``thr_exploit`` / ``thr_explore`` (THR weights 1 ± p
+on dominant tokens), ``thr_only`` (the dominant tokens kept, the others masked),
+``nll`` (VAPO's NLL on correct responses),
 ``smaug`` (the floor max(0, ln π_ref(y+) − ln π(y+))); every method takes
 clip-higher (``clip_eps_high``: the ratio clipped to [1 − ε_low, 1 + ε_high]).
 Logged per training step: reward_mean, zero_adv_frac, kl_ref,
 correct_logp_change, selected_frac, response_len, clip_frac, loss, lr,
 correct_logp; per held-out evaluation (step 0, every 50 steps, the end):
 heldout_accuracy, heldout_answer_logp, heldout_greedy_accuracy,
-heldout_pass@1/2/4/8 (8 draws per problem, the unbiased estimator).
+heldout_pass@1/2/4/8 (8 draws per problem, the unbiased estimator; up to
+Pass@64 from 64 draws with ``--config multi``, which also logs
+heldout_distinct_correct and heldout_top_path_share).
 
 Command line (``--help`` for all options):
 ``python -m tiny_model probe --optimizer adam|sgd --seeds 0-4``,
 ``python -m tiny_model train --methods all --seeds 0-4 [--write-shipped]``,
-``python -m tiny_model warmup``; every command takes ``--config course|large
+``python -m tiny_model warmup``; every command takes ``--config course|multi|large
 --device auto|cpu|cuda --out DIR`` and writes metrics.json and a PNG figure.
+``--config multi`` is the multi-answer task (``task.MULTI``: the partial sum may
+be any pair's, so ``3+4+8=`` accepts ``07 15.``, ``11 15.`` and ``12 15.``; 2.71
+distinct right answers per problem) with its own shipped warm model
+(checkpoints/warm_multi.pt, ``warm.MULTI_WARMUP``), notebook 07's study.
 ``--config large`` is the GPU configuration (four 2-digit numbers with
 carries, a 4-layer 256-wide decoder), run by ``benchmarks/tiny_model_table.py``.
 
@@ -100,22 +109,59 @@ How this departs from the papers' setting (every simplification)
    margin). CUDA runs are seeded but not guaranteed bit-identical, and the
    large configuration's warm-up stops at a target accuracy (checked every
    50 steps) instead of a fixed step count.
-8. THR (notebook 07; Deng et al., arXiv 2510.03669, whose method section could
-   not be opened: only its abstract and its OpenReview reviews were). Our
-   reading: THR_{j,k} = A_j · s_{j,k}, s the token's score against every
-   token of the group's correct responses (06's ``token_scores``, a correct
-   response's own tokens included); a token is dominant when |s| > τ, NTHR's
-   threshold (the reviews say τ follows that earlier heuristic); dominant
-   tokens' advantages are multiplied by 1 + p·sign(THR), p = +0.5
-   (``thr_exploit``) or −0.5 (``thr_explore``), the others keep 1. The
-   paper's value of p, its normalisation of THR and whether non-dominant
-   tokens are also masked are not known to us.
+8. THR (Deng et al., arXiv 2510.03669). Sources: the paper's abstract and
+   its OpenReview reviews (ICLR 2026), the only parts read for this course.
+   The abstract: THR is a token's influence on the likelihood of the correct
+   responses under GRPO; training is dominated by a small subset of tokens
+   with high absolute THR; amplifying positive-THR tokens and weakening
+   negative ones favours greedy accuracy, the reverse Pass@K. The reviews:
+   dominant tokens are those with large |THR| and a "THR-only" variant uses
+   only their advantages; the threshold "follows a prior influence-based
+   heuristic"; p > 0 exploits, p < 0 explores, the best p varies by model;
+   about 40 training steps. Ours (reconstructions, not the paper's text): THR_{j,k} =
+   A_j · s_{j,k}, s the token's score against every token of the group's
+   correct responses (06's ``token_scores``, a correct response's own tokens
+   included); a token is dominant when |THR| > τ, τ NTHR's threshold (β = 1;
+   an earlier version of this course used |s| > τ: ``thr_dominance="score"``,
+   which the course task's train_07.json was made with); dominant tokens'
+   advantages are multiplied by 1 + p·sign(THR), the others keep 1; p = +0.5
+   (``thr_exploit``) or −0.5 (``thr_explore``), chosen before the sweep over
+   |p| = 0.1, 0.25, 0.5 that notebook 07 shows; ``thr_only`` keeps the
+   dominant tokens (weight 1) and masks the others (weight 0), our reading
+   of the reviews' "THR-only". The paper's p, its normalisation of THR, its
+   threshold, whether its reweighting also masks the non-dominant tokens,
+   and its exact THR-only rule are not known to us; it tunes p per model,
+   we do not.
 9. NLL (VAPO's positive-example LM loss, μ = 0.1): token mean of −ln π over
    the batch's correct responses, added to the GRPO loss. SMAUG-style floor
    (DPO-Positive's term): mean over correct responses of
    max(0, ln π_ref(y+) − ln π(y+)), π_ref the frozen warm model, weight 1
    (our choice). Clip-higher binds only with inner_steps > 1 (one on-policy
-   step has ratio 1), so the study's single-step runs cannot show it.
+   step has ratio 1), so the study's single-step runs cannot show it; a
+   separate short study (notebook 07) takes 2 updates per batch.
+10. Training departs from the papers' recipes in three ways, each a
+   default that ``TrainConfig`` can change:
+   - one update per batch (``inner_steps=1``) where NTHR's runs took 2-4:
+     the ratio is 1 at every token, so clipping and clip-higher never act
+     and the step is plain policy gradient; with 2 updates the second one
+     sees ratios away from 1 and the clip binds on some tokens (clip_frac,
+     measured in notebook 07's clip study);
+   - no KL penalty (``kl_coef=0``) where NTHR's used 1e-4: nothing pulls
+     the policy back to the warm model (kl_ref is logged; at 1e-4 the pull
+     would be 1e-4 times it, small against advantages of order 1);
+   - groups whose responses are all right or all wrong are kept (their
+     advantages are 0) where DAPO-style dynamic sampling draws new prompts
+     until every group is mixed: with seq-mean-token-mean they add nothing
+     to the gradient but count in the mean, so the step shrinks by the
+     fraction of such groups (zero_adv_frac, logged), which grows as
+     training succeeds.
+11. The multi-answer task (``--config multi``): its warm-up trains on one
+   right path per problem drawn at random (any pair's partial sum), 490
+   Adam steps to the first check (every 10 steps) with 30 % of sampled
+   answers right (shipped: 0.325 sampled, 0.419 greedy); its held-out
+   ln π(correct) is that of the set of right answers (logsumexp over the
+   distinct ones). Its warm model's Pass@64 is already about 1, so large K
+   has no room to rise; a harder variant was not built.
 
 Measured on the shipped warm model (probe: lr 1e-5, 5 seeds x 60 groups; every
 machine loads the same weights, and the printed digits held on every CPU
@@ -134,7 +180,7 @@ held-out ln pi(correct) (paired t over seeds): the paper's training-level
 claim does not show here. Positive-only ends less accurate (-0.027
 [-0.039, -0.016]) while keeping the correct responses more likely during
 the run.
-Notebook 07 (docs/notebook-07-plan.md; tiny_model/results/train_07.json: the
+The course task's 8-method study (docs/notebook-07-plan.md; train_07.json: the
 first 50 steps of that schedule, 8 methods x 5 seeds, held-out sampled
 accuracy 0.49-0.61 at the end): no fix beats GRPO significantly on greedy
 accuracy, Pass@K or the online Eq. 2 (thr_exploit - GRPO greedy +0.018
@@ -142,7 +188,18 @@ accuracy, Pass@K or the online Eq. 2 (thr_exploit - GRPO greedy +0.018
 |p| = 1); SMAUG and NLL match GRPO; positive-only leads early (+0.059
 [+0.001, +0.116] sampled accuracy). The one-step probe separates them:
 thr_exploit +1.5e-3 [+1.0e-3, +2.2e-3], NLL +1.2e-3 [+0.9e-3, +1.6e-3],
-thr_explore -9.3e-3 [-11.5e-3, -7.2e-3] nats against GRPO, SMAUG exactly 0.
+thr_explore -9.3e-3 [-11.5e-3, -7.2e-3] nats against GRPO, SMAUG exactly 0
+(that study and probe used dominance on |s|).
+Notebook 07's study (tiny_model/results/train_multi.json: the multi-answer
+task, 5 methods x 10 seeds, the first 40 steps of a 150-step schedule, 32
+held-out draws per problem; docs/tiny-model.md has the table): GRPO's greedy
+accuracy rises 0.410 -> 0.559 while its distinct right answers in 32 draws
+fall 2.388 -> 2.270 and the commonest answer's share rises 0.632 -> 0.707.
+Against GRPO: positive-only Pass@1 +0.009 [+0.000, +0.018], Pass@4 +0.015
+[+0.001, +0.028]; thr_explore lower on greedy accuracy (-0.084 [-0.121,
+-0.046]), every Pass@K and distinct answers (-0.152 [-0.256, -0.048]);
+thr_only Pass@1 -0.011 [-0.018, -0.005]; thr_exploit every interval
+includes 0.
 """
 
 from tiny_model.experiment import train
@@ -152,7 +209,14 @@ from tiny_model.model import TinyConfig, TinyModel
 from tiny_model.pooled import PooledProbe, run_probe_seeds
 from tiny_model.probe import OPTIMIZERS, ProbeConfig, ProbeResult, run_probe, show_group
 from tiny_model.seam import Functions
-from tiny_model.study import SHIPPED_07, TrainStudy, load_shipped, run_study
+from tiny_model.study import (
+    SHIPPED_07,
+    SHIPPED_MULTI,
+    TrainStudy,
+    load_shipped,
+    multi_table,
+    run_study,
+)
 from tiny_model.task import SumTask
 from tiny_model.training import TrainConfig, TrainResult
 from tiny_model.warm import LARGE_WARMUP, WarmupConfig, load_warm
@@ -162,6 +226,7 @@ __all__ = [
     "METHODS",
     "OPTIMIZERS",
     "SHIPPED_07",
+    "SHIPPED_MULTI",
     "Functions",
     "Groups",
     "IdentityResult",
@@ -178,6 +243,7 @@ __all__ = [
     "check_identity",
     "load_shipped",
     "load_warm",
+    "multi_table",
     "run_probe",
     "run_probe_seeds",
     "run_study",

@@ -1,10 +1,14 @@
-"""python -m tiny_model warmup|probe|train [--config course|large] [--device auto|cpu|cuda] ...
+"""python -m tiny_model warmup|probe|train [--config course|multi|large] [--device auto|cpu|cuda] ...
 
 python -m tiny_model probe --optimizer adam --seeds 0-4     # the paper's observations, pooled
 python -m tiny_model probe --optimizer sgd --seeds 0-4      # the first-order control
 python -m tiny_model train --methods grpo,pos_only,nthr,random --seeds 0-4 --write-shipped
                                                             # notebook 06's file
-python -m tiny_model train --methods all --seeds 0-4 --steps 150   # notebook 07: all 8 methods
+python -m tiny_model train --methods all --seeds 0-4 --steps 150   # every method
+python -m tiny_model train --config multi --steps 150 --stop-after 40 --eval-every 40
+    --pass-samples 32 --methods grpo,pos_only,thr_exploit,thr_explore,thr_only --seeds 0-9
+                                                            # notebook 07's multi-answer study
+                                                            # (one command, on one line)
 python -m tiny_model probe --config large --device cuda --seeds 0-4    # the GPU configuration
 """
 
@@ -20,9 +24,9 @@ from tiny_model.grpo import ALL_METHODS, LOSS_AGG_MODES, METHODS
 from tiny_model.pooled import parse_seeds
 from tiny_model.probe import OPTIMIZERS, ProbeConfig
 from tiny_model.training import LR_SCHEDULES, TrainConfig
-from tiny_model.warm import LARGE_WARMUP, WarmupConfig, cache_path
+from tiny_model.warm import CHECKPOINT_MULTI, LARGE_WARMUP, MULTI_WARMUP, WarmupConfig, cache_path
 
-CONFIGS = {"course": WarmupConfig(), "large": LARGE_WARMUP}
+CONFIGS = {"course": WarmupConfig(), "multi": MULTI_WARMUP, "large": LARGE_WARMUP}
 
 
 def _method_list(text: str, known: tuple[str, ...]) -> tuple[str, ...]:
@@ -68,7 +72,8 @@ def build_parser() -> argparse.ArgumentParser:
         default="course",
         choices=tuple(CONFIGS),
         help="course: 3 single digits, 2x64 model (CPU, the shipped checkpoint); "
-        "large: four 2-digit numbers, 4x256 model (warmed up on first use: minutes on a GPU)",
+        "multi: the same with any pair's partial sum accepted (several right answers; its own "
+        "shipped checkpoint); large: four 2-digit numbers, 4x256 model (warmed up on first use: minutes on a GPU)",
     )
     common.add_argument("--seed", type=int, default=0)
     common.add_argument(
@@ -139,17 +144,31 @@ def build_parser() -> argparse.ArgumentParser:
         help="clip-higher: upper bound 1 + this (default: symmetric, 1 + --clip-eps)",
     )
     t.add_argument("--thr-p", type=float, default=TrainConfig.thr_p)
+    t.add_argument(
+        "--thr-dominance",
+        choices=("thr", "score"),
+        default=TrainConfig.thr_dominance,
+        help="THR's dominant tokens: |A·s| > tau (thr) or |s| > tau (score, the first reading)",
+    )
+    t.add_argument(
+        "--pass-samples",
+        type=int,
+        default=None,
+        help="draws per held-out problem for Pass@K (K up to it); default 8, 64 for multi",
+    )
+    t.add_argument("--eval-samples", type=int, default=TrainConfig.eval_samples)
     t.add_argument("--nll-coef", type=float, default=TrainConfig.nll_coef)
     t.add_argument("--smaug-coef", type=float, default=TrainConfig.smaug_coef)
     t.add_argument(
         "--write-shipped",
         nargs="?",
         const="06",
-        choices=("06", "07"),
+        choices=("06", "07", "multi"),
         default=None,
         help="also copy metrics.json to the shipped study: 06 (default) "
         "tiny_model/results/train_seeds.json, notebook 06's (its 4 methods only); "
-        "07 tiny_model/results/train_07.json (notebook 07's study)",
+        "07 tiny_model/results/train_07.json (the course task's 8-method study); multi "
+        "tiny_model/results/train_multi.json (notebook 07's study, --config multi)",
     )
     return p
 
@@ -165,11 +184,13 @@ def main(argv: list[str] | None = None) -> int:
     warm = CONFIGS[args.config]
     if args.command == "train" and args.write_shipped == "06" and set(args.methods) - set(METHODS):
         parser.error("--write-shipped 06 takes notebook 06's methods only (07 for the others)")
+    if args.command == "train" and (args.write_shipped == "multi") != (args.config == "multi"):
+        if args.write_shipped is not None:
+            parser.error("--write-shipped multi goes with --config multi, and only with it")
     if args.command == "warmup":
         config = dataclasses.replace(warm, seed=args.seed, steps=args.steps or warm.steps)
-        checkpoint = args.checkpoint or (
-            experiment.CHECKPOINT if args.config == "course" else cache_path(config)
-        )
+        shipped = {"course": experiment.CHECKPOINT, "multi": CHECKPOINT_MULTI}
+        checkpoint = args.checkpoint or shipped.get(args.config) or cache_path(config)
         m = experiment.cmd_warmup(out, device, config, checkpoint)
         print(
             f"warm-up: {m['steps_taken']} steps, loss {m['final_loss']:.3f}, sampled accuracy "
@@ -216,6 +237,9 @@ def main(argv: list[str] | None = None) -> int:
                 clip_eps=args.clip_eps,
                 clip_eps_high=args.clip_eps_high,
                 thr_p=args.thr_p,
+                thr_dominance=args.thr_dominance,
+                pass_samples=args.pass_samples or (64 if args.config == "multi" else 8),
+                eval_samples=args.eval_samples,
                 nll_coef=args.nll_coef,
                 smaug_coef=args.smaug_coef,
             )

@@ -28,7 +28,15 @@ from tiny_model.model import TinyModel
 from tiny_model.pooled import PooledProbe, run_probe_seeds
 from tiny_model.probe import ProbeConfig, ProbeResult, run_probe
 from tiny_model.seam import Functions
-from tiny_model.study import COLORS, SHIPPED, SHIPPED_07, TrainStudy, run_study, study_figure
+from tiny_model.study import (
+    COLORS,
+    SHIPPED,
+    SHIPPED_07,
+    SHIPPED_MULTI,
+    TrainStudy,
+    run_study,
+    study_figure,
+)
 from tiny_model.training import TrainConfig, TrainResult
 from tiny_model.warm import (
     CHECKPOINT,
@@ -182,7 +190,8 @@ def cmd_train(
     """Train every method at every seed; write metrics.json (the study) and train.png.
 
     ``write_shipped`` also copies metrics.json, atomically, to ``study.SHIPPED`` (True or
-    "06": the file notebook 06 loads) or ``study.SHIPPED_07`` ("07": notebook 07's study).
+    "06": the file notebook 06 loads), ``study.SHIPPED_07`` ("07": the course task's 8-method
+    study) or ``study.SHIPPED_MULTI`` ("multi": notebook 07's multi-answer study).
     """
     steps = int(overrides.get("steps", TrainConfig.steps))
     if overrides.get("stop_after") is not None:
@@ -192,7 +201,8 @@ def cmd_train(
     write_json(out / "metrics.json", study.to_dict())
     save_png(study_figure(study), out / "train.png")
     if write_shipped:
-        write_json(SHIPPED_07 if write_shipped == "07" else SHIPPED, study.to_dict())
+        target = {"07": SHIPPED_07, "multi": SHIPPED_MULTI}.get(str(write_shipped), SHIPPED)
+        write_json(target, study.to_dict())
     return study
 
 

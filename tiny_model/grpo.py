@@ -7,9 +7,11 @@ Methods (all are GRPO with a per-token weight w on the advantage, A_{i,t} = A_i 
     nthr      w = eta on the negative tokens NTHR selects (s- > tau), 1 elsewhere
     random    w = eta on as many negative tokens as NTHR selects in that group,
               drawn uniformly at random (the control for "how many" vs "which")
-    thr_exploit / thr_explore (notebook 07, thr.py)
-              w = 1 + p * sign(THR) on dominant tokens (|s| > tau) of every response,
-              p = +thr_p (exploitation) or -thr_p (exploration); 1 elsewhere
+    thr_exploit / thr_explore (thr.py)
+              w = 1 + p * sign(THR) on dominant tokens (|THR| = |A s| > tau; |s| > tau with
+              thr_dominance="score") of every response, p = +thr_p (exploitation) or -thr_p
+              (exploration); 1 elsewhere
+    thr_only  w = 1 on the dominant tokens, 0 on the others (the low-|THR| tokens masked)
     nll, smaug (notebook 07) w = 1 (GRPO's weights); training adds VAPO's NLL on the correct
               responses or the SMAUG-style floor to the loss (thr.py)
 
@@ -263,6 +265,7 @@ def token_weights(
     eta: float | torch.Tensor = 0.0,
     generator: torch.Generator | None = None,
     thr_p: float = 0.5,
+    thr_dominance: str = "thr",
 ) -> TokenWeights:
     """Per-token weights of ``method`` (see the module docstring).
 
@@ -279,8 +282,10 @@ def token_weights(
     if method == "grpo" or method in REGULARISED:  # nll, smaug: the loss changes, not w
         return TokenWeights(weights, negative, modified)
     if method in THR_METHODS:
-        p = thr_p if method == "thr_exploit" else -thr_p
-        return thr_token_weights(fns, groups, advantages, logits, hidden, beta=beta, p=p)
+        p = {"thr_exploit": thr_p, "thr_explore": -thr_p}.get(method)  # None: thr_only
+        return thr_token_weights(
+            fns, groups, advantages, logits, hidden, beta=beta, p=p, dominance=thr_dominance
+        )
     if method == "pos_only":
         return TokenWeights(weights.masked_fill(negative, 0.0), negative, negative.clone())
     if logits is None or hidden is None:
@@ -320,17 +325,22 @@ def thr_token_weights(
     hidden: torch.Tensor | None,
     *,
     beta: float = 1.0,
-    p: float = 0.5,
+    p: float | None = 0.5,
+    dominance: str = "thr",
 ) -> TokenWeights:
     """THR weights (thr.py) on every valid token of the mixed groups; 1 elsewhere.
 
-    A token is dominant when |s| > tau, s its score against all correct tokens (the seam's
-    ``token_scores``; a correct response's own tokens included, as NTHR's anchor scores are)
-    and tau NTHR's threshold beta * min over correct responses of their mean score. ``modified``
-    marks the negative tokens whose weight changed (``selected_frac``); ``scores`` holds THR.
-    THR comes from the seam's ``thr_token_scores`` and the weights from its ``thr_weights``
-    (notebook 07) when set, from thr.py otherwise; dominance always uses s.
+    A token is dominant when |THR| > tau (``dominance="thr"``; the paper's "tokens with high
+    absolute THR", our threshold) or |s| > tau (``"score"``, the first reading), s its score
+    against all correct tokens (the seam's ``token_scores``; a correct response's own tokens
+    included, as NTHR's anchor scores are), THR = A s and tau NTHR's threshold beta * min over
+    correct responses of their mean score. ``p`` None: thr_only (weight 1 on dominant tokens,
+    0 on the others). ``modified`` marks the negative tokens whose weight changed
+    (``selected_frac``); ``scores`` holds THR. THR comes from the seam's ``thr_token_scores``
+    and the weights from its ``thr_weights`` (notebook 07) when set, from thr.py otherwise.
     """
+    if dominance not in ("thr", "score"):
+        raise ValueError(f"dominance must be 'thr' or 'score', got {dominance!r}")
     if logits is None or hidden is None:
         raise ValueError("the THR methods need the logits and hidden states at θ")
     fns.require("prediction_errors", "token_scores")
@@ -365,8 +375,11 @@ def thr_token_weights(
         else:
             thr = thr_token_scores(s, tok_adv)  # (Nv,)
         tau[i] = beta * float(pos_mean.min())
-        dominant = s.abs() > tau[i]  # (Nv,)
-        w = torch.as_tensor((fns.thr_weights or thr_weights)(thr, dominant, p))  # (Nv,)
+        dominant = (thr if dominance == "thr" else s).abs() > tau[i]  # (Nv,)
+        if p is None:  # thr_only: the low-|THR| tokens masked
+            w = dominant.to(torch.float32)
+        else:
+            w = torch.as_tensor((fns.thr_weights or thr_weights)(thr, dominant, p))  # (Nv,)
         weights[i][valid] = w.to(weights.dtype)
         thr_all[i][valid] = thr.to(thr_all.dtype)
         modified[i][valid] = (w != 1) & (tok_adv < 0)

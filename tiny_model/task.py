@@ -51,10 +51,15 @@ class SumTask:
     """Training problems; None: all the others (only for tasks small enough to list)."""
     split_seed: int = 0
     """Seeds the split (fixed: every experiment seed sees the same split)."""
+    any_pair: bool = False
+    """The multi-answer task: the partial sum may be the sum of any pair of the three numbers,
+    so ``3+4+8=`` accepts ``07 15.``, ``11 15.`` and ``12 15.`` (three terms only)."""
 
     def __post_init__(self) -> None:
         if self.terms < 2 or self.digits < 1:
             raise ValueError(f"a sum needs terms >= 2 and digits >= 1, got {self}")
+        if self.any_pair and self.terms != 3:
+            raise ValueError(f"any_pair needs exactly 3 terms, got {self.terms}")
         if self.n_train is None and self.n_problems > MAX_ENUMERATED:
             raise ValueError(f"{self.n_problems} problems are too many to list: set n_train")
 
@@ -84,7 +89,11 @@ class SumTask:
         return self.prompt_len + self.response_len - 1
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        """The fields; ``any_pair`` only when set (older recipes and studies lack it)."""
+        d = asdict(self)
+        if not self.any_pair:
+            del d["any_pair"]
+        return d
 
     # --------------------------------------------------------------- problems
     def all_problems(self) -> torch.Tensor:
@@ -145,16 +154,57 @@ class SumTask:
         eos = torch.full((problems.shape[0], 1), EOS, dtype=torch.long, device=problems.device)
         return torch.cat([*parts, eos], dim=1)  # (N, response_len)
 
+    def correct_paths(self, problems: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Every correct response: (N, K, R) paths and (N, K) bool, True on each distinct one.
+
+        K = 1 (the running sums) unless ``any_pair``; then K = 3, the partial sum a+b, a+c
+        or b+c, then the total; a path equal to an earlier one (3+3+5: a+c = b+c) is marked
+        False so that a set of paths counts it once.
+        """
+        if not self.any_pair:
+            paths = self.correct_responses(problems).unsqueeze(1)  # (N, 1, R)
+            return paths, torch.ones(paths.shape[:2], dtype=torch.bool, device=paths.device)
+        p = problems.long()
+        firsts = torch.stack([p[:, 0] + p[:, 1], p[:, 0] + p[:, 2], p[:, 1] + p[:, 2]], 1)  # (N, 3)
+        total = p.sum(dim=1)  # (N,)
+        n = p.shape[0]
+        eos = torch.full((n, 1), EOS, dtype=torch.long, device=p.device)
+        paths = torch.stack(
+            [
+                torch.cat(
+                    [self._digits(firsts[:, k], self.width), self._digits(total, self.width), eos],
+                    1,
+                )
+                for k in range(3)
+            ],
+            dim=1,
+        )  # (N, 3, R)
+        distinct = torch.ones(n, 3, dtype=torch.bool, device=p.device)
+        distinct[:, 1] = firsts[:, 1] != firsts[:, 0]
+        distinct[:, 2] = (firsts[:, 2] != firsts[:, 0]) & (firsts[:, 2] != firsts[:, 1])
+        return paths, distinct
+
+    def random_correct_responses(
+        self, problems: torch.Tensor, generator: torch.Generator
+    ) -> torch.Tensor:
+        """(N, terms) -> (N, R): one correct response per problem, a pair drawn uniformly at
+        random when ``any_pair`` (the multi-answer task's warm-up targets), else the only one."""
+        paths, _ = self.correct_paths(problems)  # (N, K, R)
+        k = torch.randint(0, paths.shape[1], (paths.shape[0],), generator=generator)  # (N,)
+        return paths[torch.arange(paths.shape[0]), k.to(paths.device)]  # (N, R)
+
     def rewards(self, problems: torch.Tensor, responses: torch.Tensor) -> torch.Tensor:
         """Verify: (N, terms) problems, (N, G, R) or (N, R) responses -> float (N, G) or (N,).
 
-        1.0 when the response is exactly the correct scratchpad (every running
-        sum and the EOS), else 0.0.
+        1.0 when the response is exactly a correct scratchpad (every running sum and the
+        EOS; with ``any_pair`` the partial sum may be any pair's), else 0.0.
         """
-        target = self.correct_responses(problems)  # (N, R)
+        paths, _ = self.correct_paths(problems)  # (N, K, R)
         if responses.ndim == 3:
-            target = target.unsqueeze(1)  # (N, 1, R) broadcasts over G
-        return (responses == target).all(dim=-1).float()
+            hit = (responses.unsqueeze(2) == paths.unsqueeze(1)).all(dim=-1)  # (N, G, K)
+        else:
+            hit = (responses.unsqueeze(1) == paths).all(dim=-1)  # (N, K)
+        return hit.any(dim=-1).float()
 
     # ----------------------------------------------------------------- display
     def format_prompt(self, problem: torch.Tensor | list[int]) -> str:
@@ -178,6 +228,9 @@ DEFAULT = SumTask()
 """The course's task: three single digits, 800 training and 200 held-out problems."""
 LARGE = SumTask(terms=4, digits=2, n_train=200_000, n_heldout=1000)
 """The GPU configuration's task: four 2-digit numbers (carries), 10-token responses."""
+MULTI = SumTask(any_pair=True)
+"""The multi-answer task: three single digits, the partial sum any pair's (about 2.7 correct
+responses per problem), the course's 800 / 200 split."""
 
 PROMPT_LEN = DEFAULT.prompt_len  # 7: ^ a + b + c =
 RESPONSE_LEN = DEFAULT.response_len  # 5: s1 s0 t1 t0 .   (partial sum, total, EOS)

@@ -16,17 +16,18 @@ NTHR derivation of arXiv 2505.18830, with notebook 06's ``token_scores``), so
 
 THR > 0: the token's update raises the correct responses (exploitation); THR < 0: it lowers
 them (on an incorrect response, the LLD tokens NTHR selects), which keeps mass for alternatives
-(exploration). The reweighting multiplies the advantage of the dominant tokens (|s| > tau, tau
+(exploration). The reweighting multiplies the advantage of the dominant tokens (|THR| > tau, tau
 NTHR's threshold) by 1 + p * sign(THR): p > 0 exploits (amplify positive THR, weaken negative),
-p < 0 explores (the reverse). Which tokens count as dominant and the value of p are our choices:
-the paper's method section could not be opened (see tiny_model/__init__.py, simplification 8).
+p < 0 explores (the reverse); thr_only keeps the dominant tokens and masks the others. The
+threshold, the weights and the value of p are our reconstruction from the paper's abstract and
+reviews: its method section could not be opened (tiny_model/__init__.py, simplification 8).
 """
 
 from __future__ import annotations
 
 import torch
 
-THR_METHODS = ("thr_exploit", "thr_explore")
+THR_METHODS = ("thr_exploit", "thr_explore", "thr_only")
 REGULARISED = ("nll", "smaug")
 NEW_METHODS = THR_METHODS + REGULARISED
 

@@ -43,6 +43,16 @@ LR_SCHEDULES = ("cosine", "constant")
 EVAL_SEED_OFFSET = 1_000_003  # held-out draws: their own stream, the same for every method
 PASS_SEED_OFFSET = 2_000_003  # the Pass@K draws: another stream of their own
 PASS_K = (1, 2, 4, 8)  # Pass@K reported at these K (unbiased estimator from pass_samples draws)
+DIVERSITY = ("heldout_distinct_correct", "heldout_top_path_share")
+"""Multi-answer tasks only (``task.any_pair``), from the Pass@K draws: the mean number of
+distinct correct responses among a problem's draws, and the commonest correct response's share
+of its correct draws (mean over the problems with at least one; 1 = collapsed onto one path)."""
+THR_DOMINANCE = ("thr", "score")
+
+
+def pass_ks(samples: int) -> tuple[int, ...]:
+    """The K reported from ``samples`` draws per problem: the powers of 2 up to ``samples``."""
+    return tuple(2**i for i in range(samples.bit_length()) if 2**i <= samples)
 
 
 @dataclass
@@ -96,17 +106,28 @@ class TrainConfig:
     smaug_coef: float = 1.0
     """Weight of the SMAUG-style floor max(0, ln pi_ref(y+) - ln pi(y+)) (method smaug)."""
     pass_samples: int = 8
-    """Samples per held-out problem for Pass@K (K in PASS_K, at most this many)."""
+    """Samples per held-out problem for Pass@K (K: the powers of 2 up to this, ``pass_ks``)."""
+    thr_dominance: str = "thr"
+    """Which THR tokens are dominant: ``thr``, |A·s| > tau (the paper's "high absolute THR");
+    ``score``, |s| > tau (this course's first reading, kept for the studies made with it)."""
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        d = asdict(self)
+        d["task"] = self.task.to_dict()
+        return d
 
     @classmethod
     def from_dict(cls, d: dict) -> TrainConfig:
         d = dict(d)
         if isinstance(d.get("task"), dict):
             d["task"] = SumTask(**d["task"])
+        d.setdefault("thr_dominance", "score")  # studies made before the choice was recorded
         return cls(**d)
+
+    def evaluated(self) -> tuple[str, ...]:
+        """The keys of each held-out evaluation of this config's runs."""
+        keys = EVALUATED[:4] + tuple(f"heldout_pass@{k}" for k in pass_ks(self.pass_samples))
+        return keys + (DIVERSITY if self.task.any_pair else ())
 
     def check(self) -> None:
         """Raise ValueError for settings that cannot run."""
@@ -122,6 +143,8 @@ class TrainConfig:
             raise ValueError("stop_after must be >= 0 (or None)")
         if self.pass_samples < max(PASS_K):
             raise ValueError(f"pass_samples must be >= {max(PASS_K)} (Pass@{max(PASS_K)})")
+        if self.thr_dominance not in THR_DOMINANCE:
+            raise ValueError(f"thr_dominance must be one of {THR_DOMINANCE}")
         if not 0.0 <= self.thr_p <= 1.0:
             raise ValueError("thr_p must be in [0, 1]")
         if self.clip_eps_high is not None and (self.clip_eps is None or self.clip_eps_high < 0):
@@ -181,24 +204,58 @@ def pass_at_k(n_correct: torch.Tensor, n: int, k: int) -> float:
 def pass_at_ks(
     model: TinyModel, problems: torch.Tensor, samples: int, seed: int, task: SumTask
 ) -> dict[int, float]:
-    """Pass@K for K in PASS_K on ``problems`` from ``samples`` draws each (temperature 1)."""
+    """Pass@K for K in ``pass_ks(samples)`` on ``problems`` from ``samples`` draws each (T = 1)."""
+    return pass_and_diversity(model, problems, samples, seed, task)[0]
+
+
+@torch.no_grad()
+def pass_and_diversity(
+    model: TinyModel, problems: torch.Tensor, samples: int, seed: int, task: SumTask
+) -> tuple[dict[int, float], dict[str, float]]:
+    """Pass@K and, for a multi-answer task, DIVERSITY's two metrics, from the same draws."""
     device = next(model.parameters()).device
     gen = torch.Generator(device=device).manual_seed(seed)
     prompts = task.prompt_tokens(problems)  # (N, P)
     responses = grpo.sample_responses(model, prompts, samples, gen, 1.0, task.response_len)
-    c = (task.rewards(problems, responses) > 0.5).sum(dim=1)  # (N,) correct draws per problem
-    return {k: pass_at_k(c, samples, k) for k in PASS_K}
+    right = task.rewards(problems, responses) > 0.5  # (N, S)
+    c = right.sum(dim=1)  # (N,) correct draws per problem
+    passes = {k: pass_at_k(c, samples, k) for k in pass_ks(samples)}
+    return passes, (diversity(problems, responses, task) if task.any_pair else {})
+
+
+def diversity(problems: torch.Tensor, responses: torch.Tensor, task: SumTask) -> dict[str, float]:
+    """DIVERSITY's two metrics of (N, S, R) draws for (N, terms) problems.
+
+    ``heldout_distinct_correct``: mean over problems of how many distinct correct responses
+    the draws hold; ``heldout_top_path_share``: mean, over the problems with a correct draw, of
+    the commonest correct response's share of the correct draws (nan when none has one)."""
+    paths, distinct = task.correct_paths(problems)  # (N, K, R), (N, K)
+    hits = (responses.unsqueeze(2) == paths.unsqueeze(1)).all(dim=-1) & distinct.unsqueeze(1)
+    per_path = hits.sum(dim=1)  # (N, K) draws of each distinct correct path
+    c = per_path.sum(dim=1)  # (N,) correct draws
+    n_distinct = (per_path > 0).sum(dim=1).double()  # (N,)
+    has = c > 0
+    share = per_path.max(dim=1).values[has].double() / c[has].double()
+    return {
+        "heldout_distinct_correct": float(n_distinct.mean()),
+        "heldout_top_path_share": float(share.mean()) if bool(has.any()) else float("nan"),
+    }
 
 
 def answer_logprob(
     fns: Functions, model: TinyModel, problems: torch.Tensor, task: SumTask = DEFAULT
 ) -> float:
-    """Mean sequence log likelihood of the correct scratchpads of ``problems`` (N, terms)."""
-    target = task.correct_responses(problems).unsqueeze(1)  # (N, 1, R)
+    """Mean sequence log likelihood of the correct scratchpads of ``problems`` (N, terms).
+
+    On a multi-answer task, of the set of correct scratchpads: ln of the summed probability of
+    a problem's distinct correct responses (logsumexp of their sequence log likelihoods)."""
+    target, distinct = task.correct_paths(problems)  # (N, K, R), (N, K)
     with torch.no_grad():
-        logits, _ = grpo.response_forward(model, problems, target, task=task)  # (N, 1, R, V)
-    mask = response_mask(target)  # (N, 1, R)
-    return float(grpo.sequence_logprobs(fns, logits, target, mask).mean())
+        logits, _ = grpo.response_forward(model, problems, target, task=task)  # (N, K, R, V)
+    mask = response_mask(target)  # (N, K, R)
+    seq = grpo.sequence_logprobs(fns, logits, target, mask)  # (N, K)
+    seq = seq.masked_fill(~distinct, float("-inf"))
+    return float(torch.logsumexp(seq, dim=1).mean())
 
 
 def regulariser(
@@ -245,7 +302,7 @@ def step0_evaluation(history: dict[str, list[float]]) -> dict[str, float]:
     """The held-out evaluation at step 0 of a run's history (EVALUATED's first entries)."""
     if not history.get("eval_step") or history["eval_step"][0] != 0:
         raise ValueError("this history has no evaluation at step 0")
-    return {k: history[k][0] for k in EVALUATED}
+    return {k: v[0] for k, v in history.items() if k in EVALUATED or k.startswith("heldout_")}
 
 
 def _train(
@@ -270,7 +327,8 @@ def _train(
     gen = torch.Generator(device=device).manual_seed(config.seed)
     cpu_gen = torch.Generator().manual_seed(config.seed + 1)
     train_problems, held = (p.to(device) for p in task.split())  # (n_train, terms), (n_held, terms)
-    history: dict[str, list[float]] = {k: [] for k in LOGGED + EVALUATED}
+    evaluated = config.evaluated()
+    history: dict[str, list[float]] = {k: [] for k in LOGGED + evaluated}
 
     def evaluate(step: int) -> None:
         was = model.training
@@ -287,17 +345,21 @@ def _train(
         )
         history["heldout_answer_logp"].append(answer_logprob(fns, model, held, task))
         history["heldout_greedy_accuracy"].append(greedy_accuracy(model, problems=held, task=task))
-        passes = pass_at_ks(model, held, config.pass_samples, config.seed + PASS_SEED_OFFSET, task)
+        passes, spread = pass_and_diversity(
+            model, held, config.pass_samples, config.seed + PASS_SEED_OFFSET, task
+        )
         for k, v in passes.items():
             history[f"heldout_pass@{k}"].append(v)
+        for k, v in spread.items():
+            history[k].append(v)
         model.train(was)
 
     if step0 is None:
         evaluate(0)
     else:
-        if set(step0) != set(EVALUATED) or step0["eval_step"] != 0:
-            raise ValueError(f"step0 must hold {', '.join(EVALUATED)} at eval_step 0")
-        for k in EVALUATED:
+        if set(step0) != set(evaluated) or step0["eval_step"] != 0:
+            raise ValueError(f"step0 must hold {', '.join(evaluated)} at eval_step 0")
+        for k in evaluated:
             history[k].append(float(step0[k]))
     last = config.steps if config.stop_after is None else min(config.stop_after, config.steps)
     for step in range(last):
@@ -334,6 +396,7 @@ def _train(
             eta=eta,
             generator=cpu_gen,
             thr_p=config.thr_p,
+            thr_dominance=config.thr_dominance,
         )
         tok_adv = (adv.unsqueeze(-1) * tw.weights).flatten(0, 1)  # (N*G, R)
         mask = groups.mask.flatten(0, 1)  # (N*G, R)

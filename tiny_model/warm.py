@@ -27,9 +27,12 @@ import torch.nn.functional as F
 from tiny_model import grpo
 from tiny_model.harness import deterministic, resolve_device
 from tiny_model.model import TinyConfig, TinyModel
-from tiny_model.task import DEFAULT, LARGE, SumTask
+from tiny_model.task import DEFAULT, LARGE, MULTI, SumTask
 
 CHECKPOINT = Path(__file__).resolve().parent / "checkpoints" / "warm.pt"
+CHECKPOINT_MULTI = Path(__file__).resolve().parent / "checkpoints" / "warm_multi.pt"
+"""The multi-answer task's warm model (``MULTI_WARMUP``; ``python -m tiny_model warmup
+--config multi`` rebuilds it)."""
 CACHE_DIR = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "reward-drills"
 
 
@@ -56,7 +59,9 @@ class WarmupConfig:
     model: TinyConfig = field(default_factory=TinyConfig)
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        d = asdict(self)
+        d["task"] = self.task.to_dict()  # the course's recipe keeps its key (no any_pair)
+        return d
 
     @classmethod
     def from_dict(cls, d: dict) -> WarmupConfig:
@@ -82,6 +87,11 @@ LARGE_WARMUP = WarmupConfig(
 )
 """The GPU configuration: four 2-digit numbers, a 4-layer 256-wide model (~3.2M parameters),
 warmed up until about 45 % of sampled answers are right (minutes on a GPU)."""
+
+MULTI_WARMUP = WarmupConfig(steps=600, target_accuracy=0.30, check_every=10, task=MULTI)
+"""The multi-answer task (``task.MULTI``): the course's model and optimizer, trained on one
+correct path per problem drawn at random (any pair's partial sum), stopped at the first check
+(every 10 steps) where 30 % of the sampled answers are right. Ships as CHECKPOINT_MULTI."""
 
 
 def warmup(
@@ -111,12 +121,16 @@ def warmup(
 
     sched = torch.optim.lr_scheduler.LambdaLR(opt, factor)
     gen = torch.Generator().manual_seed(config.seed)
+    path_gen = torch.Generator().manual_seed(config.seed + 1)  # which pair (any_pair only)
     problems = task.split()[0].to(device)  # (n_train, terms)
     history: dict[str, list[float]] = {"loss": [], "check_step": [], "check_accuracy": []}
     for step in range(config.steps):
         idx = torch.randint(0, problems.shape[0], (config.batch_size,), generator=gen)  # (B,)
         batch = problems[idx.to(device)]  # (B, terms)
-        target = task.correct_responses(batch).unsqueeze(1)  # (B, 1, R)
+        if task.any_pair:  # one correct path per problem, drawn at random
+            target = task.random_correct_responses(batch, path_gen).unsqueeze(1)  # (B, 1, R)
+        else:
+            target = task.correct_responses(batch).unsqueeze(1)  # (B, 1, R)
         logits, _ = grpo.response_forward(model, batch, target, task=task)  # (B, 1, R, V)
         loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), target.reshape(-1))
         opt.zero_grad(set_to_none=True)
@@ -248,14 +262,14 @@ def load_warm(device: str | torch.device = "cpu", config: WarmupConfig | None = 
     key = config.key()
     if key not in _WARM:
         model = None
-        for path in (CHECKPOINT, cache_path(config)):
+        for path in (CHECKPOINT, CHECKPOINT_MULTI, cache_path(config)):
             if path.is_file():
                 blob = torch.load(path, map_location="cpu", weights_only=True)
                 if blob.get("recipe") == config.to_dict():
                     model = load_checkpoint(path)
                     break
         if model is None:
-            if config == WarmupConfig() or device.type == "cpu":
+            if config in (WarmupConfig(), MULTI_WARMUP) or device.type == "cpu":
                 with deterministic(threads=1):
                     model, _ = warmup(config, "cpu")  # one thread: the same bits on this machine
             else:
