@@ -13,7 +13,7 @@ of the tests that compare with the shipped files (tests/test_tiny_model*.py,
 notebook 06's live run) are set from these figures with a margin; rerun it on a
 new CPU or torch version before changing them.
 
-``H18_METHODS`` (e.g. ``multi/thr_explore,course/grpo``) limits the ``methods`` part to those
+``SPREAD_METHODS`` (e.g. ``multi/thr_explore,course/grpo``) limits the ``methods`` part to those
 runs (the report compares the runs both settings made).
 
 Settings: every capability this CPU supports (``lscpu`` flags avx2 / avx512f), and
@@ -83,9 +83,9 @@ def settings(quick: bool) -> list[tuple[str, dict[str, str]]]:
     if not quick:
         own = {"ATEN_CPU_CAPABILITY": caps[-1]}
         out += [
-            (f"{caps[-1]} + oneDNN off", {**own, "H18_MKLDNN": "0"}),
+            (f"{caps[-1]} + oneDNN off", {**own, "SPREAD_MKLDNN": "0"}),
             (f"{caps[-1]} + MKL_CBWR=COMPATIBLE", {**own, "MKL_CBWR": "COMPATIBLE"}),
-            (f"{caps[-1]} + 2 threads", {**own, "H18_THREADS": "2"}),
+            (f"{caps[-1]} + 2 threads", {**own, "SPREAD_THREADS": "2"}),
         ]
     return out
 
@@ -99,9 +99,9 @@ def work(parts: list[str], out: Path) -> None:
     import numpy as np
     import torch
 
-    if os.environ.get("H18_MKLDNN") == "0":
+    if os.environ.get("SPREAD_MKLDNN") == "0":
         torch.backends.mkldnn.enabled = False
-    threads = int(os.environ.get("H18_THREADS", "1"))
+    threads = int(os.environ.get("SPREAD_THREADS", "1"))
 
     from tiny_model import experiment, grpo, task
     from tiny_model.pooled import run_probe_seeds
@@ -191,7 +191,7 @@ def work(parts: list[str], out: Path) -> None:
                 ("course", experiment.WarmupConfig(), shipped.config),
                 ("multi", MULTI_WARMUP, TrainConfig(task=MULTI_WARMUP.task, steps=150)),
             ):
-                only = os.environ.get("H18_METHODS")  # e.g. "multi/thr_explore,course/grpo"
+                only = os.environ.get("SPREAD_METHODS")  # e.g. "multi/thr_explore,course/grpo"
                 for m in ALL_METHODS:
                     if only and f"{name}/{m}" not in only.split(","):
                         continue
@@ -431,7 +431,7 @@ def main(argv: list[str] | None = None) -> int:
         for n in names[1:]:
             got = runs[n][0]["methods"]
             for key in ref:
-                if key not in got:  # a setting run with fewer methods (H18_METHODS)
+                if key not in got:  # a setting run with fewer methods (SPREAD_METHODS)
                     continue
                 worst = max(
                     (
