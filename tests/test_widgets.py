@@ -327,3 +327,22 @@ def test_a_click_goes_to_the_check_server_when_there_is_one(tmp_path, monkeypatc
     shown.pop().children[0].children[0].click()
     assert "Score: 5 / 7 points" in shown[-1].data and "from the server" in shown[-1].data
     proc.wait(timeout=60)
+
+
+def test_a_torch_notebook_is_held_to_the_torch_click_target_whatever_its_name():
+    """The click target (2.5 s where grading imports torch, 1 s otherwise) comes from the
+    assignment registry: 07 imports torch and is a torch notebook though its name is not 05
+    or 06. Checked against what the sandbox preloads for each notebook (its setup cells'
+    imports), which is where a click pays for torch."""
+    from autograder import assignments
+    from autograder.engine import worker
+    from autograder.notebooks import notebook
+
+    for a in assignments.MODULES:
+        setup = notebook.code_cells(notebook.read(notebook.source_path(a)), {"setup"})
+        sandbox_torch = "torch" in worker.preload_for([(gid, src) for _, gid, src in setup])
+        assert assignments.uses_torch(a) == sandbox_torch, a
+    assert assignments.uses_torch("07_beyond_nthr")
+    assert not assignments.uses_torch("01_exact_kl")
+    with pytest.raises(KeyError, match="unknown assignment"):
+        assignments.uses_torch("99_nothing")

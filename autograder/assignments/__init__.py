@@ -24,7 +24,9 @@ anchors: tests/test_reference.py), ``common`` (shared helpers and cited sources)
 
 from __future__ import annotations
 
+import ast
 import importlib
+from pathlib import Path
 
 from autograder.cases.spec import AssignmentSpec
 
@@ -44,3 +46,35 @@ def get(assignment: str) -> AssignmentSpec:
         raise KeyError(f"unknown assignment {assignment!r}; known: {', '.join(MODULES)}")
     module = importlib.import_module(f"autograder.assignments.{MODULES[assignment]}")
     return module.SPEC
+
+
+def uses_torch(assignment: str) -> bool:
+    """Whether grading ``assignment`` imports torch: its case module, or an autograder module
+    it imports (followed transitively), imports torch. Read from the source, without importing
+    it. A check of such a notebook pays a torch import (in the grader and in the sandbox), so
+    its click target is 2.5 s, not the 1 s of the NumPy notebooks (docs/speed.md)."""
+    if assignment not in MODULES:
+        raise KeyError(f"unknown assignment {assignment!r}; known: {', '.join(MODULES)}")
+    package = Path(__file__).resolve().parent.parent  # autograder/
+    todo = [package / "assignments" / f"{MODULES[assignment]}.py"]
+    seen: set[Path] = set()
+    while todo:
+        path = todo.pop()
+        if path in seen or not path.is_file():
+            continue
+        seen.add(path)
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                modules = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                modules = [node.module]
+            else:
+                continue
+            for m in modules:
+                top, *rest = m.split(".")
+                if top == "torch":
+                    return True
+                if top == "autograder" and rest:
+                    module = package.joinpath(*rest)
+                    todo += [module.with_suffix(".py"), module / "__init__.py"]
+    return False
