@@ -16,6 +16,7 @@ import json
 import os
 import shutil
 import time
+from queue import Empty
 
 import nbformat
 import pytest
@@ -45,6 +46,36 @@ def _skip_if_the_browser_runs_it(kind: str, assignment: str) -> None:
 # on 2 loaded cores, and nbclient's own per-cell timeout (300 s) would let a stall of nearly
 # five minutes pass unnoticed. The guard names the phase that waited.
 STALL_S = 120.0
+# The stall this guards against, seen in fresh-clone runs (a ~300 s wait in a test that passed)
+# and caught here: a cell's reply was in the socket while both the test and the kernel sat idle
+# in their event loops, until nbclient's one poll of the whole cell timeout (300 s) ended and
+# its final check found the message. A wake-up of pyzmq's asyncio poller was missed (an
+# edge-triggered ZMQ_FD; zeromq/pyzmq#1558 describes the same symptom: a poll that returns
+# the message only at its timeout). Polling in slices of POLL_SLICE_S bounds such a miss to
+# one slice; the reply and every output are read exactly as before.
+POLL_SLICE_S = 1.0
+
+
+def _poll_in_slices(channel) -> None:
+    """Make ``channel.get_msg(timeout=T)`` poll in slices of at most POLL_SLICE_S seconds until
+    T has passed (for ever when T is None), so that a missed wake-up costs one slice."""
+    whole = channel.get_msg
+
+    async def get_msg(timeout=None):
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            left = POLL_SLICE_S
+            if deadline is not None:
+                left = min(left, max(0.0, deadline - time.monotonic()))
+            try:
+                return await whole(timeout=left)
+            except Empty:
+                if deadline is not None and time.monotonic() >= deadline:
+                    raise
+
+    channel.get_msg = get_msg
+
+
 PHASES_LOG = ROOT / "test-artifacts" / "notebook-phases.jsonl"
 
 
@@ -121,6 +152,14 @@ def _execute(path, tmp_path, allow_errors):
         resources={"metadata": {"path": str(work)}},
         **phases.hooks(last_code_cell=max(i for i, c in enumerate(nb.cells) if _runs(c))),
     )
+    started = client.on_notebook_start
+
+    def on_notebook_start(**kw):  # the kernel client exists from here on
+        _poll_in_slices(client.kc.shell_channel)
+        _poll_in_slices(client.kc.iopub_channel)
+        started(**kw)
+
+    client.on_notebook_start = on_notebook_start
     # The kernel's own inline backend, as in JupyterLab (conftest sets MPLBACKEND=Agg for the
     # tests' processes, with which a kernel displays no figure).
     env = {k: v for k, v in os.environ.items() if k != "MPLBACKEND"}
