@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 
+import pytest
 from conftest import ROOT
 
 from autograder import assignments
@@ -63,9 +64,13 @@ def test_one_point_is_singular():
     assert evaluate.points_text(0.5) == "0.5 points"
 
 
-def test_a_cell_that_does_not_compile_is_named_with_grammar_that_agrees():
-    """05's `group_advantages` cell defines two helpers: "their cell 'group_advantages' does
-    not compile", never "their cells 'group_advantages' does not compile"."""
+@pytest.mark.parametrize("helpers", [1, 2])
+def test_a_definition_that_does_not_compile_is_named_with_grammar_that_agrees(helpers):
+    """05's `group_advantages` cell defines two helpers: with one of them broken its function is
+    told "its definition does not compile … reported for it", with both "their definitions do
+    not compile … reported for each of them", never a plural verb for one or the reverse."""
+    import re
+
     from autograder.engine import submission
 
     a = "05_grpo_lld"
@@ -73,13 +78,16 @@ def test_a_cell_that_does_not_compile_is_named_with_grammar_that_agrees():
     nb = notebook.read(notebook.source_path(a, ROOT))
     for c in nb.cells:
         if notebook.nbgrader_meta(c).get("grade_id") == "group_advantages":
-            c["source"] = c.source.replace("def group_advantages(", "def group_advantages(:", 1)
+            for name in re.findall(r"^def (_\w+)\(", c.source, re.M)[:helpers]:
+                c["source"] = c.source.replace(f"def {name}(", f"def {name}(:", 1)
     p = submission.build_program(a, src, nb, list(assignments.get(a).names))
-    notes = list(p.broken_notes.values())
-    assert notes, "no function was told that a helper's cell does not compile"
-    for note in notes:
-        assert "cells 'group_advantages' does not" not in note, note
-        assert "their cell 'group_advantages' does not compile" in note, note
+    note = p.broken_notes.get("group_advantages", "")
+    if helpers == 1:
+        assert "because its definition does not compile" in note, note
+        assert "reported for it," in note, note
+    else:
+        assert "because their definitions do not compile" in note, note
+        assert "reported for each of them," in note, note
 
 
 def test_a_mistake_written_in_float32_is_that_mistake_not_something_else_as_well():

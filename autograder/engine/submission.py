@@ -534,8 +534,13 @@ def build_program(assignment: str, source_nb, learner_nb, functions: list[str]) 
             prog.broken_notes[f] = (
                 f"{f} calls "
                 + " and ".join(f"`{n}`" for n in lost)
-                + f", not defined because {'its definition does' if len(lost) == 1 else 'their definitions do'}"
-                + " not compile: fix the SyntaxError reported for it, then check again"
+                + (
+                    ", not defined because its definition does not compile: fix the SyntaxError "
+                    "reported for it, then check again"
+                    if len(lost) == 1
+                    else ", not defined because their definitions do not compile: fix the "
+                    "SyntaxError reported for each of them, then check again"
+                )
             )
     # where each served helper's slip is charged: said at the function that pays it and at
     # those served the reference in its place (a graded callee is charged at its own cases,
