@@ -811,10 +811,20 @@ def _in_cgroup(cg: Path, cmd: list[str]) -> list[str]:
     return ["/bin/sh", "-c", 'echo $$ > "$0" && exec "$@"', str(cg / "cgroup.procs"), *cmd]
 
 
-def _release_cgroup(cg: Path | None) -> None:
+def _release_cgroup(cg: Path | None, wait_s: float = 30.0) -> None:
+    """Kill what is left in ``cg`` and remove it, waiting (up to ``wait_s``) until its last
+    process has gone: on a loaded machine a held fork bomb's processes can take seconds to
+    exit after SIGKILL, and a cgroup removed too early stays behind for good. One that is
+    still busy after the wait is named on stderr (the grading itself is not affected)."""
     if cg is None:
         return
-    for _ in range(50):
+    deadline = time.monotonic() + wait_s
+    pause = 0.005
+    while True:
+        try:
+            (cg / "cgroup.kill").write_text("1")  # cgroup v2 (Linux 5.14+): every task at once
+        except OSError:
+            pass
         try:
             pids = [int(x) for x in (cg / "cgroup.procs").read_text().split()]
         except OSError:
@@ -827,8 +837,18 @@ def _release_cgroup(cg: Path | None) -> None:
         try:
             cg.rmdir()
             return
-        except OSError:
-            time.sleep(0.02)
+        except FileNotFoundError:
+            return
+        except OSError as e:
+            if time.monotonic() >= deadline:
+                print(
+                    f"drills: could not remove the sandbox's cgroup {cg} after {wait_s:g} s "
+                    f"({e.strerror}); remove it with rmdir once its processes are gone",
+                    file=sys.stderr,
+                )
+                return
+        time.sleep(pause)  # until its processes have exited (checked again at once after)
+        pause = min(0.2, pause * 2)
 
 
 def _kill(proc: subprocess.Popen, iso: Isolation, uid: int | None) -> None:
