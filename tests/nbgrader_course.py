@@ -396,3 +396,26 @@ def learner_notebook(
         if c.get("cell_type") == "code" and m.get("solution"):
             c.source = replace.get(m["grade_id"], _strip_markers(ref_cells[m["grade_id"]]))
     return nb
+
+
+def kernel_namespace(assignment: str, nb, module_name: str) -> dict:
+    """The namespace the in-kernel engine grades in: the source notebook's setup cells, then
+    every solution cell of ``nb`` (a learner notebook), executed as a module named
+    ``module_name`` (registered in sys.modules, as a kernel's __main__ is importable)."""
+    import sys
+    import types
+
+    from autograder.notebooks import notebook
+
+    src = notebook.read(notebook.source_path(assignment))
+    mod = types.ModuleType(module_name)
+    ns = mod.__dict__
+    sys.modules[module_name] = mod
+    for _, _, s in notebook.code_cells(src, {"setup"}):
+        exec(s, ns)  # noqa: S102 (trusted: source notebook)
+    for c in nb.cells:
+        if c.get("cell_type") == "code" and c.get("metadata", {}).get("nbgrader", {}).get(
+            "solution"
+        ):
+            exec(c.source, ns)  # noqa: S102 (the learner notebook a test built)
+    return ns

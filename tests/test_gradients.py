@@ -17,10 +17,9 @@ from __future__ import annotations
 import ast
 import json
 import re
-import sys
-import types
 
 import nbformat
+import nbgrader_course
 import pytest
 import torch
 from conftest import ROOT, available_assignments, run_drills
@@ -240,17 +239,7 @@ def _learner_notebook(assignment: str, function: str, old: str, new: str):
 
 
 def _in_kernel(assignment: str, nb, function: str):
-    src = notebook.read(notebook.source_path(assignment))
-    mod = types.ModuleType(f"gradients_{assignment}")
-    ns = mod.__dict__
-    sys.modules[mod.__name__] = mod
-    for _, _, s in notebook.code_cells(src, {"setup"}):
-        exec(s, ns)  # noqa: S102 (trusted: source notebook)
-    for c in nb.cells:
-        if c.get("cell_type") == "code" and c.get("metadata", {}).get("nbgrader", {}).get(
-            "solution"
-        ):
-            exec(c.source, ns)  # noqa: S102 (the reference with one line changed, by this test)
+    ns = nbgrader_course.kernel_namespace(assignment, nb, f"gradients_{assignment}")
     return kernel.grade_function(assignment, function, ns[function], namespace=ns, student="s")
 
 

@@ -46,7 +46,6 @@ import csv
 import os
 import subprocess
 import sys
-import types
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -167,17 +166,7 @@ def test_drills_grade_and_nbgrader_give_the_same_scores(both, assignment):
 def _in_kernel(assignment: str, nb, student: str) -> dict[str, tuple[float, str | None]]:
     """Points and recognised mistake per function, from the in-kernel engine on the same cells,
     with the generated inputs of ``student`` (as nbgrader's kernel reads it from its folder)."""
-    src = notebook.read(notebook.source_path(assignment))
-    mod = types.ModuleType(f"agreement_{assignment}")
-    ns = mod.__dict__
-    sys.modules[mod.__name__] = mod
-    for _, _, s in notebook.code_cells(src, {"setup"}):
-        exec(s, ns)  # noqa: S102 (trusted: source notebook)
-    for c in nb.cells:
-        if c.get("cell_type") == "code" and c.get("metadata", {}).get("nbgrader", {}).get(
-            "solution"
-        ):
-            exec(c.source, ns)  # noqa: S102 (generated from the reference and the case modules)
+    ns = nbgrader_course.kernel_namespace(assignment, nb, f"agreement_{assignment}")
     out = {}
     for f in assignments.get(assignment).functions:
         r = kernel.grade_function(assignment, f.name, ns[f.name], namespace=ns, student=student)
