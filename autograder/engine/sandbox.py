@@ -48,6 +48,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import weakref
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -495,6 +496,8 @@ _SCRATCH_MIN_AGE_S = 60.0
 
 
 _LIVE_SCRATCH: set[Path] = set()  # this process's sandbox folders, until released
+_LIVE_PROCS: weakref.WeakSet = weakref.WeakSet()  # the sandboxes this process started
+_ENDING = False  # set by end_on_sigterm: no new sandbox folder from then on
 
 
 def scratch_dir(kind: str) -> Path:
@@ -502,6 +505,8 @@ def scratch_dir(kind: str) -> Path:
     pid, so that one left behind by a grader that was killed (a cancelled Slurm task gets
     SIGKILL once its grace ends) is found and removed by the next grader (sweep_scratch).
     Remove it with :func:`release_scratch`."""
+    while _ENDING:  # SIGTERM: this process ends within seconds; start nothing, report nothing
+        time.sleep(1)
     path = Path(tempfile.mkdtemp(prefix=f"drills-{kind}-{os.getpid()}-"))
     _LIVE_SCRATCH.add(path)
     return path
@@ -514,11 +519,28 @@ def release_scratch(path: Path) -> None:
 
 def end_on_sigterm(signum: int, _frame) -> None:
     """A SIGTERM handler for a grading process (Slurm's scancel or time limit, a pod being
-    stopped): remove this process's sandbox folders and end at once, as a SIGKILL would
-    (every result already stored is kept; a rerun resumes). The sandboxes themselves end
-    with it (bubblewrap's --die-with-parent; without bubblewrap, the signal reaches them)."""
-    for path in list(_LIVE_SCRATCH):
-        shutil.rmtree(path, ignore_errors=True)
+    stopped): end the sandboxes, remove this process's sandbox folders and end at once, as a
+    SIGKILL would (every result already stored is kept; a rerun resumes).
+
+    The sandboxes are killed first, and the folders removed until none is left (up to 5 s):
+    a sandbox still writing into its folder, or another thread creating one, would otherwise
+    leave a folder behind (bubblewrap's --die-with-parent ends them only after we exit)."""
+    global _ENDING
+    _ENDING = True
+    for proc in list(_LIVE_PROCS):
+        if proc.returncode is None:  # not reaped: its pid is still its own
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except OSError:
+                pass
+    deadline = time.monotonic() + 5.0
+    while True:
+        left = [p for p in list(_LIVE_SCRATCH) if p.exists()]
+        for path in left:
+            shutil.rmtree(path, ignore_errors=True)
+        if not any(p.exists() for p in list(_LIVE_SCRATCH)) or time.monotonic() > deadline:
+            break
+        time.sleep(0.02)  # a sandbox still exiting, or a folder made meanwhile: look again
     os._exit(128 + signum)
 
 
@@ -643,6 +665,7 @@ def start_in_box(
     finally:
         for fd in extra:
             os.close(fd)
+    _LIVE_PROCS.add(proc)
     return proc, cg
 
 
