@@ -12,7 +12,8 @@ Among the mistakes that lose at least 10 % of their function's points it counts:
 
     explained      the first diagnosis is one of the true ones
     misdiagnosed   a diagnosis of the formula (a mistake or a shape; input checks aside)
-                   that is not one of the true ones
+                   that is not one of the true ones (the gradient line that names no
+                   cause, "differs … as your values do", is neither)
     unexplained    no diagnosis of the formula (only the "Not recognised" line)
 
 and prints one line per mistake, then the explained rate (target ≥ 80 %) and the number
@@ -700,7 +701,11 @@ class Verdict:
 def judge(h: HeldOut) -> Verdict:
     ns = reference.namespace(h.assignment, REPO)
     r = kernel.grade_function(h.assignment, h.function, build(h, ns), namespace=ns, root=REPO)
-    formula = [d for d in r.diagnoses if d.kind != "validation"]
+    # the gradient line that names no cause (the gradient differs where the values differ too)
+    # says what differs and nothing about why: it can be neither true nor untrue of a cause
+    formula = [
+        d for d in r.diagnoses if d.kind != "validation" and d.id != evaluate.GRADIENT_WITH_VALUES
+    ]
     first = formula[0].id if formula else None
     wrong = [d.id for d in formula if d.id not in h.true]
     return Verdict(h, r.score, r.points, first, wrong, evaluate.feedback_text(r, max_cases=2))
