@@ -85,6 +85,34 @@ def test_factor_equal_to_the_valid_count_of_each_mask_row():
     assert s.id == "factor" and "`mask`" in s.text and "summed" in s.text
 
 
+def test_a_sum_over_a_count_that_changes_per_check_is_a_count_ratio():
+    """A mean taken over the wrong count (the floor's sum over the correct responses divided by
+    the batch size: n_correct / B, another ratio on each check) is named as a factor, when
+    generated checks show it."""
+    cases, hidden = [], []
+    for n, b in ((3, 4), (1, 4), (3, 6), (8, 11), (29, 40)):
+        expected = float(RNG.uniform(0.1, 2.0))
+        cases.append(_case([], expected, expected * n / b, rtol=1e-5, atol=1e-6))
+        hidden.append(b > 4)
+    found = shapes.find_shape(cases, (), hidden)
+    assert found is not None and found.id == "factor", found
+    assert "ratio of whole numbers" in found.text and "wrong count" in found.text
+
+
+def test_count_ratios_on_hand_written_checks_only_are_no_evidence():
+    """1 + p where 1 − p belongs, with p = 0.5 and −0.5 written by hand, gives the ratios 3 and
+    1 / 3: whole numbers by coincidence, not a count. Nothing is named."""
+    cases = [
+        _case([], [1.0, 0.5, 1.5, 1.0], [1.0, 1.5, 1.5, 1.0], rtol=1e-5, atol=1e-6),
+        _case([], [1.0, 1.5, 0.5, 1.0], [1.0, 0.5, 0.5, 1.0], rtol=1e-5, atol=1e-6),
+    ]
+    assert shapes.find_shape(cases, (), [False, False]) is None
+    # and on generated checks, two ratios within one check are not one count per check
+    mixed = [_case([], [1.0, 0.5, 0.25], [3.0, 1.5, 0.5], rtol=1e-5, atol=1e-6)] * 3
+    found = shapes.find_shape(mixed, (), [True] * 3)
+    assert found is None or "ratio of whole numbers" not in found.text, found
+
+
 def test_constant_offset_is_named_with_its_value():
     s = _find([_case([A], A, A + 1.0), _case([B], B, B + 1.0)])
     assert s.id == "offset" and "+1" in s.text

@@ -17,7 +17,8 @@ the factor or offset it found, or returns None rather than guess:
     abs          every value the absolute value of the expected one (some expected negative)
     factor       every value times one constant: 2, ½, ln 2, ln 10 (log base 2 or 10),
                  a length or a batch size of the inputs (sum vs mean), the number of
-                 valid entries of each row of a mask, or any other constant
+                 valid entries of each row of a mask, or any other constant; or times a
+                 ratio of small whole numbers that changes from value to value (a count)
     offset       every value plus one constant
     reciprocal   every value inverted
     shifted      the expected values moved by one position along an axis
@@ -458,13 +459,17 @@ def _factor(cases, pairs, points, distinct, names) -> Shape | None:
 
     factors = [_factor_of(e, g, r, a) for e, g, r, a in points]
     if any(c is None for c in factors):
-        return _per_row_factor(cases, pairs, names)
+        return _per_row_factor(cases, pairs, names) or _count_ratio(points, names)
     c0 = factors[0]
     constant = all(abs(c - c0) <= 1e-6 * abs(c0) for c in factors)
     if constant and abs(c0 - 1) < NEAR_ONE:
         return None  # a near miss, not a factor: never "every value is 1× the expected one"
     if not constant:
-        return _named_length(cases, factors, names) or _per_row_factor(cases, pairs, names)
+        return (
+            _named_length(cases, factors, names)
+            or _per_row_factor(cases, pairs, names)
+            or _count_ratio(points, names)
+        )
     for value, label, advice in CONSTANTS:
         if abs(c0 - value) <= 1e-6 * value:
             shown = label if label == f"{value:g}" else f"{label} ({value:.6g})"
@@ -568,6 +573,52 @@ def _per_row_factor(cases, pairs, names) -> Shape | None:
                     "entries where the formula averages them; divide by their number",
                 )
     return None
+
+
+# A count ratio: on each check, every value the expected one times n / m, one ratio of whole
+# numbers per check that changes from check to check (a sum over the wrong set, a mean with the
+# wrong count). There are about 5,000 ratios with m at most 64 between 0 and 4; the value of a
+# wrong formula on random inputs lands within 2e-6 (float32 arithmetic stays inside it) of one
+# by chance about once in 25 checks, so a ratio on two or more generated checks is evidence of a
+# count. Hand-written inputs (0.5, 0.3) give such ratios by themselves: no evidence.
+COUNT_DENOMINATOR = 64
+COUNT_NUMERATOR = 256
+COUNT_RTOL = 2e-6
+
+
+def _count_ratio(points, names) -> Shape | None:
+    """Each failing check off by its own ratio of small whole numbers, the same for all its
+    differing values, not the same on every check (a constant factor is :func:`_factor`'s),
+    two or more of them generated."""
+    from fractions import Fraction
+
+    import numpy as np
+
+    ratios, generated = set(), 0
+    for k, (e, g, rtol, atol) in enumerate(points):
+        mine = set()
+        for x, y in zip(np.ravel(e), np.ravel(g)):
+            if abs(y - x) <= atol + rtol * abs(x):
+                continue  # this value is right
+            if abs(x) <= atol:
+                return None  # wrong where the expected value is 0: no ratio says it
+            c = y / x
+            f = Fraction(c).limit_denominator(COUNT_DENOMINATOR)
+            if f <= 0 or f.numerator > COUNT_NUMERATOR or abs(f - c) > COUNT_RTOL * abs(c):
+                return None
+            mine.add(f)
+        if len(mine) > 1:
+            return None  # two ratios within one check: not one count per check
+        ratios |= mine
+        generated += bool(mine) and k < len(names.hidden) and names.hidden[k]
+    if len(ratios) < 2 or generated < 2:
+        return None
+    return Shape(
+        "factor",
+        "on each failing check every value is the expected one times a ratio of whole numbers "
+        "(n / m), a different one from check to check: a sum or a mean taken over the wrong "
+        "count; check what you sum over and what you divide by",
+    )
 
 
 def _offset(cases, pairs, points, distinct, names) -> Shape | None:
