@@ -640,12 +640,22 @@ def _(ns):
     return lambda p: 2 * (0.5 - (p if isinstance(p, torch.Tensor) else float(p)))
 
 
-@_h(A7, "clipped_surrogate", "the clip bounds 1 ± eps_high", (), batch=2)
+# which argument the difference follows is what differs here (a structural line added after
+# this set was written; labelled true when it was, because it names the argument misused)
+@_h(A7, "clipped_surrogate", "the clip bounds 1 ± eps_high", "shape:which-cases", batch=2)
 def _(ns):
     return _surrogate(lambda r, a, lo, hi: _ppo(r, a, hi, hi))
 
 
-@_h(A7, "thr_weights", "1 + p on every dominant token, whatever THR's sign", (), batch=2)
+# the entries that differ are what differs here (a structural line added after this set was
+# written; labelled true when it was, because it names exactly the entries the mistake changes)
+@_h(
+    A7,
+    "thr_weights",
+    "1 + p on every dominant token, whatever THR's sign",
+    "shape:which-entries",
+    batch=2,
+)
 def _(ns):
     def f(thr, dominant, p):
         return torch.where(dominant, torch.full_like(thr, 1.0 + p), torch.ones_like(thr))

@@ -113,6 +113,40 @@ def test_count_ratios_on_hand_written_checks_only_are_no_evidence():
     assert found is None or "ratio of whole numbers" not in found.text, found
 
 
+def _mask_case(thr, dominant, expected, got):
+    return (
+        {
+            "args": encode([np.array(thr), np.array(dominant, dtype=bool)]),
+            "kwargs": {"$dict": {}},
+        },
+        {"value": encode(np.array(expected))},
+        {"value": encode(np.array(got))},
+        1e-5,
+        1e-6,
+    )
+
+
+def test_values_that_differ_exactly_where_a_sign_rule_holds_name_it():
+    """1 + p where THR ≤ 0 on dominant tokens: the entries that differ follow a rule of two
+    inputs, and the line names both."""
+    cases = [
+        _mask_case([2.0, -0.5, 0.0, 3.0], [1, 1, 1, 0], [1.5, 0.5, 1.0, 1.0], [1.5, 1.5, 1.5, 1]),
+        _mask_case([-1.0, 0.7, -2.0, 1.0], [1, 1, 0, 1], [0.5, 1.5, 1.0, 1.5], [1.5, 1.5, 1, 1.5]),
+    ]
+    found = shapes.where_differs(cases, ["thr", "dominant"])
+    assert found is not None and found.id == "which-entries", found
+    assert "`thr` ≤ 0 and `dominant` is True" in found.text
+
+
+def test_a_sign_rule_wider_than_the_entries_that_differ_is_not_named():
+    """Entries that differ inside "> 0" but not all of it (a threshold's selection): no rule."""
+    cases = [
+        _mask_case([2.0, 0.5, -1.0, 3.0], [1, 1, 1, 1], [0.0, 1.0, 1.0, 0.0], [1.0, 1.0, 1, 0.0]),
+        _mask_case([0.2, 4.0, -1.0, 5.0], [1, 1, 1, 1], [1.0, 0.0, 1.0, 0.0], [1.0, 1.0, 1, 0.0]),
+    ]
+    assert shapes.where_differs(cases, ["neg", "mask"]) is None
+
+
 def test_constant_offset_is_named_with_its_value():
     s = _find([_case([A], A, A + 1.0), _case([B], B, B + 1.0)])
     assert s.id == "offset" and "+1" in s.text

@@ -805,6 +805,25 @@ def explain(
                 close.cases,
             )
         ]
+    if concept_failed and not first:
+        # no shape of the values: which checks fail, when an argument tells them apart
+        among = sorted(set(fspec.of_kind("value") + fspec.of_kind("edge")))
+        found_cases = _separating_argument(fspec, among, failed, inputs, arg_names)
+        if found_cases is not None:
+            text, idx = found_cases
+            first = [line("shape:which-cases", text, "shape", idx)]
+    if concept_failed and not first:
+        # nor which checks: which entries of each value differ, by a sign rule of the inputs
+        value_failed = sorted(failed & set(fspec.of_kind("value")))
+        entries = shapes.where_differs(
+            [
+                (inputs[i], expected[i], got[i], fspec.cases[i].rtol, fspec.cases[i].atol)
+                for i in value_failed
+            ],
+            arg_names,
+        )
+        if entries is not None:
+            first = [line("shape:" + entries.id, entries.text, "shape", value_failed)]
     if crashed and first and first[0][0].id == "shape:raised":
         d, idx = first[0]
         n = len(crashed)
@@ -829,6 +848,67 @@ def explain(
             line("gradient" if cause else GRADIENT_WITH_VALUES, text, "shape", grad_failed)
         )
     return (first + second)[:3]
+
+
+def _argument_features(fspec: FunctionSpec, inp: dict, arg_names) -> dict[tuple, Any]:
+    """What tells a case's arguments apart in words: each argument it gives (not None, by
+    position or by keyword), and each string argument's value (a mode)."""
+    feats: dict[tuple, Any] = {}
+    kw = inp.get("kwargs") or {}
+    kw = kw.get("$dict", kw) if isinstance(kw, dict) else {}
+    given = list(kw.items()) + [
+        (arg_names[k] if k < len(arg_names) else f"argument {k + 1}", v)
+        for k, v in enumerate(inp.get("args") or [])
+    ]
+    for name, v in given:
+        if v is not None:
+            feats[("given", name)] = True
+        if isinstance(v, str):
+            feats[("equals", name)] = v
+    return feats
+
+
+def _separating_argument(
+    fspec: FunctionSpec, among: list[int], failed: set[int], inputs: list[dict], arg_names
+) -> tuple[str, set[int]] | None:
+    """Which checks fail, in words of the arguments, two or more on each side: exactly those
+    with one value of a string argument (a mode); or only checks that give some argument, every
+    check that leaves it to its default passing. Returns that and the failed checks. A string
+    value is named only when a fixed check holds it too (a generated one's are not shown)."""
+    bad = {i for i in among if i in failed}
+    if len(bad) < 2 or len(among) - len(bad) < 2:
+        return None
+    feats = {i: _argument_features(fspec, inputs[i], arg_names) for i in among}
+    public = {
+        (k, v)
+        for i in among
+        if not fspec.cases[i].hidden
+        for k, v in feats[i].items()
+        if k[0] == "equals"
+    }
+    keys = sorted({k for f in feats.values() for k in f})
+    for key in keys:
+        if key[0] != "equals":
+            continue
+        for value in sorted({feats[i][key] for i in bad if key in feats[i]}):
+            if (key, value) in public and {i for i in among if feats[i].get(key) == value} == bad:
+                text = (
+                    f"your values are wrong on every check with `{key[1]}` = {value!r} and "
+                    "right on every other: look at that case of your code"
+                )
+                return text, bad
+    for key in keys:
+        if key[0] != "given":
+            continue
+        without = {i for i in among if not feats[i].get(key)}
+        if len(without) >= 2 and not bad & without:
+            name = f"`{key[1]}`"
+            text = (
+                f"every failing check gives {name}, and every check that leaves it to its "
+                f"default passes: look at what your code does with {name}"
+            )
+            return text, bad
+    return None
 
 
 def _validation(fspec, invalid_cases, failed, expected, got, mutants, validation, line):

@@ -731,3 +731,81 @@ def _fmt(shape: tuple) -> str:
 def _join(values: list[float]) -> str:
     shown = list(dict.fromkeys(number_text(v) for v in values))
     return ", ".join(shown[:4]) + (", …" if len(shown) > 4 else "") + " here"
+
+
+# -- where the values differ ------------------------------------------------------------------
+# When no relation holds on every value, the entries that differ may still follow a rule of the
+# inputs, entry by entry: exactly where an input of the output's shape is negative, zero or
+# positive (or True or False), and right everywhere else. Two such rules may be joined with
+# "and"; the tightest that holds is named. A rule wider than the entries that differ is not:
+# it would point at entries that are right (a threshold's selection inside "> 0").
+
+_PREDICATES = (
+    ("< 0", lambda x: x < 0),
+    ("≤ 0", lambda x: x <= 0),
+    ("= 0", lambda x: x == 0),
+    ("≥ 0", lambda x: x >= 0),
+    ("> 0", lambda x: x > 0),
+    ("≠ 0", lambda x: x != 0),
+)
+_BOOL_PREDICATES = (("is True", lambda x: x != 0), ("is False", lambda x: x == 0))
+
+
+def where_differs(cases: Sequence[FailingCase], arg_names: Sequence[str] = ()) -> Shape | None:
+    """Entry by entry: do the learner's values differ from the expected ones exactly where one
+    input of the output's shape (or two, joined) meets a sign rule? Needs two or more differing
+    entries and two or more entries where the rule does not hold."""
+    import numpy as np
+
+    names = _Names(arg_names)
+    differ, inputs = [], []
+    for inp, exp, got, rtol, atol in cases:
+        if "value" not in exp or "value" not in got:
+            return None
+        e, g = _array(exp["value"]), _array(got["value"])
+        if e is None or g is None or e.shape != g.shape or e.ndim == 0:
+            return None
+        with np.errstate(all="ignore"):
+            differ.append(~(np.abs(g - e) <= atol + rtol * np.abs(e)))
+        inputs.append(_inputs(inp))
+    if sum(int(d.sum()) for d in differ) < 2:
+        return None
+    rules = []  # (words, the entries where it holds, per case)
+    for k in range(min(len(x) for x in inputs)):
+        xs = [x[k] for x in inputs]
+        if any(x is None or x.shape != d.shape for x, d in zip(xs, differ)):
+            continue
+        kinds = _BOOL_PREDICATES if _is_bool(cases, k) else _PREDICATES
+        for words, rule in kinds:
+            rules.append((f"{names.arg(k)} {words}", [rule(x) for x in xs]))
+    best = None
+    candidates = list(rules) + [
+        (f"{w1} and {w2}", [a & b for a, b in zip(m1, m2)])
+        for i, (w1, m1) in enumerate(rules)
+        for w2, m2 in rules[i + 1 :]
+        if w1.split(" ")[0] != w2.split(" ")[0]
+    ]
+    for words, masks in candidates:
+        outside = sum(int((~m).sum()) for m in masks)
+        if outside < 2 or any((d != m).any() for d, m in zip(differ, masks)):
+            continue  # the rule must hold exactly: a wider one would name more than differs
+        size = sum(int(m.sum()) for m in masks)
+        if best is None or size < best[0]:
+            best = (size, words)
+    if best is None:
+        return None
+    return Shape(
+        "which-entries",
+        f"your values differ from the expected ones exactly where {best[1]}, and are right "
+        "everywhere else: look at what your code does with those entries",
+    )
+
+
+def _is_bool(cases, k: int) -> bool:
+    """Is argument ``k`` a bool array (a mask) on every case, as encoded?"""
+    for inp, *_ in cases:
+        args = inp.get("args") or []
+        a = args[k] if k < len(args) else None
+        if not (isinstance(a, dict) and a.get("dtype") == "bool"):
+            return False
+    return True
