@@ -147,6 +147,30 @@ def test_a_sign_rule_wider_than_the_entries_that_differ_is_not_named():
     assert shapes.where_differs(cases, ["neg", "mask"]) is None
 
 
+def test_values_clamped_at_a_constant_are_named_as_a_clamp():
+    """The log ratio clipped to [0, 1] where max(0, ·) belongs: every expected value above 1 is
+    1 in the learner's, the others right."""
+    e1, e2 = np.array([0.0, 0.4, 2.5, 1.7]), np.array([3.0, 0.2, 0.0, 0.9])
+    cases = [
+        _case([], e1, np.minimum(e1, 1.0), rtol=1e-5, atol=1e-6),
+        _case([], e2, np.minimum(e2, 1.0), rtol=1e-5, atol=1e-6),
+    ]
+    found = _find(cases)
+    assert found is not None and found.id == "clamped", found
+    assert "clamped at 1" in found.text and "above" in found.text
+
+
+def test_a_result_wrong_at_one_position_on_every_check_says_which():
+    """(mean, E[v²]) for (mean, variance): the second value differs on every check, the first
+    is right."""
+    cases = [
+        _mask_case([0.1, 0.2], [1, 0], [0.5, 0.25], [0.5, 0.5]),
+        _mask_case([0.3, 0.2], [1, 1], [0.2, 0.16], [0.2, 0.2]),
+    ]
+    found = shapes.where_differs(cases, ["p", "q"])
+    assert found is not None and "index 1 of 2" in found.text, found
+
+
 def test_constant_offset_is_named_with_its_value():
     s = _find([_case([A], A, A + 1.0), _case([B], B, B + 1.0)])
     assert s.id == "offset" and "+1" in s.text

@@ -21,6 +21,7 @@ the factor or offset it found, or returns None rather than guess:
                  ratio of small whole numbers that changes from value to value (a count)
     offset       every value plus one constant
     reciprocal   every value inverted
+    clamped      the expected values clamped at one constant (a clip the formula lacks)
     shifted      the expected values moved by one position along an axis
     permuted     the expected values in another order (reversed, or any order)
 
@@ -389,7 +390,7 @@ def _same_shape(cases, names) -> Shape | None:
         return None
     informative = np.concatenate([e[np.abs(e) > max(atol, 1e-300)] for e, _, _, atol in points])
     distinct = len(np.unique(np.round(informative, 12)))
-    for check in (_constant, _sign, _abs, _factor, _offset, _reciprocal):
+    for check in (_constant, _sign, _abs, _factor, _offset, _reciprocal, _clamped):
         found = check(cases, pairs, points, distinct, names)
         if found is not None:
             return found
@@ -658,6 +659,43 @@ def _reciprocal(cases, pairs, points, distinct, names) -> Shape | None:
     )
 
 
+def _clamped(cases, pairs, points, distinct, names) -> Shape | None:
+    """Every value that differs is one constant c, and the expected ones there lie beyond c
+    on one side while every value that agrees lies on the other: the expected values clamped
+    at c (a clip the formula does not have, or at another bound)."""
+    import numpy as np
+
+    beyond, within, bound = [], [], None
+    for e, g, rtol, atol in points:
+        d = ~(np.abs(g - e) <= atol + rtol * np.abs(e))
+        if not d.any():
+            continue
+        vals = g[d]
+        c = float(vals[0]) if bound is None else bound
+        if not np.all(np.abs(vals - c) <= atol + rtol * abs(c)):
+            return None
+        bound = c
+        beyond.append(e[d])
+        within.append(e[~d])
+    if bound is None or sum(len(b) for b in beyond) < 2:
+        return None
+    over, under = np.concatenate(beyond), np.concatenate(within)
+    if np.all(over > bound) and np.all(under <= bound):
+        side = "above"
+    elif np.all(over < bound) and np.all(under >= bound):
+        side = "below"
+    else:
+        return None
+    rule = "you clip where the formula does not, or at another bound"
+    return names.shape(
+        "clamped",
+        f"your values are the expected ones clamped at {number_text(bound)}: every expected "
+        f"value {side} it is {number_text(bound)} in yours, the others are right; {rule}",
+        f"your values are the expected ones clamped at one constant: every expected value "
+        f"{side} it is that constant in yours, the others are right; {rule}",
+    )
+
+
 def _transposed_square(pairs) -> Shape | None:
     if not all(e.ndim == 2 and e.shape[0] == e.shape[1] > 1 for e, *_ in pairs):
         return None
@@ -793,11 +831,31 @@ def where_differs(cases: Sequence[FailingCase], arg_names: Sequence[str] = ()) -
         if best is None or size < best[0]:
             best = (size, words)
     if best is None:
-        return None
+        return _same_positions(differ)
     return Shape(
         "which-entries",
         f"your values differ from the expected ones exactly where {best[1]}, and are right "
         "everywhere else: look at what your code does with those entries",
+    )
+
+
+def _same_positions(differ) -> Shape | None:
+    """A small result (a tuple of a few numbers) that differs at the same positions on every
+    failing check, two or more checks, and is right at the others."""
+    import numpy as np
+
+    first = differ[0]
+    if len(differ) < 2 or first.size > 8 or first.all():
+        return None
+    if any(d.shape != first.shape or (d != first).any() for d in differ):
+        return None
+    where = [int(i) for i in np.flatnonzero(first)]
+    said = ", ".join(str(i) for i in where)
+    return Shape(
+        "which-entries",
+        f"your result differs from the expected one at the same position{'s' if len(where) > 1 else ''} "
+        f"on every failing check (index {said} of {first.size}), and is right at the others: "
+        "look at how you compute that part of it",
     )
 
 
