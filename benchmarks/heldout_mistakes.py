@@ -948,7 +948,10 @@ def main(argv: list[str] | None = None) -> int:
     for label, group in (
         ("all", verdicts),
         ("first set (the fixes were written from it)", [v for v in verdicts if v.held.batch == 1]),
-        ("second set (used for no fix)", [v for v in verdicts if v.held.batch == 2]),
+        (
+            "second set (this round's fixes were read from it)",
+            [v for v in verdicts if v.held.batch == 2],
+        ),
         (
             "third set (first graded at 12 / 19 explained, 0 misdiagnosed)",
             [v for v in verdicts if v.held.batch == 3],
