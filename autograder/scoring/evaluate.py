@@ -873,39 +873,40 @@ def _separating_argument(
 ) -> tuple[str, set[int]] | None:
     """Which checks fail, in words of the arguments, two or more on each side: exactly those
     with one value of a string argument (a mode); or only checks that give some argument, every
-    check that leaves it to its default passing. Returns that and the failed checks. A string
-    value is named only when a fixed check holds it too (a generated one's are not shown)."""
+    check that leaves it to its default passing. Returns that and the failed checks.
+
+    Whether a generated check gives an argument is a property of its inputs: the rule is found
+    on every check, but the words speak of the fixed checks only (the notebook shows their
+    arguments), and the line is given only when fixed checks show it on both sides."""
     bad = {i for i in among if i in failed}
     if len(bad) < 2 or len(among) - len(bad) < 2:
         return None
     feats = {i: _argument_features(fspec, inputs[i], arg_names) for i in among}
-    public = {
-        (k, v)
-        for i in among
-        if not fspec.cases[i].hidden
-        for k, v in feats[i].items()
-        if k[0] == "equals"
-    }
+    fixed = {i for i in among if not fspec.cases[i].hidden}
+    hidden = len(fixed) < len(among)
+    where = "on the checks the notebook shows, " if hidden else ""
     keys = sorted({k for f in feats.values() for k in f})
     for key in keys:
         if key[0] != "equals":
             continue
-        for value in sorted({feats[i][key] for i in bad if key in feats[i]}):
-            if (key, value) in public and {i for i in among if feats[i].get(key) == value} == bad:
+        for value in sorted({feats[i][key] for i in bad & fixed if key in feats[i]}):
+            holds = {i for i in among if feats[i].get(key) == value}
+            if holds == bad and fixed - holds:
                 text = (
-                    f"your values are wrong on every check with `{key[1]}` = {value!r} and "
-                    "right on every other: look at that case of your code"
+                    f"{where}your values are wrong on every check with `{key[1]}` = {value!r} "
+                    "and right on every other: look at that case of your code"
                 )
                 return text, bad
     for key in keys:
         if key[0] != "given":
             continue
         without = {i for i in among if not feats[i].get(key)}
-        if len(without) >= 2 and not bad & without:
+        shown = bad & fixed and len(without & fixed) >= 2
+        if len(without) >= 2 and not bad & without and shown:
             name = f"`{key[1]}`"
             text = (
-                f"every failing check gives {name}, and every check that leaves it to its "
-                f"default passes: look at what your code does with {name}"
+                f"{where}every failing check gives {name}, and every check that leaves it to "
+                f"its default passes: look at what your code does with {name}"
             )
             return text, bad
     return None

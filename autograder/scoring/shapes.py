@@ -854,7 +854,7 @@ def _same_positions(differ) -> Shape | None:
     return Shape(
         "which-entries",
         f"your result differs from the expected one at the same position{'s' if len(where) > 1 else ''} "
-        f"on every failing check (index {said} of {first.size}), and is right at the others: "
+        f"on every failing check (index {said}), and is right at the others: "
         "look at how you compute that part of it",
     )
 
