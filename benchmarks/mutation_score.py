@@ -13,7 +13,12 @@ Equivalent mutants are listed, with a reason, in
 autograder/assignments/equivalent_mutants.json. Prints, per function: mutants,
 killed, equivalent (listed), survived, mutation score = killed / (mutants −
 equivalent), seconds; with --survivors, the id of every surviving mutant and what to do
-about it (a survivor in a helper names the functions that share it).
+about it (a survivor in a helper names the functions that share it). A mutant whose code does
+not compile (an operator's bug) is counted under "broken", not as killed.
+
+Then, for each function with gradient cases, its gradient mutants (a detach removed or added,
+a straight-through clip, another convention at a kink: each leaves every value as it was) and
+how many of them the gradient cases kill while every value, edge and invalid case passes.
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from autograder import assignments  # noqa: E402
 from autograder.scoring import mutation  # noqa: E402
 
 
@@ -40,10 +46,11 @@ def main(argv: list[str] | None = None) -> int:
     except ImportError:  # pragma: no cover
         pass
     t0 = time.perf_counter()
-    header = f"{'assignment':<22} {'function':<24} {'mutants':>7} {'killed':>6} {'equiv':>5} {'surv':>4} {'score':>7} {'s':>6}"
+    header = f"{'assignment':<22} {'function':<24} {'mutants':>7} {'killed':>6} {'equiv':>5} {'surv':>4} {'broke':>5} {'score':>7} {'s':>6}"
     print(header)
     print("-" * len(header))
-    totals = [0, 0, 0, 0]
+    totals = [0, 0, 0, 0, 0]
+    gradient_functions = []
     bad = 0
     everything = list(mutation.all_functions())
     known = {a for a, _ in everything} | {f for _, f in everything}
@@ -60,22 +67,40 @@ def main(argv: list[str] | None = None) -> int:
         totals[1] += r.killed
         totals[2] += len(r.equivalent)
         totals[3] += len(r.survived)
-        bad += len(r.survived) + len(r.stale)
+        totals[4] += len(r.broken)
+        bad += len(r.survived) + len(r.stale) + len(r.broken)
         print(
             f"{a:<22} {f:<24} {r.mutants:>7} {r.killed:>6} {len(r.equivalent):>5} "
-            f"{len(r.survived):>4} {r.score:>7.1%} {r.seconds:>6.2f}"
+            f"{len(r.survived):>4} {len(r.broken):>5} {r.score:>7.1%} {r.seconds:>6.2f}"
         )
+        if any(c.kind == "gradient" for c in assignments.get(a).function(f).cases):
+            gradient_functions.append((a, f))
         if args.survivors:
             for m in r.survived:
                 print(f"    survived: {mutation.survivor_advice(a, f, m)}")
             for m in r.stale:
                 print(f"    stale equivalent entry: {m}")
+            for m in r.broken:
+                print(f"    broken: {m}")
     live = totals[0] - totals[2]
     print("-" * len(header))
+    live -= totals[4]
     print(
         f"{'all':<22} {'':<24} {totals[0]:>7} {totals[1]:>6} {totals[2]:>5} {totals[3]:>4} "
-        f"{(totals[1] / live if live else 1):>7.1%} {time.perf_counter() - t0:>6.2f}"
+        f"{totals[4]:>5} {(totals[1] / live if live else 1):>7.1%} "
+        f"{time.perf_counter() - t0:>6.2f}"
     )
+    if gradient_functions:
+        print()
+        print(f"{'gradient mutants':<47} {'mutants':>7} {'killed by gradient cases alone':>31}")
+    for a, f in gradient_functions:
+        kills = mutation.gradient_kills(a, f)
+        alone = [m for m, kinds in kills.items() if kinds == {"gradient"}]
+        bad += len(kills) - len(alone)
+        print(f"{a:<22} {f:<24} {len(kills):>7} {len(alone):>31}")
+        for m, kinds in kills.items():
+            if kinds != {"gradient"}:
+                print(f"    {m}: {'fails ' + ', '.join(sorted(kinds)) if kinds else 'survives'}")
     return 1 if bad else 0
 
 

@@ -31,6 +31,21 @@ SLICE = [
     ("nll_on_correct", "the NLL averaged over the batch axis (rows), not the tokens"),
     ("smaug_floor", "the floor on the incorrect responses"),
     ("smaug_floor", "0 / 0 when no response is correct"),
+    # the error shapes of a count, of which checks and of which entries
+    ("nll_on_correct", "the sum over the correct tokens, not their mean"),
+    ("smaug_floor", "the floor averaged over every response, not the correct ones"),
+    ("clipped_surrogate", "the clip bounds 1 ± eps_high"),
+    ("thr_weights", "1 + p on every dominant token, whatever THR's sign"),
+]
+
+# Mistakes a diagnosis once named untruly: a gradient read as a clip or a detach while the
+# values differ too; a catalogued mistake that coincides with the code on some checks only;
+# a rule of the entries wider than those that differ.
+NOT_MISDIAGNOSED = [
+    ("sequence_logprobs", "log of softmax over the batch axis"),
+    ("smaug_floor", "the gap squared"),
+    ("monte_carlo_kl", "the estimator averaged over every outcome, not the samples"),
+    ("nthr_weights", "the selected tokens weighted 1 − eta, not eta"),
 ]
 
 
@@ -51,3 +66,12 @@ def test_a_held_out_mistake_is_explained_truly(function, what):
     assert v.explained, (
         f"{what}: first diagnosis {v.first}, true ones {sorted(v.held.true)}\n{v.feedback}"
     )
+
+
+@pytest.mark.parametrize(
+    "function,what", NOT_MISDIAGNOSED, ids=[f"{f}: {w}" for f, w in NOT_MISDIAGNOSED]
+)
+def test_a_held_out_mistake_is_never_told_an_untrue_cause(function, what):
+    v = heldout.judge(_held(function, what))
+    assert v.score < v.points, f"{what}: full marks"
+    assert not v.wrong_ids, f"{what}: untrue diagnoses {v.wrong_ids}\n{v.feedback}"

@@ -34,11 +34,60 @@ def test_every_non_equivalent_mutant_is_killed(assignment, function):
         "--survivors):\n  "
         + "\n  ".join(mutation.survivor_advice(assignment, function, m, ROOT) for m in r.survived)
     )
+    assert not r.broken, (
+        f"mutants of {function} that do not compile (an operator's bug in "
+        "autograder/scoring/mutation.py; they prove nothing about the cases):\n  "
+        + "\n  ".join(r.broken)
+    )
     assert not r.stale, (
         f"listed as equivalent under {assignment}/{function} in "
         "autograder/assignments/equivalent_mutants.json but killed by a case or no longer "
         "generated: delete these entries:\n  " + "\n  ".join(r.stale)
     )
+
+
+GRADIENT_FUNCTIONS = [
+    (a, f.name)
+    for a in available_assignments()
+    for f in assignments.get(a).functions
+    if any(c.kind == "gradient" for c in f.cases)
+]
+
+
+@pytest.mark.parametrize("assignment,function", GRADIENT_FUNCTIONS)
+def test_gradient_mutants_are_killed_by_the_gradient_cases_alone(assignment, function):
+    """A detach removed or added, a straight-through clip, another convention at a kink: each
+    leaves every value as the reference's, so no value, edge or invalid case may kill it, and
+    some gradient case must. Were the gradient cases dropped, these mutants would survive."""
+    found = mutation.gradient_kills(assignment, function, ROOT)
+    assert found, f"no gradient mutant of {function}, which has gradient cases"
+    wrong = {m: sorted(kinds) or "survives" for m, kinds in found.items() if kinds != {"gradient"}}
+    assert not wrong, (
+        f"gradient mutants of {function} that the gradient cases alone do not kill "
+        f"(the kinds of case that fail on each): {wrong}"
+    )
+
+
+def test_gradient_operators_cover_the_field_s_gradient_bugs():
+    """The gradient operator writes each bug the field makes with a loss's gradient, somewhere in
+    the course: a detach dropped (logp_old, the advantages, the reference), the new log
+    probabilities detached, a straight-through clip, and the kink of a floor as clamp and
+    maximum write it."""
+    ids = [
+        m.id
+        for a, f in GRADIENT_FUNCTIONS
+        for m in mutation.mutants(a, f, ROOT)
+        if ": gradient: " in m.id
+    ]
+    wanted = {
+        "a detach dropped": "logp_old.detach() -> logp_old",
+        "an input with gradient detached": "logp -> logp.detach()",
+        "a straight-through clip": "- ratio).detach()",
+        "clamp at the kink": "-> torch.clamp(ref_seq_logp.detach() - seq_logp, min=0.0)",
+        "maximum at the kink": "-> torch.maximum(ref_seq_logp.detach() - seq_logp",
+    }
+    missing = [what for what, text in wanted.items() if not any(text in i for i in ids)]
+    assert not missing, f"no gradient mutant writes {missing}; the ids: {ids}"
 
 
 def test_every_equivalent_mutant_has_a_reason():

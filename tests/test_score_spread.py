@@ -36,6 +36,71 @@ def test_mistake_costs_the_same_for_every_student_and_secret(assignment, functio
     assert reference.low == reference.high == reference.points
 
 
+# The functions whose generated cases hold the field's + 1e-6 stabiliser on one side of the
+# tolerance (assignments.common.stabiliser_shows): a 1e-6 inside a log ratio is epsilon
+# smoothing there (tests/test_field_maths.py), and must cost the same points on every draw.
+LOG_RATIO_FUNCTIONS = [
+    ("01_exact_kl", "log_ratios"),
+    ("01_exact_kl", "forward_kl"),
+    ("01_exact_kl", "reverse_kl"),
+    ("02_clipped_estimators", "clipped_expectation"),
+]
+
+
+@pytest.mark.parametrize("assignment,function", LOG_RATIO_FUNCTIONS)
+def test_field_stabiliser_costs_the_same_for_every_student_and_secret(assignment, function):
+    """Does the reference with + 1e-6 in every denominator (inside the log ratio: smoothing)
+    lose the same points on every draw, and with + 1e-8 or in float32 keep full marks on every
+    draw?"""
+    from autograder.scoring import mutation
+
+    def variant(kind, eps=mutation.STABILISER):
+        return lambda ns: mutation.field_variant(assignment, function, kind, ROOT, eps=eps)[0]
+
+    bodies = {
+        "+ 1e-6": variant("stabiliser", 1e-6),
+        "+ 1e-8": variant("stabiliser"),
+        "float32": variant("float32"),
+    }
+    found = {
+        s.name: s
+        for s in spread.spreads(
+            assignment, function, bodies, spread.draws(spread.TEST_DRAWS, "field"), ROOT
+        )
+    }
+    big = found["+ 1e-6"]
+    assert big.within_band, (
+        f"{function} with + 1e-6 scores {big.low} … {big.high} of {big.points} over "
+        f"{spread.TEST_DRAWS} draws (band {spread.BAND:.0%}): a generated case lets the draw "
+        "decide whether the stabiliser shows; hold it with common.stabiliser_shows"
+    )
+    assert big.high < big.points, (
+        f"{function} with + 1e-6 is epsilon smoothing and must lose points"
+    )
+    for name in ("+ 1e-8", "float32"):
+        s = found[name]
+        assert s.low == s.high == s.points, (
+            f"{function} {name} scores {s.low} … {s.high} of {s.points}: correct maths as the "
+            "field writes it must keep full marks on every draw"
+        )
+
+
+def test_stabiliser_condition_tells_small_probabilities_from_large():
+    """The condition can fail both ways: a draw with a probability of 0.02 shows a + 1e-6 inside
+    the log ratio beyond the tolerance, one with every probability at least 0.2 and log ratios far from 0 does not."""
+    import math
+
+    from autograder.assignments.common import stabiliser_shows
+
+    def ratios(p, q, eps):
+        return [math.log(a / (b + eps)) for a, b in zip(p, q)]
+
+    small = ([0.03, 0.97], [0.02, 0.98])
+    large = ([0.2, 0.8], [0.5, 0.5])
+    assert stabiliser_shows(ratios, True)(*small) and not stabiliser_shows(ratios, False)(*small)
+    assert stabiliser_shows(ratios, False)(*large) and not stabiliser_shows(ratios, True)(*large)
+
+
 def test_a_draw_dependent_body_is_caught():
     """The check can fail: a body that is right on half of the generated inputs only (by a
     property of the draw) is outside the band."""

@@ -85,6 +85,92 @@ def test_factor_equal_to_the_valid_count_of_each_mask_row():
     assert s.id == "factor" and "`mask`" in s.text and "summed" in s.text
 
 
+def test_a_sum_over_a_count_that_changes_per_check_is_a_count_ratio():
+    """A mean taken over the wrong count (the floor's sum over the correct responses divided by
+    the batch size: n_correct / B, another ratio on each check) is named as a factor, when
+    generated checks show it."""
+    cases, hidden = [], []
+    for n, b in ((3, 4), (1, 4), (3, 6), (8, 11), (29, 40)):
+        expected = float(RNG.uniform(0.1, 2.0))
+        cases.append(_case([], expected, expected * n / b, rtol=1e-5, atol=1e-6))
+        hidden.append(b > 4)
+    found = shapes.find_shape(cases, (), hidden)
+    assert found is not None and found.id == "factor", found
+    assert "ratio of whole numbers" in found.text and "wrong count" in found.text
+
+
+def test_count_ratios_on_hand_written_checks_only_are_no_evidence():
+    """1 + p where 1 − p belongs, with p = 0.5 and −0.5 written by hand, gives the ratios 3 and
+    1 / 3: whole numbers by coincidence, not a count. Nothing is named."""
+    cases = [
+        _case([], [1.0, 0.5, 1.5, 1.0], [1.0, 1.5, 1.5, 1.0], rtol=1e-5, atol=1e-6),
+        _case([], [1.0, 1.5, 0.5, 1.0], [1.0, 0.5, 0.5, 1.0], rtol=1e-5, atol=1e-6),
+    ]
+    assert shapes.find_shape(cases, (), [False, False]) is None
+    # and on generated checks, two ratios within one check are not one count per check
+    mixed = [_case([], [1.0, 0.5, 0.25], [3.0, 1.5, 0.5], rtol=1e-5, atol=1e-6)] * 3
+    found = shapes.find_shape(mixed, (), [True] * 3)
+    assert found is None or "ratio of whole numbers" not in found.text, found
+
+
+def _mask_case(thr, dominant, expected, got):
+    return (
+        {
+            "args": encode([np.array(thr), np.array(dominant, dtype=bool)]),
+            "kwargs": {"$dict": {}},
+        },
+        {"value": encode(np.array(expected))},
+        {"value": encode(np.array(got))},
+        1e-5,
+        1e-6,
+    )
+
+
+def test_values_that_differ_exactly_where_a_sign_rule_holds_name_it():
+    """1 + p where THR ≤ 0 on dominant tokens: the entries that differ follow a rule of two
+    inputs, and the line names both."""
+    cases = [
+        _mask_case([2.0, -0.5, 0.0, 3.0], [1, 1, 1, 0], [1.5, 0.5, 1.0, 1.0], [1.5, 1.5, 1.5, 1]),
+        _mask_case([-1.0, 0.7, -2.0, 1.0], [1, 1, 0, 1], [0.5, 1.5, 1.0, 1.5], [1.5, 1.5, 1, 1.5]),
+    ]
+    found = shapes.where_differs(cases, ["thr", "dominant"])
+    assert found is not None and found.id == "which-entries", found
+    assert "`thr` ≤ 0 and `dominant` is True" in found.text
+
+
+def test_a_sign_rule_wider_than_the_entries_that_differ_is_not_named():
+    """Entries that differ inside "> 0" but not all of it (a threshold's selection): no rule."""
+    cases = [
+        _mask_case([2.0, 0.5, -1.0, 3.0], [1, 1, 1, 1], [0.0, 1.0, 1.0, 0.0], [1.0, 1.0, 1, 0.0]),
+        _mask_case([0.2, 4.0, -1.0, 5.0], [1, 1, 1, 1], [1.0, 0.0, 1.0, 0.0], [1.0, 1.0, 1, 0.0]),
+    ]
+    assert shapes.where_differs(cases, ["neg", "mask"]) is None
+
+
+def test_values_clamped_at_a_constant_are_named_as_a_clamp():
+    """The log ratio clipped to [0, 1] where max(0, ·) belongs: every expected value above 1 is
+    1 in the learner's, the others right."""
+    e1, e2 = np.array([0.0, 0.4, 2.5, 1.7]), np.array([3.0, 0.2, 0.0, 0.9])
+    cases = [
+        _case([], e1, np.minimum(e1, 1.0), rtol=1e-5, atol=1e-6),
+        _case([], e2, np.minimum(e2, 1.0), rtol=1e-5, atol=1e-6),
+    ]
+    found = _find(cases)
+    assert found is not None and found.id == "clamped", found
+    assert "clamped at 1" in found.text and "above" in found.text
+
+
+def test_a_result_wrong_at_one_position_on_every_check_says_which():
+    """(mean, E[v²]) for (mean, variance): the second value differs on every check, the first
+    is right."""
+    cases = [
+        _mask_case([0.1, 0.2], [1, 0], [0.5, 0.25], [0.5, 0.5]),
+        _mask_case([0.3, 0.2], [1, 1], [0.2, 0.16], [0.2, 0.2]),
+    ]
+    found = shapes.where_differs(cases, ["p", "q"])
+    assert found is not None and "index 1)" in found.text, found
+
+
 def test_constant_offset_is_named_with_its_value():
     s = _find([_case([A], A, A + 1.0), _case([B], B, B + 1.0)])
     assert s.id == "offset" and "+1" in s.text

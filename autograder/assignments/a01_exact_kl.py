@@ -13,13 +13,49 @@ import math
 import numpy as np
 
 from autograder.assignments import common as src
-from autograder.assignments.common import cite
+from autograder.assignments.common import cite, stabiliser_shows
 from autograder.assignments.common import distribution_edge_cases as _edge_cases
 from autograder.assignments.common import distribution_pair as _pair
 from autograder.assignments.common import invalid_distribution_cases as _invalid_cases
 from autograder.cases.spec import NO_SOURCE, AssignmentSpec, Case, FunctionSpec, Mistake
 
 STORY = ([0.1, 0.9], [0.5, 0.5])  # policy, reference of the story
+
+
+# -- the field's stabiliser, the same for everyone (common.stabiliser_shows) -------------------
+# Each formula with eps added to the denominator of its log ratios, as the field's + 1e-6 and
+# + 1e-8 write it; and, per generated case, whether a + 1e-6 shows beyond the tolerance on every
+# draw (True) or on none (False): the side most draws of its size fall on, so that redrawing
+# rarely takes more than a few tries.
+
+
+def _stabilised_ratios(p, q, eps):
+    return [math.log(a / (b + eps)) for a, b in zip(p, q)]
+
+
+def _stabilised_kl(p, q, eps):
+    """Σ over p_i > 0 of p_i · log(p_i / (q_i + eps)); math.inf when some q_i = 0 < p_i."""
+    terms = []
+    for a, b in zip(p, q):
+        if a == 0:
+            continue
+        if b == 0:
+            return math.inf
+        terms.append(a * math.log(a / (b + eps)))
+    return math.fsum(terms)
+
+
+def _stabilised_reverse_kl(p, q, eps):
+    return _stabilised_kl(q, p, eps)
+
+
+def _pair_holding(n, value, shows, zeros_p=0, zeros_q=0):
+    """``distribution_pair`` whose every draw puts the field's + 1e-6 on the ``shows`` side."""
+    return _pair(n, zeros_p, zeros_q, stabiliser_shows(value, shows))
+
+
+RATIO_STABILISER_SHOWS = {2: False, 3: True, 5: True, 8: True}
+KL_STABILISER_SHOWS = {2: False, 3: True, 4: True, 6: True, 10: True}
 
 
 # -- log_ratios ------------------------------------------------------------------------------
@@ -51,8 +87,12 @@ LOG_RATIOS = FunctionSpec(
         Case("tuples", ((0.25, 0.75), (0.75, 0.25)), note="tuples are sequences too"),
         Case("equal", ([0.3, 0.7], [0.3, 0.7]), note="equal distributions give zeros", kind="edge"),
         *[
-            Case(f"random-{n}", make=_pair(n), note=f"random distributions over {n} outcomes")
-            for n in (2, 3, 5, 8)
+            Case(
+                f"random-{n}",
+                make=_pair_holding(n, _stabilised_ratios, shows),
+                note=f"random distributions over {n} outcomes",
+            )
+            for n, shows in RATIO_STABILISER_SHOWS.items()
         ],
         *_edge_cases(zeros=False),
         *_invalid_cases(zeros_invalid=True),
@@ -150,7 +190,7 @@ def _zero_clamped(p, q):
     return math.fsum(a * math.log(a / max(b, 1e-6)) for a, b in zip(p, q) if a > 0)
 
 
-def _kl_cases(story_note: str) -> tuple[Case, ...]:
+def _kl_cases(story_note: str, value) -> tuple[Case, ...]:
     return (
         Case("story", STORY, note=story_note),
         Case("three-outcomes", ([0.2, 0.3, 0.5], [0.4, 0.4, 0.2]), note="three outcomes"),
@@ -163,8 +203,12 @@ def _kl_cases(story_note: str) -> tuple[Case, ...]:
         ),
         Case("tuples", ((0.25, 0.75), (0.75, 0.25)), note="tuples are sequences too"),
         *[
-            Case(f"random-{n}", make=_pair(n), note=f"random distributions over {n} outcomes")
-            for n in (2, 3, 4, 6, 10)
+            Case(
+                f"random-{n}",
+                make=_pair_holding(n, value, shows),
+                note=f"random distributions over {n} outcomes",
+            )
+            for n, shows in KL_STABILISER_SHOWS.items()
         ],
         *_edge_cases(),
     )
@@ -181,7 +225,7 @@ FORWARD_KL = FunctionSpec(
         "reference-zero": (math.inf, "CURRICULUM 01: math.inf when some q_i = 0 < p_i"),
     },
     cases=(
-        *_kl_cases("the story's pair: exact forward KL 0.368064"),
+        *_kl_cases("the story's pair: exact forward KL 0.368064", _stabilised_kl),
         Case(
             "policy-zero",
             ([0.0, 0.4, 0.6], [0.2, 0.3, 0.5]),
@@ -190,7 +234,7 @@ FORWARD_KL = FunctionSpec(
         ),
         Case(
             "random-policy-zeros",
-            make=_pair(5, zeros_p=2),
+            make=_pair_holding(5, _stabilised_kl, False, zeros_p=2),
             note="random pair where the policy has zeros",
             kind="edge",
         ),
@@ -294,7 +338,7 @@ REVERSE_KL = FunctionSpec(
         "policy-zero": (math.inf, "CURRICULUM 01: math.inf, the roles of forward_kl swapped"),
     },
     cases=(
-        *_kl_cases("the story's pair"),
+        *_kl_cases("the story's pair", _stabilised_reverse_kl),
         Case(
             "reference-zero",
             ([0.2, 0.3, 0.5], [0.0, 0.4, 0.6]),
@@ -303,7 +347,7 @@ REVERSE_KL = FunctionSpec(
         ),
         Case(
             "random-reference-zeros",
-            make=_pair(5, zeros_q=2),
+            make=_pair_holding(5, _stabilised_reverse_kl, False, zeros_q=2),
             note="random pair where the reference has zeros",
             kind="edge",
         ),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from autograder.cases.spec import Case
+from autograder.cases.spec import DEFAULT_ATOL, DEFAULT_RTOL, Case
 
 
 def random_distribution(rng: np.random.Generator, n: int, zeros: int = 0) -> list[float]:
@@ -58,6 +58,46 @@ def _not_tiny(p, q, *rest) -> bool:
     draws one): a 1e-8 stabiliser (as the field writes it) then moves a log ratio by at most
     5e-7, inside every tolerance, on every draw."""
     return all(x == 0 or x >= 0.02 for x in (*p, *q))
+
+
+# The field's largest stabiliser, 1e-6 in a denominator, put inside a log ratio,
+# log(p_i / (q_i + 1e-6)), moves it by about 1e-6 / q_i: beyond the stated tolerance where some
+# probability is small, inside it where all are large. tests/test_field_maths.py grades it as the
+# epsilon smoothing it is there; for its cost to be the same for every student, each generated
+# case of a function with a log ratio holds one side, with a margin, on every draw:
+# ``stabiliser_shows`` below. A 1e-8 stabiliser moves it 100 times less, and must stay inside.
+FIELD_STABILISER = 1e-6
+SMALL_STABILISER = 1e-8
+STABILISER_MARGIN = 1.5
+
+
+def _tolerance_ratio(value, p, q, eps: float, rtol: float, atol: float) -> float:
+    """The largest |value(p, q, eps) − value(p, q, 0)| / (atol + rtol · |value(p, q, 0)|), element
+    by element when ``value`` returns a list."""
+    exact = np.atleast_1d(np.asarray(value(p, q, 0.0), float))
+    moved = np.atleast_1d(np.asarray(value(p, q, eps), float))
+    finite = np.isfinite(exact)
+    if not finite.any():
+        return 0.0
+    gap = np.abs(moved[finite] - exact[finite])
+    return float(np.max(gap / (atol + rtol * np.abs(exact[finite]))))
+
+
+def stabiliser_shows(value, shows: bool, rtol: float = DEFAULT_RTOL, atol: float = DEFAULT_ATOL):
+    """A condition on a (policy, reference, ...) draw: ``value(p, q, eps)``, the function's result
+    with ``eps`` added to the denominator of every log ratio, moves by more than
+    STABILISER_MARGIN times the stated tolerance when eps = FIELD_STABILISER (``shows``), or by
+    less than 1 / STABILISER_MARGIN of it (not); and by less than that with eps =
+    SMALL_STABILISER either way. The field's + 1e-6 then fails (or passes) the case on every
+    draw, and its + 1e-8 passes it on every draw."""
+
+    def condition(p, q, *rest) -> bool:
+        big = _tolerance_ratio(value, p, q, FIELD_STABILISER, rtol, atol)
+        small = _tolerance_ratio(value, p, q, SMALL_STABILISER, rtol, atol)
+        side = big > STABILISER_MARGIN if shows else big < 1 / STABILISER_MARGIN
+        return side and small < 1 / STABILISER_MARGIN
+
+    return condition
 
 
 def _log_ratios(p, q) -> list[float]:

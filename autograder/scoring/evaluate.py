@@ -350,6 +350,15 @@ def _agrees_loosely(m: Mistake, expected: dict, mo: dict, got: dict) -> bool:
     return _clamp_consistent(m, expected, got)
 
 
+def _small_difference(expected: dict, got: dict) -> bool:
+    """Is the learner's value within NEAR_RTOL / NEAR_ATOL of the expected one (both ways)?"""
+    if "raised" in expected or "raised" in got:
+        return False
+    return same_outcome(expected, got, NEAR_RTOL, NEAR_ATOL) and same_outcome(
+        got, expected, NEAR_RTOL, NEAR_ATOL
+    )
+
+
 def _clamp_consistent(m: Mistake, expected: dict, got: dict) -> bool:
     """Are the learner's values the expected ones clamped at one bound, as mistake ``m``
     clamps (at whatever constant)?"""
@@ -448,6 +457,16 @@ def _match(
             explained = len(agree & remaining) / len(remaining)
             if loose:  # the mistake's own failures, nearly all reproduced; the rest is "else"
                 if not (own == 1.0 and explained > 0 or own >= 0.75 and explained >= 0.2):
+                    continue
+                # "else" is one other small difference: when the mistake explains less than
+                # half of the failures, the others must lie as near the expected values as the
+                # mistake's do to the learner's. Failures far off beside it are the mark of
+                # another computation that only coincides with the mistake on some inputs
+                # (averaging every outcome is averaging the distinct sampled ones where every
+                # outcome is sampled): naming the mistake would be untrue.
+                if explained < 0.5 and not all(
+                    _small_difference(expected[i], got[i]) for i in remaining - agree
+                ):
                     continue
             elif own < 0.5 or (explained < 0.5 and not (full_match_suffices and own == 1.0)):
                 continue
@@ -557,12 +576,25 @@ def near_miss_text(nm: NearMiss, failed: int, others: list[str] = ()) -> str:
     )
 
 
+# The id of a gradient line that names no cause: the gradient differs where the values differ
+# too, and a wrong value almost always has a wrong gradient, so a clip, a kink or a detach is
+# one explanation among many and the line says only what differs.
+GRADIENT_WITH_VALUES = "gradient-with-values"
+
+
 def gradient_text(
-    fspec: FunctionSpec, idx: list[int], expected: list[dict], got: list[dict]
-) -> str:
+    fspec: FunctionSpec,
+    idx: list[int],
+    expected: list[dict],
+    got: list[dict],
+    values_right: bool = True,
+) -> tuple[str, bool]:
     """What the failed gradient checks ``idx`` show, input by input (nothing of a generated case
     but how many checks): gradient reaching an input marked "detached", no gradient reaching
-    one marked "with gradient", or a gradient that differs from the reference's."""
+    one marked "with gradient", or a gradient that differs from the reference's; and whether
+    the text names a cause. A gradient that differs is read as a clip, a kink or a detach only
+    when ``values_right`` (every value and edge check passes); otherwise it is said to differ
+    as the values do."""
     from autograder.cases.codec import GRADIENT
     from autograder.cases.compare import close, numeric
 
@@ -574,7 +606,9 @@ def gradient_text(
 
     raised = [i for i in idx if "raised" in got[i]]
     parts = []
+    cause = False
     if raised:
+        cause = True
         kinds = sorted({got[i]["raised"] for i in raised})
         parts.append(
             f"on {len(raised)} of the {n} failed gradient checks the result could not be "
@@ -584,6 +618,7 @@ def gradient_text(
     for name in fspec.detached:
         k = sum(1 for i in idx if of(got[i]).get(name) == GRADIENT)
         if k:
+            cause = True
             parts.append(
                 f"gradient reaches `{name}`, which is detached here ({k} of {n} checks): "
                 f"use `{name}.detach()`, so that only the inputs with gradient are trained"
@@ -601,21 +636,29 @@ def gradient_text(
             else:
                 wrong += 1
         if none:
+            cause = True
             parts.append(
                 f"no gradient reaches `{name}` ({none} of {n} checks): it was detached, or the "
                 "result was computed from its numbers (.item(), .tolist(), numpy, "
                 "torch.tensor(...)); the value can be right and the loss still trains nothing"
             )
-        if wrong:
+        if wrong and values_right:
+            cause = True
             parts.append(
                 f"the gradient with respect to `{name}` differs from the reference's "
-                f"({wrong} of {n} checks) although the value may be right: look for a clip, a "
+                f"({wrong} of {n} checks) although the values are right: look for a clip, a "
                 "kink (max(0, x) passes no gradient at x = 0) or a detach that acts in the "
                 "wrong place"
             )
+        elif wrong:
+            parts.append(
+                f"the gradient with respect to `{name}` differs from the reference's "
+                f"({wrong} of {n} checks), as your values do: a wrong value almost always "
+                "has a wrong gradient, so check the gradient again once the values are right"
+            )
     if not parts:
         parts.append(f"{n} gradient checks fail")
-    return "The gradient: " + "; ".join(parts) + "."
+    return "The gradient: " + "; ".join(parts) + ".", cause
 
 
 def diagnose_all(
@@ -762,6 +805,25 @@ def explain(
                 close.cases,
             )
         ]
+    if concept_failed and not first:
+        # no shape of the values: which checks fail, when an argument tells them apart
+        among = sorted(set(fspec.of_kind("value") + fspec.of_kind("edge")))
+        found_cases = _separating_argument(fspec, among, failed, inputs, arg_names)
+        if found_cases is not None:
+            text, idx = found_cases
+            first = [line("shape:which-cases", text, "shape", idx)]
+    if concept_failed and not first:
+        # nor which checks: which entries of each value differ, by a sign rule of the inputs
+        value_failed = sorted(failed & set(fspec.of_kind("value")))
+        entries = shapes.where_differs(
+            [
+                (inputs[i], expected[i], got[i], fspec.cases[i].rtol, fspec.cases[i].atol)
+                for i in value_failed
+            ],
+            arg_names,
+        )
+        if entries is not None:
+            first = [line("shape:" + entries.id, entries.text, "shape", value_failed)]
     if crashed and first and first[0][0].id == "shape:raised":
         d, idx = first[0]
         n = len(crashed)
@@ -780,10 +842,74 @@ def explain(
         )
     first.sort(key=lambda d: -d[0].points)
     if grad_failed:  # after the lines named from the values, whatever it costs
+        values_right = not failed & set(fspec.of_kind("value") + fspec.of_kind("edge"))
+        text, cause = gradient_text(fspec, grad_failed, expected, got, values_right)
         first.append(
-            line("gradient", gradient_text(fspec, grad_failed, expected, got), "shape", grad_failed)
+            line("gradient" if cause else GRADIENT_WITH_VALUES, text, "shape", grad_failed)
         )
     return (first + second)[:3]
+
+
+def _argument_features(fspec: FunctionSpec, inp: dict, arg_names) -> dict[tuple, Any]:
+    """What tells a case's arguments apart in words: each argument it gives (not None, by
+    position or by keyword), and each string argument's value (a mode)."""
+    feats: dict[tuple, Any] = {}
+    kw = inp.get("kwargs") or {}
+    kw = kw.get("$dict", kw) if isinstance(kw, dict) else {}
+    given = list(kw.items()) + [
+        (arg_names[k] if k < len(arg_names) else f"argument {k + 1}", v)
+        for k, v in enumerate(inp.get("args") or [])
+    ]
+    for name, v in given:
+        if v is not None:
+            feats[("given", name)] = True
+        if isinstance(v, str):
+            feats[("equals", name)] = v
+    return feats
+
+
+def _separating_argument(
+    fspec: FunctionSpec, among: list[int], failed: set[int], inputs: list[dict], arg_names
+) -> tuple[str, set[int]] | None:
+    """Which checks fail, in words of the arguments, two or more on each side: exactly those
+    with one value of a string argument (a mode); or only checks that give some argument, every
+    check that leaves it to its default passing. Returns that and the failed checks.
+
+    Whether a generated check gives an argument is a property of its inputs: the rule is found
+    on every check, but the words speak of the fixed checks only (the notebook shows their
+    arguments), and the line is given only when fixed checks show it on both sides."""
+    bad = {i for i in among if i in failed}
+    if len(bad) < 2 or len(among) - len(bad) < 2:
+        return None
+    feats = {i: _argument_features(fspec, inputs[i], arg_names) for i in among}
+    fixed = {i for i in among if not fspec.cases[i].hidden}
+    hidden = len(fixed) < len(among)
+    where = "on the checks the notebook shows, " if hidden else ""
+    keys = sorted({k for f in feats.values() for k in f})
+    for key in keys:
+        if key[0] != "equals":
+            continue
+        for value in sorted({feats[i][key] for i in bad & fixed if key in feats[i]}):
+            holds = {i for i in among if feats[i].get(key) == value}
+            if holds == bad and fixed - holds:
+                text = (
+                    f"{where}your values are wrong on every check with `{key[1]}` = {value!r} "
+                    "and right on every other: look at that case of your code"
+                )
+                return text, bad
+    for key in keys:
+        if key[0] != "given":
+            continue
+        without = {i for i in among if not feats[i].get(key)}
+        shown = bad & fixed and len(without & fixed) >= 2
+        if len(without) >= 2 and not bad & without and shown:
+            name = f"`{key[1]}`"
+            text = (
+                f"{where}every failing check gives {name}, and every check that leaves it to "
+                f"its default passes: look at what your code does with {name}"
+            )
+            return text, bad
+    return None
 
 
 def _validation(fspec, invalid_cases, failed, expected, got, mutants, validation, line):

@@ -16,7 +16,13 @@ helpers (``_name``) it calls, read with ``ast``. Each mutant changes one node:
     raise        raise ... → pass (the input check removed)
     gradient     x.detach() → x (gradient flows where it must not); torch.exp(x) and
                  torch.log_softmax(x, ...) → their .detach() (no gradient where it must flow);
-                 torch.relu(x) → torch.clamp(x, min=0.0) (a gradient of 1 at the kink)
+                 an input the case module marks "with gradient" (FunctionSpec.with_gradient),
+                 as an operand or a torch call's argument in the graded def → its .detach();
+                 torch.clamp(x, ...) → x + (torch.clamp(x, ...) − x).detach() (the clipped
+                 value, with the gradient flowing where it is clipped); torch.relu(x) →
+                 torch.clamp(x, min=0.0) and torch.maximum(x, torch.zeros_like(x)) (a gradient
+                 of 1 and of 0.5 at the kink). Each leaves every value as it was: only a
+                 gradient case can kill it.
     if           if c: → if not c:
     loop         continue ↔ break
 
@@ -114,6 +120,7 @@ class _Sites(ast.NodeTransformer):
 
     def __init__(self, pick: int | None = None):
         self.pick = pick
+        self.differentiable: tuple[str, ...] = ()  # the inputs "with gradient" of the def visited
         self.count = 0
         self.offered: list[tuple[str, str, str]] = []  # (operator, before, after)
         self.applied: tuple[str, str, str] | None = None
@@ -264,6 +271,29 @@ class _Sites(ast.NodeTransformer):
             got = None
         return got if got is not None else node
 
+    def visit_Name(self, node):
+        if isinstance(node.ctx, ast.Load) and node.id in self.differentiable and self._computes():
+            detached = ast.Call(
+                ast.Attribute(ast.Name(node.id, ast.Load()), "detach", ast.Load()), [], []
+            )
+            got = self._offer("gradient", node, [detached])
+            if got is not None:
+                return got
+        return node
+
+    def _computes(self) -> bool:
+        """Is the node visited an operand of arithmetic or an argument of a torch call (where
+        its value enters the result), rather than something an input check reads?"""
+        parent = self.parents[-2] if len(self.parents) > 1 else None
+        if isinstance(parent, ast.BinOp):
+            return True
+        return (
+            isinstance(parent, ast.Call)
+            and isinstance(parent.func, ast.Attribute)
+            and name_of(parent.func.value) == "torch"
+            and any(a is self.parents[-1] for a in parent.args)
+        )
+
     def visit_Call(self, node):
         name = name_of(node.func)
         if name in ("ValueError", "TypeError"):
@@ -331,30 +361,48 @@ def _gradient_alternatives(node: ast.Call, name: str) -> list[tuple[str, list[as
     if name == "detach" and isinstance(node.func, ast.Attribute) and not node.args:
         return [("gradient", [copy.deepcopy(node.func.value)])]
     if on_torch and name in ("exp", "log_softmax"):
-        return [("gradient", [ast.Call(ast.Attribute(copy.deepcopy(node), "detach"), [], [])])]
+        detached = ast.Attribute(copy.deepcopy(node), "detach", ast.Load())
+        return [("gradient", [ast.Call(detached, [], [])])]
+    if on_torch and name in ("clamp", "clip") and node.args:
+        # the straight-through clip: the clipped value, the unclipped gradient
+        x = node.args[0]
+        gap = ast.BinOp(copy.deepcopy(node), ast.Sub(), copy.deepcopy(x))
+        detached = ast.Call(ast.Attribute(gap, "detach", ast.Load()), [], [])
+        return [("gradient", [ast.BinOp(copy.deepcopy(x), ast.Add(), detached)])]
     if on_torch and name == "relu" and len(node.args) == 1:
-        clamp = ast.Attribute(ast.Name("torch"), "clamp")
+        x = node.args[0]
         return [
             (
                 "gradient",
                 [
                     ast.Call(
-                        clamp,
-                        [copy.deepcopy(node.args[0])],
+                        _torch("clamp"),
+                        [copy.deepcopy(x)],
                         [ast.keyword("min", ast.Constant(0.0))],
-                    )
+                    ),
+                    ast.Call(
+                        _torch("maximum"),
+                        [copy.deepcopy(x), ast.Call(_torch("zeros_like"), [copy.deepcopy(x)], [])],
+                        [],
+                    ),
                 ],
             )
         ]
     return []
 
 
+def _torch(attr: str) -> ast.Attribute:
+    return ast.Attribute(ast.Name("torch", ast.Load()), attr, ast.Load())
+
+
 def mutants(assignment: str, function: str, root: Path | None = None) -> list[Mutant]:
     """Every mutant of ``function`` (and of its private helpers), with stable ids."""
     out, seen = [], {}
     site = 0
+    differentiable = _with_gradient(assignment, function)
     for d in targets(assignment, function, root):
         sites = _Sites(None)
+        sites.differentiable = differentiable if d.name == function else ()
         sites.visit(copy.deepcopy(d))
         for op, before, after in sites.offered:
             text = f"{d.name}: {op}: {before} -> {after}"
@@ -364,14 +412,27 @@ def mutants(assignment: str, function: str, root: Path | None = None) -> list[Mu
     return out
 
 
+def _with_gradient(assignment: str, function: str) -> tuple[str, ...]:
+    """The inputs of ``function`` its case module marks "with gradient" (none when it has no
+    case module entry, as for a notebook under construction)."""
+    from autograder import assignments
+
+    try:
+        return tuple(assignments.get(assignment).function(function).with_gradient)
+    except LookupError:
+        return ()
+
+
 def build_mutant(
     assignment: str, function: str, mutant: Mutant, root: Path | None = None
 ) -> tuple[Callable, dict]:
     """The mutated function and the namespace it runs in (a copy of the reference's)."""
     defs = targets(assignment, function, root)
     sites = _Sites(mutant.site)
+    differentiable = _with_gradient(assignment, function)
     out = []
     for d in defs:
+        sites.differentiable = differentiable if d.name == function else ()
         out.append(sites.visit(copy.deepcopy(d)))
     if sites.applied is None:
         raise KeyError(f"no mutant {mutant.site} in {function}")
@@ -499,12 +560,15 @@ class FunctionReport:
     equivalent: list[str] = field(default_factory=list)  # listed and surviving
     survived: list[str] = field(default_factory=list)  # not listed and surviving
     stale: list[str] = field(default_factory=list)  # listed but killed, or no such mutant
+    # generated mutants that do not compile: they prove nothing about the cases (an operator's
+    # bug), so they are reported, not counted as killed
+    broken: list[str] = field(default_factory=list)
     seconds: float = 0.0
 
     @property
     def score(self) -> float:
-        """Killed / (mutants − equivalent)."""
-        live = self.mutants - len(self.equivalent)
+        """Killed / (mutants − equivalent − broken)."""
+        live = self.mutants - len(self.equivalent) - len(self.broken)
         return self.killed / live if live else 1.0
 
 
@@ -601,10 +665,8 @@ def run(
         report.mutants += 1
         try:
             fn, ns = build_mutant(assignment, function, m, root)
-        except Exception:  # noqa: BLE001 (a mutant that does not even define the function dies)
-            report.killed += 1
-            if m.id in listed:
-                report.stale.append(matched[m.id])
+        except Exception as e:  # noqa: BLE001 (an operator that wrote code that does not compile)
+            report.broken.append(f"{m.id} ({type(e).__name__}: {e})")
             continue
         if killed(fn, ns, fspec, case_sets):
             report.killed += 1
@@ -618,6 +680,38 @@ def run(
         report.stale += [i for i in listed_ids if i not in matched.values()]
     report.seconds = time.perf_counter() - t0
     return report
+
+
+def gradient_kills(assignment: str, function: str, root: Path | None = None) -> dict[str, set[str]]:
+    """{gradient mutant id: the kinds of case (value, edge, invalid, gradient) on which it differs
+    from the reference}, with the public default secret. Every gradient mutant leaves the values
+    as they were, so the answer should be {"gradient"} for each: an empty set is a survivor."""
+    from autograder import assignments
+    from autograder.cases.codec import outcome_of
+    from autograder.cases.compare import same_outcome
+    from autograder.cases.seeds import PUBLIC_DEFAULT_SECRET
+    from autograder.scoring import evaluate, memo
+
+    fspec = assignments.get(assignment).function(function)
+    inputs = evaluate.materialize(assignment, fspec, PUBLIC_DEFAULT_SECRET)
+    expected = memo.reference_outcomes(assignment, fspec, inputs, root)
+    out = {}
+    with evaluate.silenced():
+        for m in mutants(assignment, function, root):
+            if ": gradient: " not in m.id:
+                continue
+            fn, ns = build_mutant(assignment, function, m, root)
+            out[m.id] = {
+                case.kind
+                for case, inp, exp in zip(fspec.cases, inputs, expected)
+                if not same_outcome(
+                    exp,
+                    outcome_of(fn, inp["args"], inp["kwargs"], ns, inp.get("grad")),
+                    case.rtol,
+                    case.atol,
+                )
+            }
+    return out
 
 
 def helper_users(assignment: str, helper: str, root: Path | None = None) -> list[str]:

@@ -17,9 +17,11 @@ the factor or offset it found, or returns None rather than guess:
     abs          every value the absolute value of the expected one (some expected negative)
     factor       every value times one constant: 2, ½, ln 2, ln 10 (log base 2 or 10),
                  a length or a batch size of the inputs (sum vs mean), the number of
-                 valid entries of each row of a mask, or any other constant
+                 valid entries of each row of a mask, or any other constant; or times a
+                 ratio of small whole numbers that changes from value to value (a count)
     offset       every value plus one constant
     reciprocal   every value inverted
+    clamped      the expected values clamped at one constant (a clip the formula lacks)
     shifted      the expected values moved by one position along an axis
     permuted     the expected values in another order (reversed, or any order)
 
@@ -388,7 +390,7 @@ def _same_shape(cases, names) -> Shape | None:
         return None
     informative = np.concatenate([e[np.abs(e) > max(atol, 1e-300)] for e, _, _, atol in points])
     distinct = len(np.unique(np.round(informative, 12)))
-    for check in (_constant, _sign, _abs, _factor, _offset, _reciprocal):
+    for check in (_constant, _sign, _abs, _factor, _offset, _reciprocal, _clamped):
         found = check(cases, pairs, points, distinct, names)
         if found is not None:
             return found
@@ -458,13 +460,17 @@ def _factor(cases, pairs, points, distinct, names) -> Shape | None:
 
     factors = [_factor_of(e, g, r, a) for e, g, r, a in points]
     if any(c is None for c in factors):
-        return _per_row_factor(cases, pairs, names)
+        return _per_row_factor(cases, pairs, names) or _count_ratio(points, names)
     c0 = factors[0]
     constant = all(abs(c - c0) <= 1e-6 * abs(c0) for c in factors)
     if constant and abs(c0 - 1) < NEAR_ONE:
         return None  # a near miss, not a factor: never "every value is 1× the expected one"
     if not constant:
-        return _named_length(cases, factors, names) or _per_row_factor(cases, pairs, names)
+        return (
+            _named_length(cases, factors, names)
+            or _per_row_factor(cases, pairs, names)
+            or _count_ratio(points, names)
+        )
     for value, label, advice in CONSTANTS:
         if abs(c0 - value) <= 1e-6 * value:
             shown = label if label == f"{value:g}" else f"{label} ({value:.6g})"
@@ -570,6 +576,52 @@ def _per_row_factor(cases, pairs, names) -> Shape | None:
     return None
 
 
+# A count ratio: on each check, every value the expected one times n / m, one ratio of whole
+# numbers per check that changes from check to check (a sum over the wrong set, a mean with the
+# wrong count). There are about 5,000 ratios with m at most 64 between 0 and 4; the value of a
+# wrong formula on random inputs lands within 2e-6 (float32 arithmetic stays inside it) of one
+# by chance about once in 25 checks, so a ratio on two or more generated checks is evidence of a
+# count. Hand-written inputs (0.5, 0.3) give such ratios by themselves: no evidence.
+COUNT_DENOMINATOR = 64
+COUNT_NUMERATOR = 256
+COUNT_RTOL = 2e-6
+
+
+def _count_ratio(points, names) -> Shape | None:
+    """Each failing check off by its own ratio of small whole numbers, the same for all its
+    differing values, not the same on every check (a constant factor is :func:`_factor`'s),
+    two or more of them generated."""
+    from fractions import Fraction
+
+    import numpy as np
+
+    ratios, generated = set(), 0
+    for k, (e, g, rtol, atol) in enumerate(points):
+        mine = set()
+        for x, y in zip(np.ravel(e), np.ravel(g)):
+            if abs(y - x) <= atol + rtol * abs(x):
+                continue  # this value is right
+            if abs(x) <= atol:
+                return None  # wrong where the expected value is 0: no ratio says it
+            c = y / x
+            f = Fraction(c).limit_denominator(COUNT_DENOMINATOR)
+            if f <= 0 or f.numerator > COUNT_NUMERATOR or abs(f - c) > COUNT_RTOL * abs(c):
+                return None
+            mine.add(f)
+        if len(mine) > 1:
+            return None  # two ratios within one check: not one count per check
+        ratios |= mine
+        generated += bool(mine) and k < len(names.hidden) and names.hidden[k]
+    if len(ratios) < 2 or generated < 2:
+        return None
+    return Shape(
+        "factor",
+        "on each failing check every value is the expected one times a ratio of whole numbers "
+        "(n / m), a different one from check to check: a sum or a mean taken over the wrong "
+        "count; check what you sum over and what you divide by",
+    )
+
+
 def _offset(cases, pairs, points, distinct, names) -> Shape | None:
     import numpy as np
 
@@ -604,6 +656,43 @@ def _reciprocal(cases, pairs, points, distinct, names) -> Shape | None:
         "reciprocal",
         "every value is 1 / the expected one: you inverted a ratio (b / a for a / b, or a − b "
         "inside an exp or log with the wrong sign)",
+    )
+
+
+def _clamped(cases, pairs, points, distinct, names) -> Shape | None:
+    """Every value that differs is one constant c, and the expected ones there lie beyond c
+    on one side while every value that agrees lies on the other: the expected values clamped
+    at c (a clip the formula does not have, or at another bound)."""
+    import numpy as np
+
+    beyond, within, bound = [], [], None
+    for e, g, rtol, atol in points:
+        d = ~(np.abs(g - e) <= atol + rtol * np.abs(e))
+        if not d.any():
+            continue
+        vals = g[d]
+        c = float(vals[0]) if bound is None else bound
+        if not np.all(np.abs(vals - c) <= atol + rtol * abs(c)):
+            return None
+        bound = c
+        beyond.append(e[d])
+        within.append(e[~d])
+    if bound is None or sum(len(b) for b in beyond) < 2:
+        return None
+    over, under = np.concatenate(beyond), np.concatenate(within)
+    if np.all(over > bound) and np.all(under <= bound):
+        side = "above"
+    elif np.all(over < bound) and np.all(under >= bound):
+        side = "below"
+    else:
+        return None
+    rule = "you clip where the formula does not, or at another bound"
+    return names.shape(
+        "clamped",
+        f"your values are the expected ones clamped at {number_text(bound)}: every expected "
+        f"value {side} it is {number_text(bound)} in yours, the others are right; {rule}",
+        f"your values are the expected ones clamped at one constant: every expected value "
+        f"{side} it is that constant in yours, the others are right; {rule}",
     )
 
 
@@ -680,3 +769,101 @@ def _fmt(shape: tuple) -> str:
 def _join(values: list[float]) -> str:
     shown = list(dict.fromkeys(number_text(v) for v in values))
     return ", ".join(shown[:4]) + (", …" if len(shown) > 4 else "") + " here"
+
+
+# -- where the values differ ------------------------------------------------------------------
+# When no relation holds on every value, the entries that differ may still follow a rule of the
+# inputs, entry by entry: exactly where an input of the output's shape is negative, zero or
+# positive (or True or False), and right everywhere else. Two such rules may be joined with
+# "and"; the tightest that holds is named. A rule wider than the entries that differ is not:
+# it would point at entries that are right (a threshold's selection inside "> 0").
+
+_PREDICATES = (
+    ("< 0", lambda x: x < 0),
+    ("≤ 0", lambda x: x <= 0),
+    ("= 0", lambda x: x == 0),
+    ("≥ 0", lambda x: x >= 0),
+    ("> 0", lambda x: x > 0),
+    ("≠ 0", lambda x: x != 0),
+)
+_BOOL_PREDICATES = (("is True", lambda x: x != 0), ("is False", lambda x: x == 0))
+
+
+def where_differs(cases: Sequence[FailingCase], arg_names: Sequence[str] = ()) -> Shape | None:
+    """Entry by entry: do the learner's values differ from the expected ones exactly where one
+    input of the output's shape (or two, joined) meets a sign rule? Needs two or more differing
+    entries and two or more entries where the rule does not hold."""
+    import numpy as np
+
+    names = _Names(arg_names)
+    differ, inputs = [], []
+    for inp, exp, got, rtol, atol in cases:
+        if "value" not in exp or "value" not in got:
+            return None
+        e, g = _array(exp["value"]), _array(got["value"])
+        if e is None or g is None or e.shape != g.shape or e.ndim == 0:
+            return None
+        with np.errstate(all="ignore"):
+            differ.append(~(np.abs(g - e) <= atol + rtol * np.abs(e)))
+        inputs.append(_inputs(inp))
+    if sum(int(d.sum()) for d in differ) < 2:
+        return None
+    rules = []  # (words, the entries where it holds, per case)
+    for k in range(min(len(x) for x in inputs)):
+        xs = [x[k] for x in inputs]
+        if any(x is None or x.shape != d.shape for x, d in zip(xs, differ)):
+            continue
+        kinds = _BOOL_PREDICATES if _is_bool(cases, k) else _PREDICATES
+        for words, rule in kinds:
+            rules.append((f"{names.arg(k)} {words}", [rule(x) for x in xs]))
+    best = None
+    candidates = list(rules) + [
+        (f"{w1} and {w2}", [a & b for a, b in zip(m1, m2)])
+        for i, (w1, m1) in enumerate(rules)
+        for w2, m2 in rules[i + 1 :]
+        if w1.split(" ")[0] != w2.split(" ")[0]
+    ]
+    for words, masks in candidates:
+        outside = sum(int((~m).sum()) for m in masks)
+        if outside < 2 or any((d != m).any() for d, m in zip(differ, masks)):
+            continue  # the rule must hold exactly: a wider one would name more than differs
+        size = sum(int(m.sum()) for m in masks)
+        if best is None or size < best[0]:
+            best = (size, words)
+    if best is None:
+        return _same_positions(differ)
+    return Shape(
+        "which-entries",
+        f"your values differ from the expected ones exactly where {best[1]}, and are right "
+        "everywhere else: look at what your code does with those entries",
+    )
+
+
+def _same_positions(differ) -> Shape | None:
+    """A small result (a tuple of a few numbers) that differs at the same positions on every
+    failing check, two or more checks, and is right at the others."""
+    import numpy as np
+
+    first = differ[0]
+    if len(differ) < 2 or first.size > 8 or first.all():
+        return None
+    if any(d.shape != first.shape or (d != first).any() for d in differ):
+        return None
+    where = [int(i) for i in np.flatnonzero(first)]
+    said = ", ".join(str(i) for i in where)
+    return Shape(
+        "which-entries",
+        f"your result differs from the expected one at the same position{'s' if len(where) > 1 else ''} "
+        f"on every failing check (index {said}), and is right at the others: "
+        "look at how you compute that part of it",
+    )
+
+
+def _is_bool(cases, k: int) -> bool:
+    """Is argument ``k`` a bool array (a mask) on every case, as encoded?"""
+    for inp, *_ in cases:
+        args = inp.get("args") or []
+        a = args[k] if k < len(args) else None
+        if not (isinstance(a, dict) and a.get("dtype") == "bool"):
+            return False
+    return True
