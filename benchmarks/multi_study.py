@@ -119,7 +119,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{MULTI_BANDS}: from " + ", ".join(f"{n} (seeds {','.join(map(str, r.seeds))})" for n, r in reruns.items()))  # fmt: skip
         _print_measured(bands)
         fragile = fragile_conclusions(shipped, bands)
-        print("shipped intervals that exclude 0 but could flip within the band:")
+        print("shipped paired intervals a rerun within the bands could flip:")
         print("\n".join(f"  {f}" for f in fragile) if fragile else "  none")
     if args.check:
         agrees, text = compare_study(_merged(args.check))

@@ -379,18 +379,21 @@ def test_notebook_07s_rerun_table_shows_every_method_and_the_conclusion_a_band_c
 ):
     """Notebook 07 prints bands_table under the study: a row per method (and the warm model),
     at most 88 characters a line, and every interval that excludes 0 by less than its band
-    (fragile_conclusions), which its text discusses. Catches a table that drops a method or
-    hides the one conclusion a rerun on another CPU could flip."""
+    or includes it by less (fragile_conclusions), which its text discusses. Catches a table
+    that drops a method or hides a conclusion a rerun on another CPU could flip."""
     from tiny_model.study import bands_table, fragile_conclusions
 
     shipped, bands = multi_bands
     text = bands_table(shipped, bands)
     assert max(len(line) for line in text.splitlines()) <= 88, text
-    rows = {line.split()[0] for line in text.splitlines()[2:] if line[:1].isalpha()}
+    rows = {line.split()[0] for line in text.splitlines() if line[:1].isalpha()}
     assert set(shipped.methods) | {"warm"} <= rows, text
     for f in fragile_conclusions(shipped, bands):
         assert f in text
-    assert fragile_conclusions(shipped, bands), "the text discusses pos_only's Pass@1"
+    assert any("pos_only - grpo Pass@1" in f for f in fragile_conclusions(shipped, bands)), (
+        "notebook 07 and docs/tiny-model.md discuss pos_only's Pass@1 as a conclusion a rerun "
+        "may flip: update them if the bands no longer say so"
+    )
 
 
 def test_compare_study_refuses_a_rerun_with_other_settings(multi_bands):

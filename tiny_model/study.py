@@ -725,9 +725,12 @@ def bands_table(shipped: TrainStudy, bands: dict) -> str:
         ("heldout_distinct_correct", "distinct"),
         ("heldout_answer_logp", "ln π"),
     )
+    import textwrap
+
     names = ", ".join(bands["reruns"])
     lines = [
-        f"the study rerun under other CPU kernels ({names}): largest |rerun - shipped|",
+        *textwrap.wrap(f"the study rerun with CPU kernel settings {names}:", 88),
+        "largest |rerun - shipped| of a run and of a mean over the seeds",
         f"{'':<12}" + "".join(f"{label:>9}" for _, label in cols) + "   (each run)"
         + "".join(f"{label:>9}" for _, label in cols[:2]) + "   (mean)",
     ]  # fmt: skip
@@ -739,25 +742,30 @@ def bands_table(shipped: TrainStudy, bands: dict) -> str:
     fragile = fragile_conclusions(shipped, bands)
     lines.append(f"bands: {bands['margin']:g} x the largest move, at least two draws' worth")
     lines.append(
-        "intervals that exclude 0 by less than their band (a rerun may flip them):"
+        "paired intervals within their band of 0 (a rerun elsewhere may flip them):"
         if fragile
-        else "no interval that excludes 0 comes within its band of 0"
+        else "no paired interval lies within its band of 0"
     )
     return "\n".join(lines + [f"  {f}" for f in fragile])
 
 
 def fragile_conclusions(shipped: TrainStudy, bands: dict) -> list[str]:
-    """The shipped intervals that exclude 0 but whose nearer end lies within the paired band of 0:
-    a conclusion a rerun under other kernels could flip."""
+    """The shipped paired intervals (method - GRPO) that a rerun within the bands could flip: one
+    that excludes 0 by less than its band (it could come to include 0), or one that includes 0
+    and whose nearer end lies within its band of 0 (it could come to exclude 0)."""
     out = []
     for m, figs in bands["paired"].items():
         for k, band in figs.items():
             p = shipped.paired(m, "grpo", k)
-            near = p["ci_low"] if p["ci_low"] > 0 else (-p["ci_high"] if p["ci_high"] < 0 else None)
-            if near is not None and near <= band:
+            lo, hi = p["ci_low"], p["ci_high"]
+            if lo > 0 or hi < 0:
+                near, verb = (lo if lo > 0 else -hi), "excludes"
+            else:
+                near, verb = min(-lo, hi), "includes"
+            if near <= band:
                 out.append(
-                    f"{m} - grpo {LABELS.get(k, k)}: {p['mean']:+.4f} [{p['ci_low']:+.5f}, "
-                    f"{p['ci_high']:+.5f}]: {near:.5f} from 0, band ±{band:.5f}"
+                    f"{m} - grpo {LABELS.get(k, k)} [{lo:+.5f}, {hi:+.5f}]: {verb} 0 by "
+                    f"{near:.5f} < {band:.5f}"
                 )
     return out
 
