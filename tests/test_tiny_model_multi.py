@@ -424,9 +424,15 @@ def test_live_run_band_covers_what_thr_explore_moved_at_every_seed(multi_bands):
         assert moved[k] <= band, f"{k}: thr_explore moved {moved[k]} across kernels, band {band}"
 
 
-def test_compare_shipped_flag_belongs_to_the_multi_config():
+def test_compare_shipped_flag_refuses_the_course_task_and_a_shorter_run(tmp_path, capsys):
     """--compare-shipped compares with the multi-answer study: with the course task it is an
-    error at once, before any training. Catches a flag that trains for minutes and then compares
-    the course task with the wrong study."""
+    error at once, before any training; a multi-answer run with other settings (1 step of the
+    150-step schedule, not 40) ends with exit status 2 and the setting named, not with a
+    verdict. Catches a flag that compares the wrong study, or passes a run of another length."""
     with pytest.raises(SystemExit):
         main(["train", "--config", "course", "--compare-shipped", "--steps", "1"])
+    argv = ["train", "--config", "multi", "--methods", "grpo", "--seeds", "0", "--steps", "150"]
+    argv += ["--stop-after", "1", "--eval-every", "1", "--pass-samples", "8"]
+    assert main(argv + ["--out", str(tmp_path), "--compare-shipped"]) == 2
+    err = capsys.readouterr().err
+    assert "cannot compare" in err and "stop_after" in err, err
