@@ -718,27 +718,32 @@ def compare_study(
 
 def bands_table(shipped: TrainStudy, bands: dict) -> str:
     """The reruns under other kernels in at most 88 characters a line: per method the largest
-    move of a run and of the mean over seeds, then the shipped conclusions a band could flip."""
+    move of a run, of the mean over seeds and of a paired difference with GRPO (its mean or an
+    interval's end, any figure), then the shipped conclusions a band could flip."""
+    import textwrap
+
     cols = (
         ("heldout_greedy_accuracy", "greedy"),
         ("heldout_pass@1", "Pass@1"),
         ("heldout_distinct_correct", "distinct"),
         ("heldout_answer_logp", "ln π"),
     )
-    import textwrap
-
     names = ", ".join(bands["reruns"])
+    measured = bands["measured"]
     lines = [
         *textwrap.wrap(f"the study rerun with CPU kernel settings {names}:", 88),
-        "largest |rerun - shipped| of a run and of a mean over the seeds",
-        f"{'':<12}" + "".join(f"{label:>9}" for _, label in cols) + "   (each run)"
-        + "".join(f"{label:>9}" for _, label in cols[:2]) + "   (mean)",
+        "largest |rerun - shipped|: of a run, of the mean over seeds, of a paired difference",
+        f"{'':<12}" + "".join(f"{label:>9}" for _, label in cols)
+        + "".join(f"{label:>9}" for label in ("greedy", "Pass@1", "any")),
+        f"{'':<12}{'(a run)':>36}{'(the mean)':>18}{'(paired)':>9}",
     ]  # fmt: skip
     for m in [*shipped.methods, "warm model"]:
-        run = bands["measured"]["runs"].get(m)
-        mean = bands["measured"]["means"][m]
+        run, mean = measured["runs"].get(m), measured["means"][m]
         cells = "".join(f"{run[k]:>9.2g}" for k, _ in cols) if run else f"{'':>36}"
-        lines.append(f"{m:<12}{cells}{'':<13}" + "".join(f"{mean[k]:>9.2g}" for k, _ in cols[:2]))
+        cells += "".join(f"{mean[k]:>9.2g}" for k, _ in cols[:2])
+        paired = measured["paired"].get(m)
+        cells += f"{max(paired.values()):>9.2g}" if paired else f"{'':>9}"
+        lines.append(f"{m:<12}{cells}".rstrip())
     fragile = fragile_conclusions(shipped, bands)
     lines.append(f"bands: {bands['margin']:g} x the largest move, at least two draws' worth")
     lines.append(
