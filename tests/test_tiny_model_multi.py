@@ -329,9 +329,10 @@ def test_every_method_of_the_shipped_multi_study_has_a_band_for_every_quoted_fig
     reruns of all ten seeds under two kernel settings. Catches a method added to the study without
     a band (compare_study would then refuse it), a band narrower than the move it was measured
     from, and bands measured on fewer seeds than the study quotes."""
-    from tiny_model.study import _floor, band_metrics, missing_bands
+    from tiny_model.study import MULTI_BANDS, _floor, band_metrics, missing_bands
 
     shipped, bands = multi_bands
+    assert MULTI_BANDS.stat().st_size < 1_000_000
     assert missing_bands(shipped, bands) == []
     assert set(QUOTED) <= set(band_metrics(shipped)) == set(bands["metrics"])
     assert len(bands["reruns"]) >= 2
