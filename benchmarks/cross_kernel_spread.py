@@ -33,6 +33,8 @@ Parts (each compared with the shipped file):
           each held-out metric at step 50 against the shipped run (max |diff|)
   multi   every method of tiny_model/results/train_multi.json (the multi-answer task, notebook
           07's study), seed 0, its steps: each held-out metric at the end against the shipped run
+          (all ten seeds, and the per-method bands study.compare_study holds a rerun to:
+          benchmarks/multi_study.py --bands, from its per-seed commands rerun per setting)
   methods every training method on both tasks (course, multi), seed 0, a slice of METHOD_STEPS
           steps (the shipped studies' schedules, 8 Pass@K draws): against the first setting, the
           largest relative difference of each method's continuous metrics (kl_ref,

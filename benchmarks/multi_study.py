@@ -3,6 +3,8 @@
     python benchmarks/multi_study.py --commands           # print the commands, one per seed
     python benchmarks/multi_study.py --merge runs/main    # merge runs/main/s*/metrics.json
     python benchmarks/multi_study.py --side runs          # runs/{clip_*,sweep_*}/metrics.json
+    python benchmarks/multi_study.py --check runs/xk/default   # a rerun against the shipped study
+    python benchmarks/multi_study.py --bands default=runs/xk/default avx2=runs/xk/avx2
 
 One process does the same (``python -m tiny_model train --config multi ... --seeds 0-9
 --write-shipped multi``): seeds are independent (each seed's runs start from the warm model
@@ -11,6 +13,13 @@ with their own draws), so merging per-seed studies gives that study's numbers
 run seeds side by side. ``--merge`` writes tiny_model/results/train_multi.json, ``--side``
 tiny_model/results/train_multi_side.json (THR's |p| swept; 2 updates per batch with and
 without clip-higher), and each prints its table.
+
+Other CPU kernels: rerun the per-seed commands under ``ATEN_CPU_CAPABILITY=default`` (or ``avx2``)
+with ``--out runs/xk/default/sN``; ``--check`` merges such a folder and compares every method's
+every figure with the shipped study within its band (``study.compare_study``; exit status 1 when a
+figure lies outside), and ``--bands`` measures the bands from such folders (one per kernel
+setting) and writes tiny_model/results/train_multi_bands.json, printing the largest difference
+per method and the shipped conclusions a rerun could flip within its band.
 """
 
 from __future__ import annotations
@@ -25,11 +34,15 @@ sys.path.insert(0, str(ROOT))
 
 from tiny_model.harness import write_json  # noqa: E402
 from tiny_model.study import (  # noqa: E402
+    MULTI_BANDS,
     SHIPPED_MULTI,
     SHIPPED_MULTI_SIDE,
     TrainStudy,
+    compare_study,
+    fragile_conclusions,
     load_shipped,
     load_side,
+    measure_bands,
     merge_studies,
     multi_table,
     side_table,
@@ -46,11 +59,22 @@ def _load(path: Path) -> TrainStudy:
     return TrainStudy.from_dict(json.loads(path.read_text()))
 
 
+def _merged(folder: Path) -> TrainStudy:
+    parts = sorted(folder.glob("s*/metrics.json"))
+    if not parts:
+        raise SystemExit(f"no {folder}/s*/metrics.json")
+    return merge_studies([_load(p) for p in parts])
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--commands", action="store_true", help="print the per-seed commands")
     ap.add_argument("--merge", type=Path, metavar="DIR", help="merge DIR/s*/metrics.json")
     ap.add_argument("--side", type=Path, metavar="DIR", help="DIR/{clip,sweep}_*/metrics.json")
+    ap.add_argument("--check", type=Path, metavar="DIR", help="DIR/s*/metrics.json vs shipped")
+    ap.add_argument(
+        "--bands", nargs="+", metavar="NAME=DIR", help="measure the bands from reruns, write them"
+    )
     ap.add_argument("--seeds", default="0-9")
     args = ap.parse_args(argv)
     if args.commands:
@@ -82,7 +106,38 @@ def main(argv: list[str] | None = None) -> int:
                 side["clip"][name] = json.loads(f.read_text())
         write_json(SHIPPED_MULTI_SIDE, side)
         print(side_table(load_shipped(SHIPPED_MULTI), load_side()))
+    if args.bands:
+        shipped = load_shipped(SHIPPED_MULTI)
+        reruns = {}
+        for item in args.bands:
+            name, _, folder = item.partition("=")
+            if not folder:
+                ap.error(f"--bands takes NAME=DIR; got {item!r}")
+            reruns[name] = _merged(Path(folder))
+        bands = measure_bands(shipped, reruns)
+        write_json(MULTI_BANDS, bands)
+        print(f"{MULTI_BANDS}: from " + ", ".join(f"{n} (seeds {','.join(map(str, r.seeds))})" for n, r in reruns.items()))  # fmt: skip
+        _print_measured(bands)
+        fragile = fragile_conclusions(shipped, bands)
+        print("shipped paired intervals a rerun within the bands could flip:")
+        print("\n".join(f"  {f}" for f in fragile) if fragile else "  none")
+    if args.check:
+        agrees, text = compare_study(_merged(args.check))
+        print(text)
+        return 0 if agrees else 1
     return 0
+
+
+def _print_measured(bands: dict) -> None:
+    """The largest difference measured per method and part, with its metric."""
+    for part in ("runs", "means", "paired"):
+        print(
+            f"largest |rerun - shipped| ({part}), band = {bands['margin']:g} x that or the floor:"
+        )
+        for m, figs in bands["measured"][part].items():
+            k = max(figs, key=figs.get)
+            cells = ", ".join(f"{key.removeprefix('heldout_')} {v:.4g}" for key, v in figs.items())
+            print(f"  {m:<12} largest {k.removeprefix('heldout_')} {figs[k]:.4g}; {cells}")
 
 
 if __name__ == "__main__":

@@ -298,3 +298,142 @@ def test_live_run_band_tells_a_kernel_change_from_another_method():
     assert agrees, text
     agrees, text = compare_with_shipped(grpo_run, shipped, **kw)
     assert not agrees and "Differs" in text
+
+
+# ------------------------------------------- the shipped study's bands across CPU kernels
+QUOTED = (
+    "heldout_accuracy",
+    "heldout_answer_logp",
+    "heldout_greedy_accuracy",
+    "heldout_pass@1",
+    "heldout_pass@4",
+    "heldout_pass@16",
+    "heldout_pass@32",
+    "heldout_distinct_correct",
+    "heldout_top_path_share",
+)
+"""The figures docs/tiny-model.md and notebook 07 quote from the multi-answer study."""
+
+
+@pytest.fixture(scope="module")
+def multi_bands():
+    from tiny_model.study import SHIPPED_MULTI, load_bands, load_shipped
+
+    return load_shipped(SHIPPED_MULTI), load_bands()
+
+
+def test_every_method_of_the_shipped_multi_study_has_a_band_for_every_quoted_figure(multi_bands):
+    """train_multi_bands.json gives every method of train_multi.json (each run, the mean over
+    seeds, the paired difference with GRPO) and the warm model a band for every held-out figure,
+    each at least BAND_MARGIN times what the reruns moved and at least its floor, measured from
+    reruns of all ten seeds under two kernel settings. Catches a method added to the study without
+    a band (compare_study would then refuse it), a band narrower than the move it was measured
+    from, and bands measured on fewer seeds than the study quotes."""
+    from tiny_model.study import MULTI_BANDS, _floor, band_metrics, missing_bands
+
+    shipped, bands = multi_bands
+    assert MULTI_BANDS.stat().st_size < 1_000_000
+    assert missing_bands(shipped, bands) == []
+    assert set(QUOTED) <= set(band_metrics(shipped)) == set(bands["metrics"])
+    assert len(bands["reruns"]) >= 2
+    for name, rec in bands["reruns"].items():
+        assert tuple(rec["seeds"]) == shipped.seeds, f"{name} reran seeds {rec['seeds']}"
+    for part in ("runs", "means", "paired"):
+        for m, figs in bands["measured"][part].items():
+            for k, v in figs.items():
+                band = bands[part][m][k]
+                assert band >= bands["margin"] * v - 1e-15 and band >= _floor(k, shipped), (
+                    f"{part} {m} {k}: band {band} against measured {v}"
+                )
+
+
+def test_recorded_reruns_agree_and_a_figure_moved_past_its_band_is_named(multi_bands):
+    """The reruns the bands were measured from agree with the shipped study under compare_study
+    (every method, every figure, runs, means and paired intervals). Then, for each method in
+    turn, one seed's final figure moved by 1.5 times its band must make the comparison fail and
+    name that method; a band file lacking a method must be refused, not skipped. Catches a
+    comparison that leaves a method or a figure out, and bands the recorded reruns break."""
+    import copy
+
+    from tiny_model.study import compare_study, recorded_rerun
+
+    shipped, bands = multi_bands
+    for name in bands["reruns"]:
+        agrees, text = compare_study(recorded_rerun(bands, name, shipped), shipped, bands)
+        assert agrees, f"{name}:\n{text}"
+    rerun = recorded_rerun(bands, next(iter(bands["reruns"])), shipped)
+    for m in shipped.methods:
+        for k in ("heldout_greedy_accuracy", "heldout_answer_logp"):
+            moved = copy.deepcopy(rerun)
+            moved.runs[m][shipped.seeds[0]][k][-1] += 1.5 * bands["runs"][m][k]
+            agrees, text = compare_study(moved, shipped, bands)
+            assert not agrees and f"{m} " in text.split("Differs")[-1], text
+    for m in shipped.methods:
+        cut = copy.deepcopy(bands)
+        del cut["runs"][m]
+        with pytest.raises(ValueError, match=m):
+            compare_study(rerun, shipped, cut)
+
+
+def test_notebook_07s_rerun_table_shows_every_method_and_the_conclusion_a_band_could_flip(
+    multi_bands,
+):
+    """Notebook 07 prints bands_table under the study: a row per method (and the warm model),
+    at most 88 characters a line, and every interval that excludes 0 by less than its band
+    or includes it by less (fragile_conclusions), which its text discusses. Catches a table
+    that drops a method or hides a conclusion a rerun on another CPU could flip."""
+    from tiny_model.study import bands_table, fragile_conclusions
+
+    shipped, bands = multi_bands
+    text = bands_table(shipped, bands)
+    assert max(len(line) for line in text.splitlines()) <= 88, text
+    rows = {line.split()[0] for line in text.splitlines() if line[:1].isalpha()}
+    assert set(shipped.methods) | {"warm"} <= rows, text
+    for f in fragile_conclusions(shipped, bands):
+        assert f in text
+    assert any("pos_only - grpo Pass@1" in f for f in fragile_conclusions(shipped, bands)), (
+        "notebook 07 and docs/tiny-model.md discuss pos_only's Pass@1 as a conclusion a rerun "
+        "may flip: update them if the bands no longer say so"
+    )
+
+
+def test_compare_study_refuses_a_rerun_with_other_settings(multi_bands):
+    """A rerun made with other settings (here 50 steps instead of 40) is not the shipped study's
+    and must be refused with the setting named, not compared figure by figure. Catches a check
+    that passes a study of another length because its numbers happen to be close."""
+    import dataclasses
+
+    from tiny_model.study import compare_study
+
+    shipped, bands = multi_bands
+    other = dataclasses.replace(shipped, config=dataclasses.replace(shipped.config, stop_after=50))
+    with pytest.raises(ValueError, match="stop_after"):
+        compare_study(other, shipped, bands)
+
+
+def test_live_run_band_covers_what_thr_explore_moved_at_every_seed(multi_bands):
+    """Notebook 07's live run (thr_explore, seed 0) is compared within LIVE_TOLERANCE_07. The
+    reruns of all ten seeds under other kernels measure how far thr_explore's held-out accuracy
+    and ln π(correct) move: the live band must hold the largest of them. Catches a live band
+    that another seed (or another CPU behaving like one) would already break."""
+    from tiny_model.study import LIVE_TOLERANCE_07
+
+    _, bands = multi_bands
+    moved = bands["measured"]["runs"]["thr_explore"]
+    (tol,) = LIVE_TOLERANCE_07.values()
+    for k, band in tol.items():
+        assert moved[k] <= band, f"{k}: thr_explore moved {moved[k]} across kernels, band {band}"
+
+
+def test_compare_shipped_flag_refuses_the_course_task_and_a_shorter_run(tmp_path, capsys):
+    """--compare-shipped compares with the multi-answer study: with the course task it is an
+    error at once, before any training; a multi-answer run with other settings (1 step of the
+    150-step schedule, not 40) ends with exit status 2 and the setting named, not with a
+    verdict. Catches a flag that compares the wrong study, or passes a run of another length."""
+    with pytest.raises(SystemExit):
+        main(["train", "--config", "course", "--compare-shipped", "--steps", "1"])
+    argv = ["train", "--config", "multi", "--methods", "grpo", "--seeds", "0", "--steps", "150"]
+    argv += ["--stop-after", "1", "--eval-every", "1", "--pass-samples", "8"]
+    assert main(argv + ["--out", str(tmp_path), "--compare-shipped"]) == 2
+    err = capsys.readouterr().err
+    assert "cannot compare" in err and "stop_after" in err, err

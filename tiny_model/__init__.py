@@ -199,7 +199,10 @@ Against GRPO: positive-only Pass@1 +0.009 [+0.000, +0.018], Pass@4 +0.015
 [+0.001, +0.028]; thr_explore lower on greedy accuracy (-0.084 [-0.121,
 -0.046]), every Pass@K and distinct answers (-0.152 [-0.256, -0.048]);
 thr_only Pass@1 -0.011 [-0.018, -0.005]; thr_exploit every interval
-includes 0.
+includes 0. Rerun in full on the CPU that built it: bit for bit with its own
+kernels, within the per-method bands of results/train_multi_bands.json under
+others (study.compare_study; ``train --compare-shipped``); positive-only's
+Pass@1 lower end (+0.00014) lies within its band, so it may flip elsewhere.
 """
 
 from tiny_model.experiment import train

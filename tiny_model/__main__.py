@@ -8,7 +8,9 @@ python -m tiny_model train --methods all --seeds 0-4 --steps 150   # every metho
 python -m tiny_model train --config multi --steps 150 --stop-after 40 --eval-every 40
     --pass-samples 32 --methods grpo,pos_only,thr_exploit,thr_explore,thr_only --seeds 0-9
                                                             # notebook 07's multi-answer study
-                                                            # (one command, on one line)
+                                                            # (one command, on one line;
+                                                            # --compare-shipped: within the
+                                                            # bands measured across CPU kernels?)
 python -m tiny_model probe --config large --device cuda --seeds 0-4    # the GPU configuration
 """
 
@@ -170,6 +172,13 @@ def build_parser() -> argparse.ArgumentParser:
         "07 tiny_model/results/train_07.json (the course task's 8-method study); multi "
         "tiny_model/results/train_multi.json (notebook 07's study, --config multi)",
     )
+    t.add_argument(
+        "--compare-shipped",
+        action="store_true",
+        help="with --config multi and the shipped study's settings: compare every method's every "
+        "figure with tiny_model/results/train_multi.json within the band measured across CPU "
+        "kernels (exit status 1 when one lies outside)",
+    )
     return p
 
 
@@ -187,6 +196,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "train" and (args.write_shipped == "multi") != (args.config == "multi"):
         if args.write_shipped is not None:
             parser.error("--write-shipped multi goes with --config multi, and only with it")
+    if args.command == "train" and args.compare_shipped and args.config != "multi":
+        parser.error("--compare-shipped compares with the multi-answer study: --config multi")
     if args.command == "warmup":
         config = dataclasses.replace(warm, seed=args.seed, steps=args.steps or warm.steps)
         shipped = {"course": experiment.CHECKPOINT, "multi": CHECKPOINT_MULTI}
@@ -244,6 +255,17 @@ def main(argv: list[str] | None = None) -> int:
                 smaug_coef=args.smaug_coef,
             )
             print(study.table())
+            if args.compare_shipped:
+                from tiny_model.study import compare_study
+
+                print(f"wrote {out}/metrics.json and figures")
+                try:
+                    agrees, text = compare_study(study)
+                except (ValueError, FileNotFoundError) as e:
+                    print(f"cannot compare with the shipped study: {e}", file=sys.stderr)
+                    return 2
+                print(text)
+                return 0 if agrees else 1
     print(f"wrote {out}/metrics.json and figures")
     return 0
 

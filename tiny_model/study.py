@@ -341,7 +341,9 @@ built the file) under ATEN_CPU_CAPABILITY=default and avx2 (benchmarks/cross_ker
 --parts live07): held-out accuracy -0.00125 and +0.0075 (1 and 6 of the 800 draws), ln π(correct)
 +2.3e-3 and +1.07e-2 nats; its first 10 steps had moved by at most 1.8e-5 relative (--parts
 methods), so the spread comes from THR's threshold: a token near it flips and the runs part.
-Margin: about 3x. Plain GRPO at the same seed lands 0.064 and 0.32 nats away."""
+Margin: about 3x. Plain GRPO at the same seed lands 0.064 and 0.32 nats away. The whole study
+rerun under the same two settings (MULTI_BANDS) moved no thr_explore run further than these, at
+any of the ten seeds."""
 
 
 def compare_with_shipped(
@@ -483,6 +485,294 @@ def merge_studies(studies: Sequence[TrainStudy]) -> TrainStudy:
     seeds = tuple(sorted(runs[first.methods[0]]))
     config = TrainConfig.from_dict({**shared, "method": first.methods[0], "seed": seeds[0]})
     return TrainStudy(config=config, methods=first.methods, seeds=seeds, runs=runs)
+
+
+# ------------------------------------------- the multi-answer study on other CPU kernels
+MULTI_BANDS = Path(__file__).resolve().parent / "results" / "train_multi_bands.json"
+"""How far each figure of the multi-answer study moved when the study was rerun with only the CPU
+kernels changed, and the band a rerun must stay within: ``{"runs", "means", "paired"}`` ->
+method -> metric -> absolute band, the measured figures beside them (``"measured"``), the
+reruns' final values (``"reruns"``) and where they ran. Written by ``python
+benchmarks/multi_study.py --bands``; read by ``compare_study`` (and ``python -m tiny_model
+train --compare-shipped``)."""
+BAND_MARGIN = 3.0
+"""A band is this many times the largest difference measured (or BAND_FLOOR, if larger)."""
+BAND_FLOOR = {
+    "heldout_accuracy": 2 / 800,
+    "heldout_greedy_accuracy": 2 / 200,
+    "heldout_distinct_correct": 2 / 200,
+    "heldout_top_path_share": 0.005,
+    "heldout_answer_logp": 5e-3,
+}
+"""The least band of a metric, for a figure that came out identical under every kernel measured:
+two draws' worth for the counts (800 held-out samples, 200 greedy answers, 200 problems' distinct
+answers), 5e-3 for the top path's share and in nats; Pass@K: two of its 200 x 32 draws
+(``_floor``). A method that reproduced bit for bit here would otherwise get a band of 0, which
+the first draw moved on another CPU breaks."""
+
+
+def _floor(metric: str, study: TrainStudy) -> float:
+    if metric.startswith("heldout_pass@"):
+        return 2 / (study.config.task.n_heldout * (study.config.pass_samples or 8))
+    return BAND_FLOOR.get(metric, 0.0)
+
+
+def band_metrics(study: TrainStudy) -> tuple[str, ...]:
+    """The held-out metrics a multi-answer study holds (every figure its table and text quote)."""
+    keys = sorted(
+        k for k in study.runs[study.methods[0]][study.seeds[0]] if k.startswith("heldout_")
+    )
+    return tuple(k for k in keys if study.has(k))
+
+
+def subset(study: TrainStudy, seeds: Iterable[int]) -> TrainStudy:
+    """The same study at some of its seeds (in its order)."""
+    keep = tuple(s for s in study.seeds if s in set(seeds))
+    if not keep:
+        raise ValueError(f"none of the seeds {sorted(seeds)} is in the study ({study.seeds})")
+    runs = {m: {s: study.runs[m][s] for s in keep} for m in study.methods}
+    return TrainStudy(config=study.config, methods=study.methods, seeds=keep, runs=runs)
+
+
+def _same_settings(a: TrainStudy, b: TrainStudy) -> list[str]:
+    da = {k: v for k, v in a.config.to_dict().items() if k not in ("method", "seed")}
+    db = {k: v for k, v in b.config.to_dict().items() if k not in ("method", "seed")}
+    return [f"{k}: {da.get(k)!r} against the shipped {db.get(k)!r}" for k in sorted(set(da) | set(db)) if da.get(k) != db.get(k)]  # fmt: skip
+
+
+def _differences(rerun: TrainStudy, shipped: TrainStudy) -> dict[str, dict[str, dict[str, float]]]:
+    """|rerun - shipped| of every figure both hold: "runs" (each seed's every evaluation),
+    "means" (the mean over the rerun's seeds at the end; "warm model": at step 0) and "paired"
+    (method - GRPO over those seeds: the mean and both ends of the 95 % interval)."""
+    bad = _same_settings(rerun, shipped)
+    if bad:
+        raise ValueError("the rerun's settings are not the shipped study's: " + "; ".join(bad))
+    if missing := [m for m in rerun.methods if m not in shipped.methods]:
+        raise ValueError(f"method(s) {missing} are not in the shipped study ({shipped.methods})")
+    if extra := [s for s in rerun.seeds if s not in shipped.seeds]:
+        raise ValueError(f"seed(s) {extra} are not in the shipped study ({shipped.seeds})")
+    ship = subset(shipped, rerun.seeds)
+    metrics = [k for k in band_metrics(shipped) if rerun.has(k)]
+    out: dict[str, dict[str, dict[str, float]]] = {"runs": {}, "means": {}, "paired": {}}
+    for m in rerun.methods:
+        out["runs"][m], out["means"][m] = {}, {}
+        for k in metrics:
+            out["runs"][m][k] = max(
+                abs(a - b)
+                for s in rerun.seeds
+                for a, b in zip(rerun.runs[m][s][k], ship.runs[m][s][k], strict=True)
+            )
+            out["means"][m][k] = abs(rerun.final(k)[m].mean() - ship.final(k)[m].mean())
+        if m != "grpo" and "grpo" in rerun.methods and len(rerun.seeds) > 1:
+            out["paired"][m] = {}
+            for k in metrics:
+                p, q = rerun.paired(m, "grpo", k), ship.paired(m, "grpo", k)
+                out["paired"][m][k] = max(abs(p[f] - q[f]) for f in ("mean", "ci_low", "ci_high"))
+    out["means"]["warm model"] = {k: abs(rerun.start(k) - ship.start(k)) for k in metrics}
+    return out
+
+
+def measure_bands(
+    shipped: TrainStudy, reruns: dict[str, TrainStudy], margin: float = BAND_MARGIN
+) -> dict:
+    """The bands of ``shipped`` from ``reruns`` (setting name -> the study rerun under it, every
+    method of the shipped study at some of its seeds): each figure's largest difference over the
+    reruns times ``margin``, at least its floor (BAND_FLOOR)."""
+    if not reruns:
+        raise ValueError("no rerun to measure a band from")
+    for name, r in reruns.items():
+        if missing := [m for m in shipped.methods if m not in r.methods]:
+            raise ValueError(f"the rerun {name!r} lacks method(s) {missing}: no band for them")
+    diffs = [_differences(r, shipped) for r in reruns.values()]
+    measured: dict[str, dict[str, dict[str, float]]] = {}
+    for part in ("runs", "means", "paired"):
+        measured[part] = {}
+        for d in diffs:
+            for m, figs in d[part].items():
+                for k, v in figs.items():
+                    row = measured[part].setdefault(m, {})
+                    row[k] = max(row.get(k, 0.0), float(v))
+    bands = {
+        part: {
+            m: {k: max(margin * v, _floor(k, shipped)) for k, v in figs.items()}
+            for m, figs in rows.items()
+        }
+        for part, rows in measured.items()
+    }
+    metrics = band_metrics(shipped)
+    return {
+        "margin": margin,
+        "metrics": list(metrics),
+        **bands,
+        "measured": measured,
+        "reruns": {
+            name: {
+                "seeds": list(r.seeds),
+                "final": {k: {m: v.tolist() for m, v in r.final(k).items()} for k in metrics},
+                "start": {
+                    k: {m: [r.runs[m][s][k][0] for s in r.seeds] for m in r.methods}
+                    for k in metrics
+                },  # fmt: skip
+            }
+            for name, r in reruns.items()
+        },
+    }
+
+
+def load_bands(path: Path = MULTI_BANDS) -> dict:
+    """The multi-answer study's cross-kernel bands (see MULTI_BANDS)."""
+    import json
+
+    if not path.is_file():
+        raise FileNotFoundError(
+            f"{path} is missing: the multi-answer study's cross-CPU bands are measured by "
+            "python benchmarks/multi_study.py --bands"
+        )
+    return json.loads(path.read_text())
+
+
+def recorded_rerun(bands: dict, name: str, shipped: TrainStudy) -> TrainStudy:
+    """A rerun the band file records (its step-0 and final values of every held-out metric), as
+    a study with the shipped settings: what ``compare_study`` measured the bands against."""
+    rec = bands["reruns"][name]
+    seeds = tuple(int(s) for s in rec["seeds"])
+    last = float(shipped.runs[shipped.methods[0]][shipped.seeds[0]]["eval_step"][-1])
+    runs = {
+        m: {
+            s: {"eval_step": [0.0, last]}
+            | {k: [rec["start"][k][m][i], rec["final"][k][m][i]] for k in rec["final"]}
+            for i, s in enumerate(seeds)
+        }
+        for m in shipped.methods
+    }
+    return TrainStudy(config=shipped.config, methods=shipped.methods, seeds=seeds, runs=runs)
+
+
+def missing_bands(shipped: TrainStudy, bands: dict) -> list[str]:
+    """Every figure of ``shipped`` that ``bands`` gives no band for (empty: all covered)."""
+    out = []
+    for k in band_metrics(shipped):
+        for m in shipped.methods:
+            if k not in bands.get("runs", {}).get(m, {}):
+                out.append(f"{m} {k} (each run)")
+            if k not in bands.get("means", {}).get(m, {}):
+                out.append(f"{m} {k} (mean over seeds)")
+            if m != "grpo" and k not in bands.get("paired", {}).get(m, {}):
+                out.append(f"{m} - grpo {k} (paired)")
+        if k not in bands.get("means", {}).get("warm model", {}):
+            out.append(f"warm model {k}")
+    return out
+
+
+def compare_study(
+    rerun: TrainStudy, shipped: TrainStudy | None = None, bands: dict | None = None
+) -> tuple[bool, str]:
+    """Does a rerun of the multi-answer study land on the shipped one within the bands measured
+    under other CPU kernels, for every method and every figure?
+
+    Each run (a seed's every evaluation) is held to its method's "runs" band; when the rerun
+    holds all the shipped seeds, the means over seeds (the table's rows, the warm model's too) to
+    the "means" bands and each method's paired difference with GRPO (mean and interval ends) to
+    the "paired" bands. Raises ValueError when a shipped method or figure has no band, or when
+    the rerun's settings, methods or seeds are not the shipped study's. Returns (agrees, text)."""
+    shipped = shipped if shipped is not None else load_shipped(SHIPPED_MULTI)
+    bands = bands if bands is not None else load_bands()
+    if missing := missing_bands(shipped, bands):
+        raise ValueError(f"no cross-CPU band for {len(missing)} figure(s): " + ", ".join(missing[:8]))  # fmt: skip
+    diffs = _differences(rerun, shipped)
+    whole = set(rerun.seeds) == set(shipped.seeds)
+    parts = ("runs", "means", "paired") if whole else ("runs",)
+    outside, lines = [], []
+    lines.append(
+        f"rerun: {len(rerun.methods)} method(s) x seed(s) {','.join(map(str, rerun.seeds))} "
+        "against the shipped study; largest |difference| / band per method (1 = at the band):"
+    )
+    for m in [*rerun.methods, "warm model"]:
+        cells = []
+        for part in parts:
+            figs = diffs[part].get(m, {})
+            if not figs:
+                continue
+            ratio = {k: v / bands[part][m][k] for k, v in figs.items()}
+            k = max(ratio, key=ratio.get)
+            cells.append(f"{part} {ratio[k]:.2f} ({LABELS.get(k, k)} {figs[k]:.2g} of ±{bands[part][m][k]:.2g})")  # fmt: skip
+            outside += [
+                f"{m} {LABELS.get(k, k)} ({part}): {figs[k]:.3g} outside ±{bands[part][m][k]:.3g}"
+                for k in figs
+                if ratio[k] > 1
+            ]
+        if cells:
+            lines.append(f"  {m:<12} " + "; ".join(cells))
+    if not whole:
+        lines.append(
+            "Means over seeds and the paired intervals are compared only when the rerun holds "
+            f"every shipped seed ({','.join(map(str, shipped.seeds))})."
+        )
+    if outside:
+        lines.append(f"Differs: {len(outside)} figure(s) outside the band another CPU explains:")
+        lines += [f"  {o}" for o in outside]
+    else:
+        lines.append("Agrees: every figure within the band measured across CPU kernels.")
+    return not outside, "\n".join(lines)
+
+
+def bands_table(shipped: TrainStudy, bands: dict) -> str:
+    """The reruns under other kernels in at most 88 characters a line: per method the largest
+    move of a run, of the mean over seeds and of a paired difference with GRPO (its mean or an
+    interval's end, any figure), then the shipped conclusions a band could flip."""
+    import textwrap
+
+    cols = (
+        ("heldout_greedy_accuracy", "greedy"),
+        ("heldout_pass@1", "Pass@1"),
+        ("heldout_distinct_correct", "distinct"),
+        ("heldout_answer_logp", "ln π"),
+    )
+    names = ", ".join(bands["reruns"])
+    measured = bands["measured"]
+    lines = [
+        *textwrap.wrap(f"the study rerun with CPU kernel settings {names}:", 88),
+        "largest |rerun - shipped|: of a run, of the mean over seeds, of a paired difference",
+        f"{'':<12}" + "".join(f"{label:>9}" for _, label in cols)
+        + "".join(f"{label:>9}" for label in ("greedy", "Pass@1", "any")),
+        f"{'':<12}{'(a run)':>36}{'(the mean)':>18}{'(paired)':>9}",
+    ]  # fmt: skip
+    for m in [*shipped.methods, "warm model"]:
+        run, mean = measured["runs"].get(m), measured["means"][m]
+        cells = "".join(f"{run[k]:>9.2g}" for k, _ in cols) if run else f"{'':>36}"
+        cells += "".join(f"{mean[k]:>9.2g}" for k, _ in cols[:2])
+        paired = measured["paired"].get(m)
+        cells += f"{max(paired.values()):>9.2g}" if paired else f"{'':>9}"
+        lines.append(f"{m:<12}{cells}".rstrip())
+    fragile = fragile_conclusions(shipped, bands)
+    lines.append(f"bands: {bands['margin']:g} x the largest move, at least two draws' worth")
+    lines.append(
+        "paired intervals within their band of 0 (a rerun elsewhere may flip them):"
+        if fragile
+        else "no paired interval lies within its band of 0"
+    )
+    return "\n".join(lines + [f"  {f}" for f in fragile])
+
+
+def fragile_conclusions(shipped: TrainStudy, bands: dict) -> list[str]:
+    """The shipped paired intervals (method - GRPO) that a rerun within the bands could flip: one
+    that excludes 0 by less than its band (it could come to include 0), or one that includes 0
+    and whose nearer end lies within its band of 0 (it could come to exclude 0)."""
+    out = []
+    for m, figs in bands["paired"].items():
+        for k, band in figs.items():
+            p = shipped.paired(m, "grpo", k)
+            lo, hi = p["ci_low"], p["ci_high"]
+            if lo > 0 or hi < 0:
+                near, verb = (lo if lo > 0 else -hi), "excludes"
+            else:
+                near, verb = min(-lo, hi), "includes"
+            if near <= band:
+                out.append(
+                    f"{m} - grpo {LABELS.get(k, k)} [{lo:+.5f}, {hi:+.5f}]: {verb} 0 by "
+                    f"{near:.5f} < {band:.5f}"
+                )
+    return out
 
 
 def multi_table(study: TrainStudy, width: int = 9) -> str:
