@@ -1,6 +1,6 @@
 """Time notebook 06's and 07's tiny_model cells, this tree against a git revision's tiny_model.
 
-    python benchmarks/live_cells_speed.py [--against main] [--parts probe06,live06,live07]
+    python benchmarks/live_cells_speed.py [--against REV] [--parts probe06,live06,live07]
                                           [--seeds 5] [--repeats 1]
 
 The parts are the work of the notebooks' slow cells, with the reference functions:
@@ -12,11 +12,12 @@ The parts are the work of the notebooks' slow cells, with the reference function
 
 Each part runs in a fresh process, once with this tree's tiny_model and once with the one at
 ``--against`` (default: where this branch left main; ``git archive`` into a temporary folder,
-first on PYTHONPATH; the rest of the tree, autograder and the solutions notebooks, is this one's), alternating old and new
-``--repeats`` times so that a change in the machine's load hits both. It prints wall and CPU
-seconds (the process's own CPU time: on a loaded machine the steadier figure), their ratio,
-and whether the numbers agree: the training histories bit for bit, the probe's per-group
-changes by their largest relative difference and the pooled paired intervals.
+first on PYTHONPATH; the rest of the tree, autograder and the solutions notebooks, is this
+one's), alternating old and new ``--repeats`` times so that a change in the machine's load
+hits both. It prints wall and CPU seconds (the process's own CPU time: on a loaded machine
+the steadier figure), their ratio, and whether the numbers agree: the training histories bit
+for bit, the probe's per-group changes by their largest relative difference and the pooled
+paired intervals. Set ATEN_CPU_CAPABILITY (default, avx2, ...) to compare under other kernels.
 """
 
 from __future__ import annotations
