@@ -129,3 +129,19 @@ def test_cached_sampling_draws_what_the_full_forward_draws():
     assert fast.shape == (64, 8, DEFAULT.response_len)
     assert torch.equal(fast, plain)
     assert len(np.unique(fast.reshape(-1, fast.shape[-1]).numpy(), axis=0)) > 8  # not one path
+
+
+def test_batched_steps_are_the_update_rule_bit_for_bit():
+    """Does the probe's step of K gradients at once give p − update(g) for each, bit for bit,
+    under both rules (tiny and large gradients, where Adam's ε matters and where it does not)?"""
+    from tiny_model.probe import _stepped, update
+
+    gen = torch.Generator().manual_seed(0)
+    grads = torch.randn(4, 16, 32, generator=gen) * torch.logspace(-12, 0, 32)
+    p = torch.randn(16, 32, generator=gen)
+    for optimizer in ("adam", "sgd"):
+        config = ProbeConfig(optimizer=optimizer)
+        want = torch.stack([p - update(g, config) for g in grads])
+        assert torch.equal(_stepped(p, grads, config), want), optimizer
+    with pytest.raises(ValueError, match="optimizer"):
+        _stepped(p, grads, ProbeConfig(optimizer="rmsprop"))
