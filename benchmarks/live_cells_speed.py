@@ -1,10 +1,12 @@
 """Time notebook 06's and 07's tiny_model cells, this tree against a git revision's tiny_model.
 
-    python benchmarks/live_cells_speed.py [--against REV] [--parts probe06,live06,live07]
+    python benchmarks/live_cells_speed.py [--against REV] [--parts probe05,probe06,live06,live07]
                                           [--seeds 5] [--repeats 1]
 
 The parts are the work of the notebooks' slow cells, with the reference functions:
 
+  probe05  05's probe cell: run_probe_seeds(..., methods=("grpo", "pos_only"), groups=60) with
+           each optimizer (sgd, adam) over ``--seeds`` seeds, with the 05 functions only
   probe06  06's probe cell: run_probe_seeds(..., methods=("grpo", "nthr", "random"), groups=60)
            over ``--seeds`` seeds (the notebook: 5)
   live06   06's live run: NTHR, seed 0, 100 of 800 steps, evaluated every 25 steps
@@ -31,7 +33,7 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-PARTS = ("probe06", "live06", "live07")
+PARTS = ("probe05", "probe06", "live06", "live07")
 
 WORK = r"""
 import json, sys, time
@@ -40,10 +42,19 @@ import tiny_model
 from tiny_model import Functions, load_shipped, load_warm, run_probe_seeds, train
 
 part, seeds, out = sys.argv[1], int(sys.argv[2]), sys.argv[3]
-fns = Functions.from_solutions()
+fns = Functions.from_solutions(include_06=part != "probe05")
 res = {"module": tiny_model.__file__}
 t0, c0 = time.perf_counter(), time.process_time()
-if part == "probe06":
+if part == "probe05":
+    res["changes"], res["paired"] = {}, {}
+    for rule in ("sgd", "adam"):
+        pooled = run_probe_seeds(
+            load_warm(), fns, seeds=range(seeds), methods=("grpo", "pos_only"), groups=60,
+            optimizer=rule,
+        )
+        res["changes"].update({f"{rule} {m}": c.tolist() for m, c in pooled.changes.items()})
+        res["paired"].update({f"{rule} {k}": p for k, p in pooled.paired.items()})
+elif part == "probe06":
     pooled = run_probe_seeds(
         load_warm(), fns, seeds=range(seeds), methods=("grpo", "nthr", "random"), groups=60
     )
@@ -84,7 +95,7 @@ def run_part(part: str, seeds: int, pythonpath: str | None, tmp: Path) -> dict:
 
 
 def agreement(part: str, old: dict, new: dict) -> str:
-    if part == "probe06":
+    if part.startswith("probe"):
         worst = 0.0
         for m, a in old["changes"].items():
             for x, y in zip(a, new["changes"][m]):
@@ -115,7 +126,7 @@ def main() -> None:
         help="git revision of the old tiny_model (default: where this branch left main)",
     )
     p.add_argument("--parts", default=",".join(PARTS))
-    p.add_argument("--seeds", type=int, default=5, help="probe06's seeds (the notebook: 5)")
+    p.add_argument("--seeds", type=int, default=5, help="the probes' seeds (the notebooks: 5)")
     p.add_argument("--repeats", type=int, default=1)
     args = p.parse_args()
     parts = [x for x in args.parts.split(",") if x]
