@@ -84,6 +84,15 @@ def test_a_different_function_helper_weight_or_setting_changes_the_key(ref, mode
         assert memo.key(model, ref, ProbeConfig(**{**CONFIG.to_dict(), **changed})) != base
 
 
+def test_a_probe_from_another_version_of_tiny_model_gets_another_key(ref, model, monkeypatch):
+    """The probe's own code is part of what a result depends on: is a result cached by
+    another version of tiny_model (another source digest) never handed to this one?"""
+    base = memo.key(model, ref, CONFIG)
+    assert memo.source_digest() == memo.source_digest()  # read once, stable
+    monkeypatch.setattr(memo, "_SOURCE_DIGEST", ["0" * 64])
+    assert memo.key(model, ref, CONFIG) != base
+
+
 def test_a_function_holding_an_object_it_cannot_describe_is_not_cached(ref, model):
     """A global tensor (or any object) in what a function loads: no key, the probe is computed."""
     ns = {"torch": torch, "SCALE": torch.tensor(2.0)}

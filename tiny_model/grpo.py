@@ -121,13 +121,32 @@ def sample_responses(
     temperature 1: on-policy at T = 1.
     """
     n, p = prompts.shape
-    seq = prompts.repeat_interleave(group_size, dim=0)  # (N*G, P)
-    for _ in range(response_len):
-        logits, _ = model(seq)  # (N*G, t, V)
-        probs = torch.softmax(logits[:, -1, :] / temperature, dim=-1)  # (N*G, V)
+    if not isinstance(model, TinyModel):  # another callable (idx -> logits, hidden): no cache
+        seq = prompts.repeat_interleave(group_size, dim=0)  # (N*G, P)
+        for _ in range(response_len):
+            logits, _ = model(seq)  # (N*G, t, V)
+            probs = torch.softmax(logits[:, -1, :] / temperature, dim=-1)  # (N*G, V)
+            nxt = torch.multinomial(probs, 1, generator=generator)  # (N*G, 1)
+            seq = torch.cat([seq, nxt], dim=1)  # (N*G, t+1)
+        return seq[:, p:].view(n, group_size, response_len)  # (N, G, R)
+    # each prompt once, its keys and values shared by its G responses; then one position per
+    # token (the probabilities are the full forward's up to the last float32 bit, so a draw
+    # changes only when its uniform number falls within that bit of a bin's edge)
+    logits, _, past = model.forward_cached(prompts)  # (N, P, V)
+    last = logits[:, -1, :].repeat_interleave(group_size, dim=0)  # (N*G, V)
+    past = [
+        (k.repeat_interleave(group_size, dim=0), v.repeat_interleave(group_size, dim=0))
+        for k, v in past
+    ]  # each (N*G, nh, P, hs)
+    tokens = []
+    for t in range(response_len):
+        probs = torch.softmax(last / temperature, dim=-1)  # (N*G, V)
         nxt = torch.multinomial(probs, 1, generator=generator)  # (N*G, 1)
-        seq = torch.cat([seq, nxt], dim=1)  # (N*G, t+1)
-    return seq[:, p:].view(n, group_size, response_len)  # (N, G, R)
+        tokens.append(nxt)
+        if t + 1 < response_len:
+            logits, _, past = model.forward_cached(nxt, past)  # (N*G, 1, V)
+            last = logits[:, -1, :]  # (N*G, V)
+    return torch.cat(tokens, dim=1).view(n, group_size, response_len)  # (N, G, R)
 
 
 def sample_groups(
@@ -266,12 +285,18 @@ def token_weights(
     generator: torch.Generator | None = None,
     thr_p: float = 0.5,
     thr_dominance: str = "thr",
+    selection: dict[int, tuple] | None = None,
 ) -> TokenWeights:
     """Per-token weights of ``method`` (see the module docstring).
 
     advantages (N, G); logits (N, G, 5, V) and hidden (N, G, 5, C) at θ (only
     for nthr/random/thr_*); eta a float or (N,) per group; ``generator`` (CPU) draws
     the random baseline's tokens; ``thr_p`` the THR methods' |p|.
+
+    ``selection``: a dict to keep each group's NTHR scores and selection in, for nthr and
+    random (the probe's eight random draws and its nthr score a group once: the same
+    numbers, the seam's functions called once per group). Pass the same dict only with the
+    same groups, advantages, logits, hidden states and ``beta``.
     """
     if method not in ALL_METHODS:
         raise ValueError(f"unknown method {method!r}; expected one of {ALL_METHODS}")
@@ -299,13 +324,21 @@ def token_weights(
         adv = advantages[i]  # (G,)
         if not (bool((adv > 0).any()) and bool((adv < 0).any())):
             continue  # nothing to score in a group without both signs
-        neg_tok, neg_scores, pos_mean, s = nthr_group_scores(
-            fns, logits[i], hidden[i], groups.responses[i], mask[i], adv
-        )
+        if selection is not None and i in selection:
+            neg_tok, neg_scores, s, tau_i, selected = selection[i]
+        else:
+            neg_tok, neg_scores, pos_mean, s = nthr_group_scores(
+                fns, logits[i], hidden[i], groups.responses[i], mask[i], adv
+            )
+            tau_i = beta * float(pos_mean.min())
+            # selection: the seam's weights with eta = 0 mark the selected tokens
+            selected = (
+                torch.as_tensor(fns.nthr_weights(neg_scores, pos_mean, beta=beta, eta=0.0)) != 1
+            )
+            if selection is not None:
+                selection[i] = (neg_tok, neg_scores, s, tau_i, selected)
         scores[i] = s.to(scores.dtype)
-        tau[i] = beta * float(pos_mean.min())
-        # selection: the seam's weights with eta = 0 mark the selected tokens
-        selected = torch.as_tensor(fns.nthr_weights(neg_scores, pos_mean, beta=beta, eta=0.0)) != 1
+        tau[i] = tau_i
         k = int(selected.sum())
         if method == "random":
             pick = torch.randperm(neg_scores.numel(), generator=generator)[:k]  # (k,)

@@ -10,7 +10,9 @@ tensor of its state dict, byte for byte), the probe's settings (``ProbeConfig``,
 the task included), the torch version and the CPU kernels torch picked (``ATEN_CPU_CAPABILITY``
 and the other switches named in ``KERNEL_ENV``), and the code of every function of the seam
 (``Functions``): its bytecode, constants and names, its defaults and closure, and, recursively,
-every global it loads (functions by their code, modules by name, numbers and strings by value).
+every global it loads (functions by their code, modules by name, numbers and strings by value);
+and tiny_model's own source (``source_digest``: a probe computed by another version of the
+probe, whose numbers may differ in the last float32 bits, is not handed to this one).
 A function whose globals hold anything else (a tensor, an object) makes the result uncached, so
 a learner's function is reused only where it is the same code, never merely the same name.
 
@@ -136,9 +138,22 @@ def function_digest(fn: types.FunctionType, seen: set[int] | None = None) -> str
     return h.hexdigest()
 
 
+_SOURCE_DIGEST: list[str] = []
+
+
+def source_digest() -> str:
+    """sha256 of tiny_model's Python source files, names and bytes (read once per process)."""
+    if not _SOURCE_DIGEST:
+        h = hashlib.sha256()
+        for path in sorted(Path(__file__).parent.glob("*.py")):
+            h.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+        _SOURCE_DIGEST.append(h.hexdigest())
+    return _SOURCE_DIGEST[0]
+
+
 def key(model: torch.nn.Module, fns: object, config: object) -> str | None:
     """The cache key of one seed's probe (``config`` a ProbeConfig), or None: do not cache."""
-    h = hashlib.sha256()
+    h = hashlib.sha256(source_digest().encode())
     try:
         for f in dataclasses.fields(fns):
             fn = getattr(fns, f.name)

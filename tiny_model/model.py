@@ -51,6 +51,29 @@ class CausalSelfAttention(nn.Module):
         y = y.transpose(1, 2).contiguous().view(B, T, C)  # (B, T, C)
         return self.c_proj(y)  # (B, T, C)
 
+    def forward_cached(
+        self, x: torch.Tensor, past: tuple[torch.Tensor, torch.Tensor] | None
+    ) -> tuple[torch.Tensor, tuple[torch.Tensor, torch.Tensor]]:
+        """``forward`` for T new positions after the S - T cached ones: x (B, T, C), past the
+        keys and values (B, nh, S - T, hs) of the earlier positions (None: there are none)
+        -> (y (B, T, C), the keys and values of all S positions)."""
+        B, T, C = x.shape  # (B, T, C)
+        nh, hs = self.n_head, C // self.n_head
+        q, k, v = self.c_attn(x).split(C, dim=2)  # 3 x (B, T, C)
+        q = q.view(B, T, nh, hs).transpose(1, 2)  # (B, nh, T, hs)
+        k = k.view(B, T, nh, hs).transpose(1, 2)  # (B, nh, T, hs)
+        v = v.view(B, T, nh, hs).transpose(1, 2)  # (B, nh, T, hs)
+        if past is not None:
+            k = torch.cat([past[0], k], dim=2)  # (B, nh, S, hs)
+            v = torch.cat([past[1], v], dim=2)  # (B, nh, S, hs)
+        S = k.shape[2]
+        att = (q @ k.transpose(-2, -1)) / math.sqrt(hs)  # (B, nh, T, S)
+        causal = torch.ones(T, S, dtype=torch.bool, device=x.device).tril(S - T)  # (T, S)
+        att = att.masked_fill(~causal, float("-inf")).softmax(dim=-1)  # (B, nh, T, S)
+        y = att @ v  # (B, nh, T, hs)
+        y = y.transpose(1, 2).contiguous().view(B, T, C)  # (B, T, C)
+        return self.c_proj(y), (k, v)
+
 
 class MLP(nn.Module):
     def __init__(self, config: TinyConfig):
@@ -73,6 +96,13 @@ class Block(nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         x = x + self.attn(self.ln_1(x))  # (B, T, C)
         return x + self.mlp(self.ln_2(x))  # (B, T, C)
+
+    def forward_cached(
+        self, x: torch.Tensor, past: tuple[torch.Tensor, torch.Tensor] | None
+    ) -> tuple[torch.Tensor, tuple[torch.Tensor, torch.Tensor]]:
+        a, kv = self.attn.forward_cached(self.ln_1(x), past)
+        x = x + a  # (B, T, C)
+        return x + self.mlp(self.ln_2(x)), kv  # (B, T, C)
 
 
 class TinyModel(nn.Module):
@@ -114,6 +144,33 @@ class TinyModel(nn.Module):
         hidden = self.ln_f(x)  # (B, T, C)
         logits = self.lm_head(hidden)  # (B, T, V)
         return logits, hidden
+
+    def forward_cached(
+        self, idx: torch.Tensor, past: list[tuple[torch.Tensor, torch.Tensor]] | None = None
+    ) -> tuple[torch.Tensor, torch.Tensor, list[tuple[torch.Tensor, torch.Tensor]]]:
+        """``forward`` for the tokens idx (B, T) that follow the positions in ``past`` (each
+        block's keys and values (B, nh, S - T, hs); None: idx starts the sequence)
+        -> (logits (B, T, V), hidden (B, T, C), each block's keys and values of all S positions).
+
+        What sampling uses: the prompt's keys and values are computed once and each new token
+        costs one position, not the whole sequence again. The same function as ``forward``;
+        the products have other shapes, so a value may differ from ``forward``'s in the last
+        float32 bit.
+        """
+        B, T = idx.shape  # (B, T)
+        start = 0 if past is None else past[0][0].shape[2]
+        if start + T > self.config.block_size:
+            raise ValueError(
+                f"sequence of length {start + T} > block_size {self.config.block_size}"
+            )
+        pos = torch.arange(start, start + T, device=idx.device)  # (T,)
+        x = self.wte(idx) + self.wpe(pos)  # (B, T, C)
+        kvs = []
+        for i, block in enumerate(self.blocks):
+            x, kv = block.forward_cached(x, None if past is None else past[i])  # (B, T, C)
+            kvs.append(kv)
+        hidden = self.ln_f(x)  # (B, T, C)
+        return self.lm_head(hidden), hidden, kvs
 
     def num_parameters(self) -> int:
         return sum(p.numel() for p in self.parameters())

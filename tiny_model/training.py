@@ -371,10 +371,12 @@ def _train(
             model, batch, config.group_size, gen, config.temperature, task=task
         )
         adv = torch.as_tensor(fns.group_advantages(groups.rewards)).to(device)  # (N, G)
+        # one forward at θ gives the old log likelihoods and the first inner step's loss (the
+        # same numbers as a separate no-grad forward, bit for bit); the seam's functions get
+        # copies, so that one writing into its input cannot touch the graph
+        logits, hidden = grpo.response_forward(model, groups.problems, groups.responses, task=task)
+        logits_old, hidden_old = logits.detach().clone(), hidden.detach().clone()
         with torch.no_grad():
-            logits_old, hidden_old = grpo.response_forward(
-                model, groups.problems, groups.responses, task=task
-            )
             logp_old = token_logprobs(logits_old, groups.responses)  # (N, G, R)
             ref_logits, _ = grpo.response_forward(ref, groups.problems, groups.responses, task=task)
             ref_logp = token_logprobs(ref_logits, groups.responses)  # (N, G, R)
@@ -402,8 +404,11 @@ def _train(
         mask = groups.mask.flatten(0, 1)  # (N*G, R)
         correct = groups.correct.flatten()  # (N*G,)
         lr_now = opt.param_groups[0]["lr"]
-        for _ in range(config.inner_steps):
-            logits, _ = grpo.response_forward(model, groups.problems, groups.responses, task=task)
+        for inner in range(config.inner_steps):
+            if inner:  # θ moved: forward again
+                logits, _ = grpo.response_forward(
+                    model, groups.problems, groups.responses, task=task
+                )
             logp = token_logprobs(logits, groups.responses).flatten(0, 1)  # (N*G, R)
             loss, stats = grpo.surrogate_loss(
                 fns,
