@@ -42,8 +42,8 @@ def _skip_if_the_browser_runs_it(kind: str, assignment: str) -> None:
 
 
 # A phase (the kernel's start, one cell, the kernel's shutdown) that waits this long is a
-# stall, not a slow machine: the longest phase, notebook 06's probe cell, takes about 30 s on 2
-# quiet cores and 50 s on loaded ones, and nbclient's own per-cell timeout (300 s) would let a
+# stall, not a slow machine: the longest phase, notebook 06's probe cell, takes 12-16 s on 2
+# cores at a load of 2-5 and 28 s at 8, and nbclient's own per-cell timeout (300 s) would let a
 # stall of nearly five minutes pass unnoticed. The guard names the phase that waited.
 STALL_S = 240.0
 # The stall this guards against, seen in fresh-clone runs (a ~300 s wait in a test that passed)
