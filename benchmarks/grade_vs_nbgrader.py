@@ -11,7 +11,7 @@ nbgrader course, then times, each as its command line would run:
     drills grade submitted/ --jobs 2
 
 and prints seconds per submission, the ratio nbgrader / drills (targets: at
-least 20 at --jobs 1 and 30 at --jobs 2 over all six notebooks), the speed-up
+least 20 at --jobs 1 and 30 at --jobs 2 over all the notebooks), the speed-up
 of --jobs 2 over --jobs 1, and whether the scores agree. benchmarks/speed.py
 prints the same per notebook, with `drills check` and import times.
 """
