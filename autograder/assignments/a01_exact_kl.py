@@ -35,14 +35,7 @@ def _stabilised_ratios(p, q, eps):
 
 def _stabilised_kl(p, q, eps):
     """Σ over p_i > 0 of p_i · log(p_i / (q_i + eps)); math.inf when some q_i = 0 < p_i."""
-    terms = []
-    for a, b in zip(p, q):
-        if a == 0:
-            continue
-        if b == 0:
-            return math.inf
-        terms.append(a * math.log(a / (b + eps)))
-    return math.fsum(terms)
+    return _kl(math.log, eps=eps)(p, q)
 
 
 def _stabilised_reverse_kl(p, q, eps):
@@ -157,9 +150,10 @@ def _weighted_by_other(p, q):
     return math.fsum(b * math.log(a / b) for a, b in zip(p, q) if a > 0 and b > 0)
 
 
-def _kl(log, clamp=False, absolute=False):
+def _kl(log, clamp=False, absolute=False, eps=0.0):
     """The reference's KL with another log (and, with ``clamp``, each log ratio clamped at 0;
-    with ``absolute``, each log ratio's absolute value)."""
+    with ``absolute``, each log ratio's absolute value; with ``eps``, the field's stabiliser
+    added to each q_i in the ratio: q_i + 0.0 is q_i exactly)."""
 
     def formula(p, q):
         terms = []
@@ -168,7 +162,7 @@ def _kl(log, clamp=False, absolute=False):
                 continue
             if b == 0:
                 return math.inf
-            r = log(a / b)
+            r = log(a / (b + eps))
             r = abs(r) if absolute else r
             terms.append(a * (max(0.0, r) if clamp else r))
         return math.fsum(terms)
