@@ -535,8 +535,7 @@ def end_on_sigterm(signum: int, _frame) -> None:
                 pass
     deadline = time.monotonic() + 5.0
     while True:
-        left = [p for p in list(_LIVE_SCRATCH) if p.exists()]
-        for path in left:
+        for path in list(_LIVE_SCRATCH):
             shutil.rmtree(path, ignore_errors=True)
         if not any(p.exists() for p in list(_LIVE_SCRATCH)) or time.monotonic() > deadline:
             break
