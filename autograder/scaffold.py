@@ -607,6 +607,20 @@ NOTEBOOK_ID = re.compile(r"(\d\d)_[a-z][a-z0-9_]*")
 BINDER = "https://mybinder.org/v2/gh/reward-drills/reward-drills/HEAD?urlpath=lab/tree/"
 
 
+def warm_up_source(assignment: str) -> str:
+    """Every notebook's first code cell: the Check my work button's server starts before the
+    notebook's imports, so its own start-up (the grader's imports, the reference outcomes,
+    the sandbox importing numpy and torch) runs beside theirs, and the first click finds it
+    ready (docs/speed.md)."""
+    return (
+        "# Check my work's grader starts now, in the background, while this notebook's imports run\n"
+        "# (in JupyterLab only: nbgrader and nbclient skip it), so that your first check is quick.\n"
+        "from autograder.widgets import warm_up\n"
+        "\n"
+        f'warm_up("{assignment}")'
+    )
+
+
 def skeleton_cells(assignment: str, title: str) -> list[dict]:
     """A new notebook with no graded function yet, following every rule of
     :mod:`autograder.notebooks.layout`: title, story, setup cell, an exploration with a figure
@@ -639,6 +653,7 @@ def skeleton_cells(assignment: str, title: str) -> list[dict]:
             f"## The story\n\n{TODO}: the problem this notebook's functions solve, with its "
             "source (paper, library, issue) and the numbers the worked examples use.",
         ),
+        _cell("code", "code-warm-up", warm_up_source(assignment)),
         _cell("code", "code-setup", "import math\n\nimport numpy as np", setup_meta),
         _cell(
             "markdown",

@@ -14,10 +14,11 @@ a NumPy or 0-d torch number where a float is: the grader compares shapes and val
 mismatch the AssertionError shows the call, the learner's value and the expected one, with
 as many digits as it takes for them to differ (compare.render_pair), and the tolerance.
 
-Every notebook makes its SelfCheck in its setup cell, the first that imports autograder: so
-making one also starts the "Check my work" button's warm-up (widgets.warm_up: for a learner
-in JupyterLab only, never under nbgrader or nbclient, once per kernel), which then has the
-whole time the learner spends on the notebook to get ready for the first click.
+Every notebook makes its SelfCheck in its setup cell; making one also starts the "Check my
+work" button's warm-up (widgets.warm_up: for a learner in JupyterLab only, never under
+nbgrader or nbclient, once per kernel) if the notebook's first code cell has not already
+started it, which then has the whole time the learner spends on the notebook to get ready
+for the first click.
 """
 
 from __future__ import annotations

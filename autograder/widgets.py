@@ -20,8 +20,8 @@ name (its source, as the kernel ran it); when one differs, the report says,
 next to the score, that the saved file is older than what was run.
 
 In JupyterLab (``JPY_SESSION_NAME`` set: not under nbgrader or nbclient) the
-button, when shown, and notebooks 05 and 06, in their first exploration cell,
-start ``drills warm ASSIGNMENT --serve`` in the background, once per kernel
+button, when shown, every notebook's first code cell (before its imports, so the server's
+start-up runs beside them) and its SelfCheck start ``drills warm ASSIGNMENT --serve`` in the background, once per kernel
 (``DRILLS_WARM_CACHE=off`` turns it off): the check server
 (autograder/course/check_server.py). It fills the outcome cache with the
 expected and known-mistake outcomes, starts a sandboxed warm worker with
@@ -116,8 +116,9 @@ def start_warm(assignment: str) -> subprocess.Popen | None:
 
 
 def warm_up(assignment: str) -> subprocess.Popen | None:
-    """What a notebook calls early (05 and 06 do, in their exploration cell) and the button
-    calls when shown: start the warm-up, but only for a learner in JupyterLab
+    """What every notebook's first code cell calls (before its imports: numpy's and torch's
+    import in the kernel then overlap the server's own start-up and the sandbox's), its
+    SelfCheck too, and the button when shown: start the warm-up, but only for a learner in JupyterLab
     (``JPY_SESSION_NAME`` set), never under nbgrader or nbclient."""
     if not os.environ.get("JPY_SESSION_NAME"):
         return None

@@ -45,6 +45,7 @@ def _write(tmp_path, assignment, cells):
         ("code-explore-widget", "no exploration widget"),
         ("md-story", "no `## The story`"),
         ("code-setup", "no setup cell"),
+        ("code-warm-up", "the first code cell does not start Check my work's warm-up"),
         ("md-in-the-field", "closing sections missing: `## In the field…`"),
         ("code-check-my-work", 'check_my_work("08_probe")'),
     ],

@@ -16,6 +16,7 @@ import nbformat
 import pytest
 
 from autograder import widgets
+from autograder.engine import submission
 
 ROOT = Path(__file__).resolve().parent.parent
 EXERCISE = ROOT / "exercises" / "01_exact_kl" / "01_exact_kl.ipynb"
@@ -158,7 +159,7 @@ def test_check_my_work_warms_the_outcome_cache_once_per_kernel(tmp_path, monkeyp
 
 
 def test_warm_up_starts_only_for_a_learner_in_jupyterlab(tmp_path, monkeypatch):
-    """Notebooks 05-06 call warm_up in their exploration cell: under nbgrader or nbclient
+    """Every notebook calls warm_up in its first code cell: under nbgrader or nbclient
     (no JPY_SESSION_NAME) does it start nothing, so grading never pays for it?"""
     monkeypatch.setenv("DRILLS_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setattr(widgets, "_WARMING", {})
@@ -169,6 +170,29 @@ def test_warm_up_starts_only_for_a_learner_in_jupyterlab(tmp_path, monkeypatch):
     assert proc is not None and widgets._WARMING == {"01_exact_kl": proc}
     proc.stdin.close()
     assert proc.wait(timeout=300) == 0
+
+
+def test_the_warm_worker_is_started_without_waiting_for_the_reference_outcomes(monkeypatch):
+    """The check server starts its sandboxed worker (which imports numpy and torch) first and
+    the reference outcomes (which import torch here too) beside it. Catches the worker's
+    imports read from Grader.prepare, which computes the reference outcomes: the worker then
+    started only once they were done, and a click soon after the setup cells waited for both
+    in turn."""
+    from autograder.course import grade_cli
+
+    defaults = grade_cli.check_args("NOTEBOOK")
+    grader = grade_cli.check_grader(defaults.timeout, defaults.budget, defaults.student)
+
+    def no_prepare(assignment):
+        raise AssertionError(f"the worker's imports waited for prepare({assignment!r})")
+
+    monkeypatch.setattr(grader, "prepare", no_prepare)
+    sub = submission.Submission(
+        path=ROOT / "solutions" / "05_grpo_lld" / "05_grpo_lld.ipynb",
+        student="warm",
+        assignment="05_grpo_lld",
+    )
+    assert grader._preloads([sub]) == {("numpy", "torch")}
 
 
 def test_a_check_waits_for_a_running_warm_up_but_not_forever(monkeypatch):

@@ -178,13 +178,18 @@ class Grader:
 
     def _preloads(self, subs: Iterable[submission.Submission]) -> set[tuple[str, ...]]:
         """What the warm workers should import for these submissions' assignments (those
-        known from the path or --assignment): numpy for 01-04, numpy and torch for 05-06."""
+        known from the path or --assignment): numpy for 01-04, numpy and torch for 05-07.
+        Read from the source notebook's setup cells alone, not from :meth:`prepare`: the
+        zygote that imports them then starts at once, beside the reference outcomes (which
+        for a torch notebook import torch in this process too), not after them."""
         known = {s.assignment for s in subs if s.assignment in self.sources()}
         return {
             worker.preload_for(
                 [
                     (gid, src)
-                    for _, gid, src in notebook.code_cells(self.prepare(a).source_nb, {"setup"})
+                    for _, gid, src in notebook.code_cells(
+                        notebook.read(notebook.source_path(a, self.root)), {"setup"}
+                    )
                 ]
             )
             for a in sorted(known)

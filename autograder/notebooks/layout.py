@@ -48,6 +48,16 @@ def _setup(nb, a):
     return None
 
 
+def _warm_up_first(nb, a):
+    code = _code(nb)
+    if not code or f'warm_up("{a}")' not in code[0].source:
+        return (
+            f'the first code cell does not start Check my work\'s warm-up (warm_up("{a}"), '
+            "from autograder.widgets)"
+        )
+    return None
+
+
 def _headings(nb) -> list[tuple[int, str]]:
     """(cell index, line) of every `## ` heading, in order (a cell may hold several)."""
     return [
@@ -107,6 +117,11 @@ def _no_outputs(nb, a):
 RULES: list[tuple[str, Callable]] = [
     ("the first cell is the title `# NN · Title` with the difficulty and time", _title),
     ("a `## The story` section", _story),
+    (
+        'the first code cell starts Check my work\'s warm-up: `warm_up("ID")` from '
+        "autograder.widgets, before the imports (they then run beside the grader's start-up)",
+        _warm_up_first,
+    ),
     ("a locked setup cell (nbgrader `grade_id` `setup_imports`) with the imports", _setup),
     (
         "the closing sections in this order: `## Explore…`, `## In the field`, "
