@@ -271,6 +271,35 @@ def test_the_check_server_answers_each_click_as_drills_check_does(tmp_path, monk
     assert "SyntaxError" in syntax["error"]
 
 
+def test_the_warm_up_gives_way_to_a_click_between_two_mistakes(tmp_path, monkeypatch):
+    """The check server computes the known mistakes in the background; while a click runs
+    (its ``idle`` event clear) the warm-up must stop between two mistakes, keep nothing of
+    the function it was on and hold no lock, so the click has the process to itself; the
+    click's own thread computes them whatever the event. Catches a warm-up that finishes a
+    whole function's mistakes (1.2 s of CPU for 05's sequence_logprobs) beside a click."""
+    import threading
+
+    from autograder.course import grade_cli
+    from autograder.scoring import evaluate, memo
+
+    monkeypatch.setenv("DRILLS_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(memo, "_MUTANTS", memo._Bounded(64))
+    defaults = grade_cli.check_args("NOTEBOOK")
+    grader = grade_cli.check_grader(defaults.timeout, defaults.budget, defaults.student)
+    lazy = grader.prepare("01_exact_kl").shared.mutants["forward_kl"]
+    idle = threading.Event()  # clear: a click is being answered
+    with evaluate.yielding_to(idle), pytest.raises(evaluate.Yielded):
+        len(lazy)
+    assert lazy._data is None and not lazy._lock.locked()
+    clicks = threading.Thread(target=len, args=(lazy,))  # the click's thread: no yielding
+    clicks.start()
+    clicks.join(timeout=300)
+    assert not clicks.is_alive(), "the click's own computation of the mistakes did not end"
+    assert lazy._data is not None and len(lazy) == len(
+        grader.prepare("01_exact_kl").specs["forward_kl"].mistakes
+    )
+
+
 def _fake_server(monkeypatch, code: str) -> subprocess.Popen:
     proc = subprocess.Popen(
         [sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE

@@ -17,8 +17,12 @@ same defaults and the same code (grade_cli's ``_check_cmd``), with a Grader buil
 
 A click while the warm-up runs joins it instead of redoing it: the reference outcomes are
 computed once under the Grader's lock, a function's mistakes once under its own lock
-(memo.LazyMistakes), and the warm-up computes no further mistakes while a check runs. The
-warm-up goes in the notebook's order, so the function a learner checks first comes first.
+(memo.LazyMistakes). The known mistakes are the warm-up's background work: when a click
+comes, the warm-up gives way between two mistakes (evaluate.yielding_to: it drops the
+function it was on, so the click has the process to itself and computes a function's
+mistakes only if its own failures need them) and takes up that function again once the
+click is answered. The warm-up goes in the notebook's order, so the function a learner
+checks first comes first.
 """
 
 from __future__ import annotations
@@ -35,6 +39,7 @@ from typing import Any
 
 from autograder.engine import submission, worker
 from autograder.notebooks import notebook
+from autograder.scoring import evaluate
 
 
 class CheckServer:
@@ -78,8 +83,14 @@ class CheckServer:
             prep = self.grader.prepare(self.assignment)
             submission.load_notebook(notebook.source_path(self.assignment, self.grader.root))
             for name in prep.names:  # the notebook's order: the learner's first function first
-                self.idle.wait()
-                len(prep.shared.mutants[name])
+                while True:
+                    self.idle.wait()
+                    try:
+                        with evaluate.yielding_to(self.idle):
+                            len(prep.shared.mutants[name])
+                        break
+                    except evaluate.Yielded:  # a click came: it goes first, then this again
+                        continue
         except Exception:  # noqa: BLE001 (a failed warm-up changes nothing: checks compute it)
             pass
         finally:

@@ -17,6 +17,7 @@ import contextlib
 import copy
 import io
 import math
+import threading
 import time
 import warnings
 from collections.abc import Mapping
@@ -230,13 +231,46 @@ def reference_run(assignment: str, name: str, inputs, root: Path | None = None) 
     return run_cases(ns[name], inputs, ns, serve=False)[0]
 
 
+class Yielded(Exception):
+    """A background computation of mistakes gave way to a check (:func:`yielding_to`)."""
+
+
+_YIELD = threading.local()
+
+
+@contextlib.contextmanager
+def yielding_to(go_on: threading.Event):
+    """In this thread, :func:`mistakes_run` raises :class:`Yielded` between two mistakes
+    whenever ``go_on`` is clear: the check server's warm-up computes the known mistakes'
+    outcomes in the background and gives the cores back to a click at once (the GIL and the
+    process's share of the CPU) instead of finishing the function it is on. Nothing is kept
+    of the interrupted function (its lock is released, its outcomes are not stored), so the
+    click computes them itself if it needs them, and the warm-up starts that function again
+    once the click is answered."""
+    _YIELD.event = go_on
+    try:
+        yield
+    finally:
+        _YIELD.event = None
+
+
+def _give_way() -> None:
+    event = getattr(_YIELD, "event", None)
+    if event is not None and not event.is_set():
+        raise Yielded
+
+
 def mistakes_run(
     assignment: str, fspec: FunctionSpec, inputs, root: Path | None = None
 ) -> dict[str, list[dict]]:
     """Every catalogued mistake's outcomes on ``inputs``, computed (memoised by
     :func:`autograder.scoring.memo.mistake_outcomes`)."""
     ns = reference.namespace(assignment, root)
-    return {m.id: run_cases(m.build(ns), inputs, ns, serve=False)[0] for m in fspec.mistakes}
+    out = {}
+    for m in fspec.mistakes:
+        _give_way()
+        out[m.id] = run_cases(m.build(ns), inputs, ns, serve=False)[0]
+    return out
 
 
 # -- scoring and diagnosis ---------------------------------------------------------------------
