@@ -50,13 +50,14 @@ CLICKS = """
 import json as _json, time as _time
 from pathlib import Path as _Path
 from autograder import widgets as _widgets
-_times, _reports = [], []
+_times, _reports, _errors = [], [], []
 for _ in range(2):
     _t0 = _time.perf_counter()
     _o = _widgets.ask_server({assignment!r}, _Path({path!r}))
     _times.append(_time.perf_counter() - _t0)
     _reports.append(None if _o is None else _o.report)
-print("CLICKS " + _json.dumps({{"times": _times, "reports": _reports}}))
+    _errors.append("no server" if _o is None else f"{{_o.error}} {{_o.detail}}")
+print("CLICKS " + _json.dumps({{"times": _times, "reports": _reports, "errors": _errors}}))
 """
 
 
@@ -171,7 +172,7 @@ def one_run(assignment: str, after: float, work: Path) -> dict:
     clicks = json.loads(line[len("CLICKS ") :])
     reports = clicks["reports"]
     if reports[0] is None:
-        raise SystemExit(f"{assignment}: the check server gave no report (did it start?)")
+        raise SystemExit(f"{assignment}: the check server gave no report: {clicks['errors'][0]}")
     if _without_times(reports[0]) != _without_times(reports[1]):
         raise SystemExit(f"{assignment}: the second click reported otherwise than the first")
     first, second = clicks["times"]

@@ -399,3 +399,39 @@ def test_a_torch_notebook_is_held_to_the_torch_click_target_whatever_its_name():
     assert not assignments.uses_torch("01_exact_kl")
     with pytest.raises(KeyError, match="unknown assignment"):
         assignments.uses_torch("99_nothing")
+
+
+def test_a_clicks_report_is_not_lost_when_the_warm_ups_quieting_ends_during_the_click():
+    """The check server's warm-up quiets the reference notebook's cells (a torch import: seconds)
+    while a click captures what `drills check --json` prints. With process-wide redirection
+    the warm-up, ending first, put back the stream the click had replaced, and the click's
+    report went to the real stdout: the learner read "drills check failed ... and gave no
+    report" (seen at 4 spinners on 05). Is each thread's output its own?"""
+    import io
+    import threading
+
+    from autograder.notebooks import streams
+
+    saved = sys.stdout, sys.stderr
+    try:
+        streams.per_thread()
+        quieting, click_started = threading.Event(), threading.Event()
+
+        def warm_up():
+            with streams.redirected(io.StringIO(), io.StringIO()):
+                quieting.set()
+                assert click_started.wait(timeout=60), "the click never started"
+                print("a reference cell's output")
+
+        t = threading.Thread(target=warm_up)
+        t.start()
+        assert quieting.wait(timeout=60), "the warm-up never started quieting"
+        report = io.StringIO()
+        with streams.redirected(report, io.StringIO()):
+            click_started.set()
+            t.join(timeout=60)
+            assert not t.is_alive(), "the warm-up's quieting did not end"
+            print('{"score": 1}')
+        assert report.getvalue() == '{"score": 1}\n'
+    finally:
+        sys.stdout, sys.stderr = saved

@@ -28,7 +28,6 @@ checks first comes first.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import io
 import json
 import os
@@ -38,7 +37,7 @@ from collections.abc import Callable
 from typing import Any
 
 from autograder.engine import submission, worker
-from autograder.notebooks import notebook
+from autograder.notebooks import notebook, streams
 from autograder.scoring import evaluate
 
 
@@ -101,7 +100,7 @@ class CheckServer:
         out, err = io.StringIO(), io.StringIO()
         self.idle.clear()
         try:
-            with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            with streams.redirected(out, err):
                 try:
                     rc = self.check_cmd(self.check_args(path), grader=self.grader)
                 except SystemExit as e:  # argparse on a path it refuses
@@ -123,6 +122,8 @@ def serve(assignment: str, check_args, check_cmd, grader) -> int:
     answers = os.fdopen(os.dup(1), "w", encoding="utf-8", buffering=1)
     os.dup2(2, 1)
     sys.stdout = io.TextIOWrapper(os.fdopen(1, "wb", closefd=False), line_buffering=True)
+    # a click's captured output and the warm-up's quieted output are each their own thread's
+    streams.per_thread()
     server = CheckServer(assignment, check_args, check_cmd, grader)
     server.start()
     try:

@@ -14,7 +14,7 @@ import types
 import warnings
 from pathlib import Path
 
-from autograder.notebooks import notebook
+from autograder.notebooks import notebook, streams
 
 _CACHE: dict[tuple[str, str], dict] = {}
 
@@ -41,5 +41,5 @@ def namespace(assignment: str, root: Path | None = None) -> dict:
 def _quiet():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+        with streams.redirected(io.StringIO(), io.StringIO()):
             yield

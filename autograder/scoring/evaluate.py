@@ -29,7 +29,7 @@ from autograder.cases import seeds
 from autograder.cases.codec import encode, outcome_of, served_callees
 from autograder.cases.compare import render_outcome, render_pair, same_outcome
 from autograder.cases.spec import KIND_LABELS, KINDS, Case, FunctionSpec, Mistake
-from autograder.notebooks import reference
+from autograder.notebooks import reference, streams
 from autograder.scoring import served, shapes
 
 _LEAVES = (str, int, float, bool, type(None))
@@ -201,7 +201,7 @@ def silenced():
 
     with warnings.catch_warnings(), np.errstate(all="ignore"):
         warnings.simplefilter("ignore")
-        with contextlib.redirect_stderr(io.StringIO()):
+        with streams.redirected(stderr=io.StringIO()):
             yield
 
 

@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from autograder.cases.codec import encode, outcome_of
-from autograder.notebooks import notebook, reference
+from autograder.notebooks import notebook, reference, streams
 
 _LAYOUTS: dict[str, dict[str, str]] = {}
 
@@ -100,7 +100,7 @@ def _silenced():
 
     with warnings.catch_warnings(), np.errstate(all="ignore"):
         warnings.simplefilter("ignore")
-        with contextlib.redirect_stderr(io.StringIO()), contextlib.redirect_stdout(io.StringIO()):
+        with streams.redirected(io.StringIO(), io.StringIO()):
             yield
 
 
