@@ -9,8 +9,8 @@ summary line and the load average sampled every 5 s (min, mean, max of the 1-min
 figure): the suite's own workers count in it, so two busy processes beside the suite's
 workers on 2 cores read as a load of 4 or more. The last line gives each run's time as a ratio of
 the first run's (the baseline, measured in the same invocation) and against the targets:
-5 minutes quiet, 8 under a load of 4. ``--jobs`` defaults to ``make test``'s TEST_JOBS: one
-worker more than the cores, at most 4.
+5 minutes quiet, 8 under a load of 4. ``--jobs`` defaults to ``make test``'s TEST_JOBS: the
+cores, at least 2 and at most 4.
 
 Nothing is asserted; the exit status is pytest's worst. Run it on an otherwise idle
 machine: other work moves every figure, and the load average says how much.
@@ -31,8 +31,8 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 TARGET_S = {0: 5 * 60, 4: 8 * 60}  # docs/speed.md: quiet, and under a load of 4
-# The Makefile's TEST_JOBS: one worker more than the cores, at least 2 and at most 4.
-DEFAULT_JOBS = min(4, max(2, len(os.sched_getaffinity(0)) + 1))
+# The Makefile's TEST_JOBS: the cores, at least 2 and at most 4.
+DEFAULT_JOBS = min(4, max(2, len(os.sched_getaffinity(0))))
 
 
 def _spin() -> None:  # pragma: no cover - a busy process, killed by the parent
