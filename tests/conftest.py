@@ -170,8 +170,8 @@ def browser_runs(kind: str, assignment: str) -> bool:
 LONGEST_FIRST = (
     "test_notebooks.py",  # 170 s: ten notebooks with nbclient (06's solution 66 s)
     "test_browser.py",  # 149 s: JupyterLab, Chromium, notebooks 01 and 05
-    "test_warm_worker.py",  # 112 s (44 s of CPU alone)
-    "test_grade_corpus.py",  # 82 s (68 s of CPU alone)
+    "test_warm_worker.py",  # 112 s
+    "test_grade_corpus.py",  # 82 s
     "test_slurm_real.py",  # 35 s, waiting on Slurm
     "test_course_run.py",  # 38 s
     "test_nbgrader_agreement.py",  # 29 s
