@@ -19,7 +19,9 @@ lab: venv-here $(VENV)/.installed
 # The suite runs its test files on TEST_JOBS workers (pytest-xdist; one file stays on one
 # worker, so a file's shared fixture, such as the browser test's JupyterLab, is built once;
 # the longest files first, in tests/conftest.py's order, not xdist's most-tests-first).
-# Two workers on 2 cores, up to 4 on bigger machines; TEST_JOBS=0 runs in one process.
+# Two workers on 2 cores, up to 4 on bigger machines; TEST_JOBS=0 runs in one process. (Three
+# on 2 cores was tried on 2026-12-03: the suite used 1,009 s of CPU in that run, so it is bound
+# by the two cores, not by its waits; docs/speed.md, "The test suite".)
 TEST_JOBS ?= $(shell $(PYTHON) -c "import os; print(min(4, max(2, len(os.sched_getaffinity(0)))))" 2>/dev/null || echo 2)
 
 test: venv-here $(VENV)/.installed-dev

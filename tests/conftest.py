@@ -159,27 +159,30 @@ def browser_runs(kind: str, assignment: str) -> bool:
     return browser_notebook(assignment)
 
 
-# The files that take longest, longest first: seconds of CPU of each alone (one process, the
-# machine's busy time while it ran; 2-core AMD, 2026-12-02, after the slices of DRILLS_SWEEP).
-# `make test` hands whole files to its workers in collection order (pytest-xdist --dist
-# loadfile --no-loadscope-reorder), so starting with these lets the hundreds of short files
-# fill in at the end instead of one worker finishing a long file alone. The order changes no
-# result: every test is independent of which file ran before it.
+# The files that take longest, longest first: seconds of each file's tests among the 60 slowest
+# of a `make test` (two workers, 2-core AMD, 2026-12-03, 517 s in all, other work on the
+# machine). `make test` hands whole files to its workers in collection order (pytest-xdist
+# --dist loadfile --no-loadscope-reorder), so starting with these lets the hundreds of short
+# files fill in at the end instead of one worker finishing a long file alone. The real Slurm
+# test waits most of its time on Slurm (22 s of CPU in 62 s alone): started early, its waits
+# overlap the notebooks' work. The order changes no result: every test is independent of
+# which file ran before it.
 LONGEST_FIRST = (
-    "test_browser.py",  # 153 s: JupyterLab, Chromium, notebooks 01 and 05
-    "test_notebooks.py",  # 141 s: the other ten notebooks with nbclient
-    "test_warm_worker.py",  # 127 s
-    "test_grade_corpus.py",  # 123 s
-    "test_nbgrader_agreement.py",  # 103 s
-    "test_course_run.py",  # about 85 s
-    "test_release.py",  # 75 s
-    "test_tiny_model_probe.py",  # 68 s
-    "test_tiny_model_beyond.py",  # 61 s
-    "test_learner_feedback.py",  # 60 s
-    "test_slurm_real.py",  # 47 s of CPU, 54 s of wall time
-    "test_tiny_model.py",  # 52 s
-    "test_tiny_model_training.py",  # 51 s
-    "test_grade_determinism.py",  # 48 s
+    "test_notebooks.py",  # 170 s: ten notebooks with nbclient (06's solution 66 s)
+    "test_browser.py",  # 149 s: JupyterLab, Chromium, notebooks 01 and 05
+    "test_warm_worker.py",  # 112 s
+    "test_grade_corpus.py",  # 82 s
+    "test_slurm_real.py",  # 35 s, waiting on Slurm
+    "test_course_run.py",  # 38 s
+    "test_nbgrader_agreement.py",  # 29 s
+    "test_learner_feedback.py",  # 29 s
+    "test_release.py",  # 15 s
+    "test_tiny_model.py",  # 15 s
+    "test_one_slip_one_charge.py",  # 14 s
+    "test_tiny_model_probe.py",  # 9 s
+    "test_grade_determinism.py",  # 8 s
+    "test_tiny_model_training.py",  # 7 s
+    "test_tiny_model_beyond.py",  # 7 s
 )
 
 

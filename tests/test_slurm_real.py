@@ -141,6 +141,11 @@ JobAcctGatherType=jobacct_gather/none
 AccountingStorageType=accounting_storage/none
 ReturnToService=2
 MinJobAge=3600
+# Scheduling passes every second instead of Slurm's 30 s (backfill) and 60 s (main loop): a
+# requeued task, eligible again after cred_expire, waited for the next backfill pass (the
+# requeue took 30 s of the test's 70). Cluster settings, not the recipe's: the recipe's jobs and
+# dependencies behave the same, only sooner.
+SchedulerParameters=bf_interval=1,sched_interval=1
 NodeName={host} NodeAddr=127.0.0.1 CPUs={os.cpu_count() or 1} RealMemory=1000 State=UNKNOWN
 PartitionName=test Nodes=ALL Default=YES MaxTime=INFINITE State=UP
 """

@@ -78,7 +78,8 @@ def test_witness_finds_each_polluters_traces_when_they_share_a_process(polluter)
     # function would be graded instead of the witness's. This test is about the traces, so
     # here the witness keeps an unlisted name; the kill is tried in the warm-worker tests.
     witness = [
-        (kind, src.replace('b"drills-witness"', 'b"drills-watcher"')) for kind, src in progs[1].cells
+        (kind, src.replace('b"drills-witness"', 'b"drills-watcher"'))
+        for kind, src in progs[1].cells
     ]
     assert witness != progs[1].cells, "the witness no longer names itself drills-witness"
     cells = progs[0].cells + witness
@@ -375,14 +376,17 @@ def test_torch_numpy_and_random_start_every_call_in_the_same_state_warm_or_cold(
     assert cold[0] == cold[1] and warm == [cold, cold]
 
 
-_SLEEPY = "import time\ndef slow():\n    time.sleep(1.5)\n    return 1\n"
+# Each call sleeps well inside the step timeout and the calls together far outlast the budget:
+# only the budget can end the submission. The sizes are otherwise free, so they are small (the
+# test waits out the budget in each mode: 1.5 s calls and a 10 s budget took 10.3 s a mode).
+_SLEEPY = "import time\ndef slow():\n    time.sleep(0.5)\n    return 1\n"
 
 
 @pytest.mark.parametrize("warm", [False, True])
 def test_a_submission_that_sleeps_in_every_call_stops_at_its_time_budget(warm):
-    """Each call sleeps 1.5 s, inside the 5 s step timeout, 20 calls: does the submission's
-    budget (10 s) end it, the running case failed and the rest not run, both saying why?"""
-    limits = sandbox.Limits(timeout=5, budget=10)
+    """Each call sleeps 0.5 s, inside the 5 s step timeout, 20 calls: does the submission's
+    budget (3 s) end it, the running case failed and the rest not run, both saying why?"""
+    limits = sandbox.Limits(timeout=5, budget=3)
     cases = {"slow": [{"args": [], "kwargs": {"$dict": {}}}] * 20}
     with worker.WorkerPool(ISO, limits) as pool:
         ex = sandbox.execute(
