@@ -104,6 +104,27 @@ def test_functions_that_call_nothing_else_are_served_nothing():
     }
 
 
+def test_served_names_given_the_graded_functions_are_those_the_case_module_gives():
+    """`drills grade` passes the graded functions it read from the outcome cache (so that the
+    case module, torch for 05-07, is not imported for this): is every function served the same
+    callees, and the same note written, as when they are read from the case module?"""
+    from autograder import assignments
+    from autograder.scoring import served
+
+    notes = 0
+    for a in assignments.MODULES:
+        names = assignments.get(a).names
+        for f in names:
+            served._GRADED.clear()
+            from_module = served._served_names(a, f, None, None)
+            note = served.note(a, f)  # the graded functions read from the case module
+            assert served.served_names(a, f, graded=names) == from_module, (a, f)
+            assert served._served_names(a, f, None, names) == from_module, (a, f)
+            assert served.note(a, f) == note, (a, f)  # those served_names was given
+            notes += bool(note)
+    assert notes, "no function has a note: the comparison compared nothing"
+
+
 def test_callee_slip_is_charged_once_in_the_sandbox(tmp_path):
     """`drills check` (the sandboxed engine of `drills grade`): the same, from a notebook."""
     by_function = {}

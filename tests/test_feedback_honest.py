@@ -165,6 +165,38 @@ def test_a_learners_message_carrying_a_generated_value_is_cut():
     assert redact.clean_message("plain words", a, [[[value]]]) == "plain words"
 
 
+def test_the_sorted_search_for_hidden_numbers_cuts_every_number_the_full_scan_cuts():
+    """clean_message looks a number up among the hidden ones by bisection (once sorted per
+    function): does it find every value, or negated value, that the scan of them all finds,
+    at every number of digits and exponent, and nothing else?"""
+    import random
+
+    rng = random.Random(0)
+    numbers = sorted(
+        rng.choice([1, -1]) * rng.uniform(0, 1) * 10.0 ** rng.randint(-12, 12) for _ in range(300)
+    ) + [0.0, 1e300, -2.5e-300]
+    numbers.sort()
+    texts = []
+    for v in rng.sample(numbers, 120):
+        for fmt in ("{:.2f}", "{:.4f}", "{:.8f}", "{:.3e}", "{:.6e}", "{:.3g}", "{:.12g}"):
+            texts.append(fmt.format(v * rng.choice([1, -1, 1.0000001, 0.999])))
+    texts += ["1e999", "123e400", "0.000", "nan", "7.77", "-0.00123", "100", "3.14159"]
+    found = 0
+    for t in texts:
+        want = any(redact._rounds_from(t, v) for v in numbers)
+        assert redact._matches_a_number(t, numbers) == want, t
+        found += want
+    assert 0 < found < len(texts), found  # both answers were tried
+
+
+def test_a_message_with_a_number_beyond_a_floats_range_is_shown_not_a_grader_crash():
+    """A learner's message holding 1.23e999 (10.0 ** 999 overflows): is it shown as written
+    rather than stopping the scoring of the submission?"""
+    a = "01_exact_kl"
+    shown = redact.clean_message("p is 1.23e999 and 4.56e-999", a, [[[0.5, 0.25]]])
+    assert shown == "p is 1.23e999 and 4.56e-999", shown
+
+
 def test_the_json_a_learner_reads_holds_no_time_per_case():
     """A correct function that sleeps x seconds on input x would spell a generated input in
     its case's time: `drills check --json` (and the widget, which reads it) shows none."""

@@ -533,3 +533,22 @@ def test_a_key_that_is_not_private_or_not_the_writers_is_refused(tmp_path, key_d
         key.unlink()
         assert cache.store("assignment", {"i": 2}, {"v": 2}, root=root)  # a new key
     assert cache.load("assignment", {"i": 1}, root=root) is None
+
+
+def test_a_students_outline_that_differs_is_not_given_the_spec_built_for_another():
+    """The specs of cached entries are built once and shared by every student whose outline is
+    equal: does an outline that differs (another tolerance) get a spec of its own, and an equal
+    one the same spec again?"""
+    from autograder.scoring import memo
+
+    a = "01_exact_kl"
+    f = assignments.get(a).function("forward_kl")
+    outline = json.loads(json.dumps(cache.spec_outline(f)))
+    first = memo._spec(a, f.name, outline)
+    assert memo._spec(a, f.name, json.loads(json.dumps(outline))) is first
+    other = json.loads(json.dumps(outline))
+    other["fields"]["cases"]["$tuple"][0]["fields"]["rtol"] = 0.125
+    second = memo._spec(a, f.name, other)
+    assert second is not first
+    assert second.cases[0].rtol == 0.125 and first.cases[0].rtol == f.cases[0].rtol
+    assert [c.rtol for c in second.cases[1:]] == [c.rtol for c in f.cases[1:]]

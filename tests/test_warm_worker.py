@@ -543,3 +543,27 @@ def test_sandbox_folders_of_graders_that_were_killed_are_swept(tmp_path):
         os.utime(d, (old, old))
     assert sandbox.sweep_scratch(tmp_path) == [dead]
     assert sorted(x.name for x in tmp_path.iterdir()) == sorted([live.name, other.name])
+
+
+def test_a_job_sent_another_codec_than_the_precompiled_one_runs_the_one_it_was_sent(
+    monkeypatch,
+):
+    """The zygote compiles the codec once, before forking its jobs: does a job whose codec
+    text differs (a grader whose codec changed while its worker ran) run that text, not the
+    stale code object?"""
+    job = {
+        "setup": [("setup", "import numpy as np\n")],
+        "cells": [("f", "def f(x):\n    return x\n")],
+        "skip_cells": [],
+        "plan": [{"name": "f", "start": 0, "cases": [{"args": [1], "kwargs": {}}]}],
+    }
+    with worker.WorkerPool(ISO, LIMITS) as pool:
+        first = pool.run_child(job, ISO, LIMITS, 0, 60)
+        assert pool.stats["warm_jobs"] == 1, pool.stats
+        assert json.loads(first.lines[0]) == {"t": "setup", "status": "ok"}, first.lines
+        other = sandbox.codec_source() + "\nraise RuntimeError('the codec sent with the job')\n"
+        monkeypatch.setattr(sandbox, "codec_source", lambda: other)
+        second = pool.run_child(job, ISO, LIMITS, 0, 60)
+        assert pool.stats["warm_jobs"] == 2, pool.stats
+    setup = json.loads(second.lines[0])
+    assert setup["status"] == "error" and "the codec sent with the job" in setup["error"], setup

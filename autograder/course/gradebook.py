@@ -54,8 +54,9 @@ def assemble(
                 out / r.feedback_path(), report.feedback_html(r, show_hidden), show_hidden
             )
             item = r.to_json(show_hidden)
-            lines.write(json.dumps(item, ensure_ascii=False, allow_nan=False) + "\n")
-            doc.add(item)
+            text = json.dumps(item, ensure_ascii=False, allow_nan=False)
+            lines.write(text + "\n")
+            doc.add(item, text)  # the same bytes in results.json: encoded once
             stats.add(r)
             rows.append(report.Row.of(r))
         doc.close()

@@ -333,8 +333,11 @@ class ResultsDocument:
         f.write(head[: -len("[]\n}")] + "[")
         self.f, self.n = f, 0
 
-    def add(self, item: dict[str, Any]) -> None:
-        text = json.dumps(item, ensure_ascii=False, allow_nan=False)
+    def add(self, item: dict[str, Any], text: str | None = None) -> None:
+        """Add one submission; ``text``: ``item`` already dumped as this would dump it
+        (results.jsonl's line), so a large result is encoded once for both files."""
+        if text is None:
+            text = json.dumps(item, ensure_ascii=False, allow_nan=False)
         self.f.write(("\n  " if self.n == 0 else ",\n  ") + text)
         self.n += 1
 

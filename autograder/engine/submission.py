@@ -477,16 +477,19 @@ def build_program(assignment: str, source_nb, learner_nb, functions: list[str]) 
                     prog.uncompiled[name] = why
                 source = part
         prog.cells.append((gid, source))
-    defs = stubs.top_level_functions(src for _, src in prog.cells)
+    # each cell parsed once: the functions it defines, and so the last definition of each
+    # name (as in a kernel that ran the cells in order) and the cell that gave it
+    defs: dict[str, ast.AST] = {}
     where: dict[str, str] = {}
     for gid, src in prog.cells:
-        for name in stubs.top_level_functions([src]):
+        for name, node in stubs.top_level_functions([src]).items():
+            defs[name] = node
             where[name] = gid
     # Callees served by value (scoring.served): every graded callee, and a helper the learner
     # left unusable (a stub, deleted, or a definition that does not compile), which is then
     # charged once, to the function of the cell the notebook gives it in. A helper the learner
     # wrote is their code for every function that calls it.
-    candidates = {f: set(served.served_names(assignment, f)) for f in functions}
+    candidates = {f: set(served.served_names(assignment, f, graded=functions)) for f in functions}
     owners = served.owner_cells(assignment)
     broken = {n: why for n, why in prog.uncompiled.items() if n not in defs}
 

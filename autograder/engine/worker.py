@@ -190,6 +190,7 @@ class Worker:
                 "sys_path": self.sys_path,
                 "harness": f"{box.in_path}/harness.py",
                 "preload": list(self.preload),
+                "codec": sandbox.codec_source(),  # compiled once, before any job is forked
                 "probe_limits": _job_limits(self.limits, 60),
             }
         )

@@ -116,7 +116,7 @@ def _send(ctl, msg):
 
 def _recv(ctl):
     """(message, fds) or (None, []) when the parent has gone."""
-    data, fds, _flags, _addr = socket.recv_fds(ctl, 65536, 8)
+    data, fds, _flags, _addr = socket.recv_fds(ctl, 1 << 18, 8)  # the hello holds the codec
     if not data:
         for fd in fds:
             os.close(fd)
@@ -475,6 +475,11 @@ def main(argv):
             __import__(name)
         except BaseException:  # noqa: BLE001 (the job will import it, and fail there if it must)
             failed.append(name)
+    if hello.get("codec"):
+        try:
+            harness.precompile(hello["codec"])
+        except BaseException:  # noqa: BLE001 (each job then compiles its own, and fails there)
+            pass
     libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
     why = _self_test(ctl, harness, hello["probe_limits"])
     _send(ctl, {"t": "ready" if why is None else "unavailable", "why": why, "tasks": _tasks()})

@@ -468,17 +468,24 @@ def _match(
     """
     remaining = set(failed) & set(among)
     chosen: list[tuple[Mistake, set[int]]] = []
+    failing: dict[int, list[int]] = {}  # where each mistake fails: once per call, not per pick
+
+    def fails_on(m: Mistake, mo: list[dict]) -> list[int]:
+        if id(m) not in failing:
+            failing[id(m)] = [
+                i
+                for i in among
+                if not same_outcome(expected[i], mo[i], fspec.cases[i].rtol, fspec.cases[i].atol)
+            ]
+        return failing[id(m)]
+
     while remaining and len(chosen) < most:
         best = None
         for order, m in candidates:
             if any(m is c for c, _ in chosen):
                 continue
             mo = mutants[m.id]
-            m_failed = [
-                i
-                for i in among
-                if not same_outcome(expected[i], mo[i], fspec.cases[i].rtol, fspec.cases[i].atol)
-            ]
+            m_failed = fails_on(m, mo)
             if not m_failed:
                 continue
             if loose:
@@ -1123,13 +1130,13 @@ def _cleaned_messages(
         if case.hidden or not isinstance(msg, str) or not msg:
             out.append(g)
             continue
-        if hidden is None:
-            hidden = [
+        if hidden is None:  # once for all the function's messages
+            hidden = redact.hidden_numbers(
                 [inp.get("args"), inp.get("kwargs"), e.get("value")]
                 for c, inp, e in zip(fspec.cases, inputs, expected)
                 if c.hidden
-            ]
-        cleaned = redact.clean_message(msg, assignment, hidden)
+            )
+        cleaned = redact.clean_message(msg, assignment, numbers=hidden)
         out.append(g if cleaned == msg else {**g, "message": cleaned})
     return out
 

@@ -155,6 +155,21 @@ class AssignmentOutcomes:
     mutants: dict[str, LazyMistakes]
 
 
+_SPECS: dict[tuple[str, str], tuple[dict, FunctionSpec]] = _Bounded(64)
+
+
+def _spec(assignment: str, name: str, outline: dict) -> FunctionSpec:
+    """cache.spec_from_outline, built once for every student: each student's cached entry
+    carries its function's outline (ids, weights, tolerances: the same for all of them), and
+    an equal outline gives an equal spec (frozen, shared as the prepared one is)."""
+    seen = _SPECS.get((assignment, name))
+    if seen is not None and seen[0] == outline:
+        return seen[1]
+    spec = cache.spec_from_outline(outline)
+    _SPECS[(assignment, name)] = (outline, spec)
+    return spec
+
+
 def assignment_outcomes(
     assignment: str, secret: str, student: str | None = None, root: Path | None = None
 ) -> AssignmentOutcomes:
@@ -165,7 +180,7 @@ def assignment_outcomes(
     specs = None
     if hit is not None:
         try:
-            specs = {n: cache.spec_from_outline(o) for n, o in hit["specs"].items()}
+            specs = {n: _spec(assignment, n, o) for n, o in hit["specs"].items()}
             names, points = list(hit["names"]), dict(hit["points"])
             inputs, expected = dict(hit["inputs"]), dict(hit["expected"])
         except (KeyError, TypeError, ValueError, AttributeError):

@@ -22,6 +22,7 @@ the messages shown because they come from fixed cases only.
 
 from __future__ import annotations
 
+import bisect
 import functools
 import math
 import re
@@ -62,6 +63,12 @@ def _material(assignment: str, root: str | None) -> tuple[str, str, frozenset[st
     return _fold(solution), _fold(public), names
 
 
+def hidden_numbers(values: Iterable[Any]) -> list[float]:
+    """The finite numbers in ``values`` (encoded inputs and outcomes), sorted: what
+    :func:`clean_message` looks for. Worked out once for all the messages of one function."""
+    return sorted(_hidden_numbers(values))
+
+
 def _hidden_numbers(values: Iterable[Any]) -> list[float]:
     out: list[float] = []
 
@@ -94,10 +101,33 @@ def _rounds_from(text: str, value: float) -> bool:
         x = float(text)
     except ValueError:
         return False
+    if not math.isfinite(x):  # beyond a float's range (10.0 ** its exponent would overflow)
+        return False
     mantissa, _, exp = text.lower().partition("e")
     decimals = len(mantissa.split(".")[1]) if "." in mantissa else 0
     half_ulp = 0.5 * 10.0 ** (-decimals + (int(exp) if exp else 0))
     return abs(x - value) <= half_ulp * (1 + 1e-9) or abs(x + value) <= half_ulp * (1 + 1e-9)
+
+
+def _matches_a_number(text: str, numbers: list[float]) -> bool:
+    """Does ``text`` round from one of ``numbers`` (sorted), or from its negation? Only the
+    numbers near ``x`` or ``-x`` can (a window a little wider than half a unit in the last
+    digit ``text`` shows); each of those is checked by :func:`_rounds_from` itself."""
+    try:
+        x = float(text)
+    except ValueError:
+        return False
+    mantissa, _, exp = text.lower().partition("e")
+    decimals = len(mantissa.split(".")[1]) if "." in mantissa else 0
+    if not math.isfinite(x):  # beyond a float's range: no finite value rounds to it
+        return False
+    reach = 10.0 ** (-decimals + (int(exp) if exp else 0))  # twice the half unit
+    for centre in (x, -x):
+        lo = bisect.bisect_left(numbers, centre - reach)
+        hi = bisect.bisect_right(numbers, centre + reach)
+        if any(_rounds_from(text, v) for v in numbers[lo:hi]):
+            return True
+    return False
 
 
 def clean_message(
@@ -105,10 +135,11 @@ def clean_message(
     assignment: str,
     hidden: Iterable[Any] = (),
     root: Path | None = None,
+    numbers: list[float] | None = None,
 ) -> str:
     """``message`` with every part that matches reference or hidden material cut out
     (``[…]`` in its place); ``hidden``: the generated cases' encoded inputs and expected
-    outcomes."""
+    outcomes, or ``numbers``: :func:`hidden_numbers` of them, worked out already."""
     if not message:
         return message
     ref, public, names = _material(assignment, str(root) if root else None)
@@ -122,12 +153,11 @@ def clean_message(
         for m in _NAME.finditer(text):
             if m.group() in names:
                 cut[m.start() : m.end()] = [True] * (m.end() - m.start())
-    numbers = _hidden_numbers(hidden)
+    if numbers is None:
+        numbers = hidden_numbers(hidden)
     if numbers:
         for m in _NUMBER.finditer(text):
-            if _significant(m.group()) >= HIDDEN_DIGITS and any(
-                _rounds_from(m.group(), v) for v in numbers
-            ):
+            if _significant(m.group()) >= HIDDEN_DIGITS and _matches_a_number(m.group(), numbers):
                 cut[m.start() : m.end()] = [True] * (m.end() - m.start())
     if not any(cut):
         return message

@@ -64,9 +64,51 @@ def owner_cells(assignment: str, root: Path | None = None) -> dict[str, str]:
         return {}
 
 
-def served_names(assignment: str, function: str, root: Path | None = None) -> list[str]:
+_SERVED: dict[tuple, list[str]] = {}
+_GRADED: dict[tuple[str, str], list[str]] = {}  # (notebook, assignment) -> graded functions
+
+
+def served_names(
+    assignment: str, function: str, root: Path | None = None, graded: list[str] | None = None
+) -> list[str]:
     """The reference functions ``function``'s cases are served by value (see the module's
-    docstring), in the order the reference reaches them; [] when none."""
+    docstring), in the order the reference reaches them; [] when none. Worked out once per
+    notebook and function (from the definitions notebook.solution_defs reads once), not once
+    per submission. ``graded``: the assignment's graded functions where the caller has them
+    (`drills grade` reads them from the outcome cache), so that the case module, which
+    imports torch for 05-07, is not imported for this alone."""
+    try:
+        path = str(notebook.source_path(assignment, root))
+        key = (path, assignment, function, None if graded is None else tuple(sorted(graded)))
+    except (KeyError, OSError, ValueError):
+        return []
+    if graded is not None:
+        _GRADED[(path, assignment)] = list(graded)
+    if key not in _SERVED:
+        _SERVED[key] = _served_names(assignment, function, root, graded)
+    return list(_SERVED[key])
+
+
+def _graded_names(assignment: str, root: Path | None) -> set[str] | None:
+    """The assignment's graded functions: as a caller of :func:`served_names` gave them, else
+    from its case module (imported); None for an unknown assignment."""
+    try:
+        known = _GRADED.get((str(notebook.source_path(assignment, root)), assignment))
+    except (KeyError, OSError, ValueError):
+        known = None
+    if known is not None:
+        return set(known)
+    from autograder import assignments
+
+    try:
+        return set(assignments.get(assignment).names)
+    except KeyError:
+        return None
+
+
+def _served_names(
+    assignment: str, function: str, root: Path | None, graded_names: list[str] | None
+) -> list[str]:
     try:
         defs = notebook.solution_defs(assignment, root)
         where = _layout(assignment, root)
@@ -85,12 +127,8 @@ def served_names(assignment: str, function: str, root: Path | None = None) -> li
                 order.append(n.id)
                 todo.append(n.id)
     # helpers of the function's own cell are its own code; a graded function is never "own"
-    from autograder import assignments
-
-    try:
-        graded = set(assignments.get(assignment).names)
-    except KeyError:
-        graded = set()
+    graded = set(graded_names) if graded_names is not None else _graded_names(assignment, root)
+    graded = graded or set()
     return [n for n in order if n in graded or where.get(n) != own_cell]
 
 
@@ -245,13 +283,12 @@ def note(assignment: str, function: str, root: Path | None = None) -> str:
     """What the feedback says of a function graded with served graded callees ("" if none).
     Helpers are served to every function that calls one, and named only when it matters
     (a learner's helper that is missing, a stub or does not compile: see :func:`charged_note`)."""
-    from autograder import assignments
-
-    try:
-        graded = set(assignments.get(assignment).names)
-    except KeyError:
+    graded = _graded_names(assignment, root)
+    if graded is None:
         return ""
-    names = [n for n in served_names(assignment, function, root) if n in graded]
+    names = [
+        n for n in served_names(assignment, function, root, graded=sorted(graded)) if n in graded
+    ]
     if not names:
         return ""
     listed = " and ".join(f"`{n}`" for n in names)

@@ -11,6 +11,7 @@ stubs a function reaches, through the functions it calls, as the cells define th
 from __future__ import annotations
 
 import ast
+import functools
 import inspect
 import textwrap
 from collections.abc import Iterable
@@ -54,11 +55,20 @@ def top_level_functions(sources: Iterable[str]) -> dict[str, ast.AST]:
 
 def _called(node: ast.AST) -> list[str]:
     """Names a function's body reads, in order of appearance, each once."""
-    seen: list[str] = []
+    return list(_names_read(node))
+
+
+@functools.lru_cache(maxsize=256)
+def _names_read(node: ast.AST) -> tuple[str, ...]:
+    """:func:`_called`, once per node: one submission's program asks it of the same parsed
+    definitions for every function that reaches them (a few dozen nodes, so a small cache
+    that never pins more than a few submissions' trees). The cache holds the node, so its
+    identity is never reused; nodes are never changed after parsing."""
+    seen: dict[str, None] = {}
     for n in ast.walk(node):
-        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id not in seen:
-            seen.append(n.id)
-    return seen
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load):
+            seen.setdefault(n.id)
+    return tuple(seen)
 
 
 def stub_callees(defs: dict[str, ast.AST], name: str) -> list[str]:
