@@ -435,3 +435,30 @@ def test_a_clicks_report_is_not_lost_when_the_warm_ups_quieting_ends_during_the_
         assert report.getvalue() == '{"score": 1}\n'
     finally:
         sys.stdout, sys.stderr = saved
+
+
+@pytest.mark.slow
+def test_the_click_benchmark_clicks_in_a_real_kernel_and_gets_drills_checks_report(tmp_path):
+    """benchmarks/clicks.py, whose table docs/speed.md quotes, on 01 without load, once: does it
+    still start a kernel as JupyterLab does, run the setup cells, click through the widget's
+    own call and get the report a fresh `drills check --json` gives (it exits 1 when they
+    differ)? Catches a benchmark left behind by a change of the notebooks or the widget."""
+    p = subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "benchmarks" / "clicks.py"),
+            "--assignments",
+            "01_exact_kl",
+            "--loads",
+            "0",
+            "--after",
+            "0",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, "DRILLS_CACHE_DIR": str(tmp_path / "cache")},
+    )
+    assert p.returncode == 0, p.stdout[-2000:] + p.stderr[-2000:]
+    rows = [line for line in p.stdout.splitlines() if line.startswith("| 01_exact_kl | 0 |")]
+    assert len(rows) == 1, p.stdout
