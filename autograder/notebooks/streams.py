@@ -68,10 +68,10 @@ def per_thread() -> None:
 def redirected(stdout: TextIO | None = None, stderr: TextIO | None = None):
     """This thread's stdout and/or stderr to the given streams while the block runs (the
     process's, where :func:`per_thread` was not called)."""
-    streams = [(s, new) for s, new in ((sys.stdout, stdout), (sys.stderr, stderr)) if new]
-    if all(isinstance(s, _PerThread) for s, _ in streams):
-        before = [(s, getattr(s.local, "target", None)) for s, _ in streams]
-        for s, new in streams:
+    chosen = [(s, new) for s, new in ((sys.stdout, stdout), (sys.stderr, stderr)) if new]
+    if all(isinstance(s, _PerThread) for s, _ in chosen):
+        before = [(s, getattr(s.local, "target", None)) for s, _ in chosen]
+        for s, new in chosen:
             s.local.target = new
         try:
             yield

@@ -95,37 +95,44 @@ def _significant(text: str) -> int:
     return len(mantissa)
 
 
-def _rounds_from(text: str, value: float) -> bool:
-    """Could ``text`` be ``value`` written with the digits ``text`` has?"""
+def _written(text: str) -> tuple[float, float] | None:
+    """``text`` as a number and half a unit in the last digit it shows; None when it is not
+    a number, or beyond a float's range (no finite value rounds to it, and 10.0 ** its
+    exponent would overflow)."""
     try:
         x = float(text)
     except ValueError:
-        return False
-    if not math.isfinite(x):  # beyond a float's range (10.0 ** its exponent would overflow)
-        return False
+        return None
+    if not math.isfinite(x):
+        return None
     mantissa, _, exp = text.lower().partition("e")
     decimals = len(mantissa.split(".")[1]) if "." in mantissa else 0
-    half_ulp = 0.5 * 10.0 ** (-decimals + (int(exp) if exp else 0))
+    return x, 0.5 * 10.0 ** (-decimals + (int(exp) if exp else 0))
+
+
+def _rounds_to(x: float, half_ulp: float, value: float) -> bool:
     return abs(x - value) <= half_ulp * (1 + 1e-9) or abs(x + value) <= half_ulp * (1 + 1e-9)
+
+
+def _rounds_from(text: str, value: float) -> bool:
+    """Could ``text`` be ``value`` written with the digits ``text`` has?"""
+    written = _written(text)
+    return written is not None and _rounds_to(*written, value)
 
 
 def _matches_a_number(text: str, numbers: list[float]) -> bool:
     """Does ``text`` round from one of ``numbers`` (sorted), or from its negation? Only the
     numbers near ``x`` or ``-x`` can (a window a little wider than half a unit in the last
-    digit ``text`` shows); each of those is checked by :func:`_rounds_from` itself."""
-    try:
-        x = float(text)
-    except ValueError:
+    digit ``text`` shows); each of those is checked as :func:`_rounds_from` checks it."""
+    written = _written(text)
+    if written is None:
         return False
-    mantissa, _, exp = text.lower().partition("e")
-    decimals = len(mantissa.split(".")[1]) if "." in mantissa else 0
-    if not math.isfinite(x):  # beyond a float's range: no finite value rounds to it
-        return False
-    reach = 10.0 ** (-decimals + (int(exp) if exp else 0))  # twice the half unit
+    x, half_ulp = written
+    reach = 2 * half_ulp
     for centre in (x, -x):
         lo = bisect.bisect_left(numbers, centre - reach)
         hi = bisect.bisect_right(numbers, centre + reach)
-        if any(_rounds_from(text, v) for v in numbers[lo:hi]):
+        if any(_rounds_to(x, half_ulp, v) for v in numbers[lo:hi]):
             return True
     return False
 
