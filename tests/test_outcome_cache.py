@@ -197,6 +197,37 @@ def test_a_damaged_entry_is_ignored_and_rebuilt(fresh, damage):
     assert counts["reference"] == 0
 
 
+def test_an_entry_edited_in_place_without_its_key_is_not_trusted(fresh):
+    """The HMAC covers the value's bytes as written: one digit of an expected value changed
+    where it stands (same length, same layout, the entry still valid JSON) is refused, and so
+    is the same entry with a field moved after the value or with the value written as
+    another writer would lay it out."""
+    _, forget, folder = fresh
+    good = _outcomes()
+    for how in ("digit changed in place", "value not last", "value re-spaced"):
+        for p in _entries(folder, "assignment"):
+            text = p.read_bytes()
+            body = json.loads(text)
+            if how == "digit changed in place":
+                at = text.index(b'"expected"')
+                digit = next(i for i in range(at, len(text)) if text[i : i + 1] in b"123456789")
+                new = b"1" if text[digit : digit + 1] != b"1" else b"2"
+                p.write_bytes(text[:digit] + new + text[digit + 1 :])
+                assert json.loads(p.read_bytes())["mac"] == body["mac"]
+            elif how == "value not last":
+                moved = {k: body[k] for k in ("format", "kind", "key", "value", "mac")}
+                p.write_text(json.dumps(moved, separators=(",", ":")))
+            else:
+                p.write_text(json.dumps(body))
+            assert cache.load("assignment", body["key"]) is None, f"{how}: trusted"
+        forget()
+        again = _outcomes()
+        assert again.expected == good.expected, how
+        for p in _entries(folder, "assignment"):  # written back whole, and trusted again
+            body = json.loads(p.read_bytes())
+            assert cache.load("assignment", body["key"]) == body["value"], how
+
+
 def test_mistake_outcomes_are_computed_only_for_a_failed_function_and_cached(fresh):
     """A correct function needs no mutant runs; a failing one computes them once, then reads them."""
     counts, forget, folder = fresh

@@ -23,7 +23,9 @@ contains it).
 
 Every entry is one JSON file ``<dir>/v<FORMAT>/<kind>/<digest of key>.json`` holding
 its key, its value and an HMAC of both under the folder's key: ``<dir>/key``, 32 random
-bytes created once, 0600, by the first writer. A plain checksum can be recomputed by anyone
+bytes created once, 0600, by the first writer. The HMAC covers the value's bytes exactly as
+written (the entry's last field), so reading an entry checks it without writing its value
+out again (which cost as much as parsing it: a class of 100 submissions read 15 MB). A plain checksum can be recomputed by anyone
 who can write the folder (forged entries in a shared folder turned a correct notebook's 7.0
 into 4.45); an HMAC cannot without the key. The folder is used only when it is owned by this
 user and no one else can write it, and the key only when it is a regular file of this user
@@ -56,8 +58,9 @@ from pathlib import Path
 from typing import Any
 
 # 2: values keep their dicts' key order (1 sorted them: feedback differed warm/cold);
-# 3: entries carry an HMAC under the folder's key instead of a checksum anyone can recompute
-FORMAT = 3
+# 3: entries carry an HMAC under the folder's key instead of a checksum anyone can recompute;
+# 4: the HMAC covers the value's bytes as written, the value last in the entry
+FORMAT = 4
 PACKAGE = Path(__file__).resolve().parents[1]  # autograder/, above scoring/
 # Engine modules whose code decides what an outcome is (besides the case module itself).
 ENGINE = (  # under autograder/: the modules that compute or key a cached outcome
@@ -381,8 +384,17 @@ def folder_key(root: Path, create: bool = False) -> bytes | None:
     return key
 
 
-def _mac(key: bytes, kind: str, k: dict, value: Any) -> str:
-    return hmac.new(key, _canonical([kind, k, value]), hashlib.sha256).hexdigest()
+def _mac(key: bytes, kind: str, k: dict, value: bytes) -> str:
+    """The HMAC of an entry: what it is for (canonical) and its value's bytes as written."""
+    return hmac.new(key, _canonical([kind, k]) + b"\n" + value, hashlib.sha256).hexdigest()
+
+
+_VALUE = b',"value":'
+
+
+def _head(kind: str, key: dict, mac: str) -> bytes:
+    """An entry's bytes before its value: the value is written last, after ``_VALUE``."""
+    return _ordered({"format": FORMAT, "kind": kind, "key": key, "mac": mac})[:-1] + _VALUE
 
 
 def load(kind: str, key: dict, root: Path | None = None) -> Any | None:
@@ -403,8 +415,16 @@ def load(kind: str, key: dict, root: Path | None = None) -> Any | None:
             or entry.get("kind") != kind
             or entry.get("key") != key
             or type(entry.get("mac")) is not str
-            or not hmac.compare_digest(entry["mac"], _mac(secret, kind, key, entry.get("value")))
+            or list(entry) != ["format", "kind", "key", "mac", "value"]
         ):
+            return None
+        # The value's bytes are where the entry's own head (written back as it was read: a
+        # key's dict keeps its order, a float its shortest repr) says they start; a file
+        # written any other way does not line up and fails the HMAC.
+        head = _head(kind, entry["key"], entry["mac"])
+        if not text.startswith(head) or not text.endswith(b"}"):
+            return None
+        if not hmac.compare_digest(entry["mac"], _mac(secret, kind, key, text[len(head) : -1])):
             return None
         return entry["value"]
     except (OSError, ValueError, TypeError, RecursionError):
@@ -469,15 +489,8 @@ def store(kind: str, key: dict, value: Any, root: Path | None = None) -> bool:
     if secret is None:
         return False
     try:
-        body = _ordered(
-            {
-                "format": FORMAT,
-                "kind": kind,
-                "key": key,
-                "value": value,
-                "mac": _mac(secret, kind, key, value),
-            }
-        )
+        data = _ordered(value)
+        body = _head(kind, key, _mac(secret, kind, key, data)) + data + b"}"
     except (TypeError, ValueError):
         return False  # not plain JSON: not cached
     path = _entry_path(root, kind, key)
