@@ -583,3 +583,16 @@ def test_a_students_outline_that_differs_is_not_given_the_spec_built_for_another
     assert second is not first
     assert second.cases[0].rtol == 0.125 and first.cases[0].rtol == f.cases[0].rtol
     assert [c.rtol for c in second.cases[1:]] == [c.rtol for c in f.cases[1:]]
+
+
+def test_the_inputs_digest_read_from_an_entry_is_that_of_its_inputs(fresh):
+    """The mistakes' cache key stands on each function's inputs digest, kept in the assignment
+    entry so a warm read does not encode the inputs again: is it, cold and warm, the digest of
+    the inputs that entry holds (a stale one would read another input's mistake outcomes)?"""
+    _, forget, _ = fresh
+    cold = _outcomes(student="carol")
+    forget()
+    warm = _outcomes(student="carol")
+    for out in (cold, warm):
+        for name in out.names:
+            assert out.mutants[name].digest == cache.inputs_digest(out.inputs[name]), name

@@ -69,12 +69,20 @@ def reference_outcomes(assignment: str, fspec: FunctionSpec, inputs, root: Path 
 
 
 def _mistakes(
-    assignment: str, name: str, inputs, root: Path | None, ids: list[str], spec
+    assignment: str,
+    name: str,
+    inputs,
+    root: Path | None,
+    ids: list[str],
+    spec,
+    digest: str | None = None,
 ) -> dict[str, list[dict]]:
     """The outcomes of the mistakes ``ids`` of function ``name``: from memory, the outcome
     cache (an entry with exactly these ids), or computed with ``spec()``'s FunctionSpec, so
-    the case module (for 05-06: torch) is imported only when they must be computed."""
-    digest = cache.inputs_digest(inputs)
+    the case module (for 05-06: torch) is imported only when they must be computed.
+    ``digest``: cache.inputs_digest(inputs), when known already."""
+    if digest is None:
+        digest = cache.inputs_digest(inputs)
     key = (assignment, name, str(root), digest)
     if key not in _MUTANTS:
         disk = _disk_key(assignment, name, digest, root)
@@ -107,9 +115,11 @@ class LazyMistakes(Mapping):
         inputs,
         root: Path | None = None,
         ids: list[str] | None = None,
+        digest: str | None = None,
     ) -> None:
         self.assignment, self.function, self.inputs, self.root = assignment, function, inputs, root
         self.ids = ids  # the mistakes' ids, when known: a cached entry is used only if it has them
+        self.digest = digest  # cache.inputs_digest(inputs), when known: not encoded again
         self._data: dict[str, list[dict]] | None = None
         # computed once when two threads ask at once (a check server's warm-up and a check)
         self._lock = threading.Lock()
@@ -128,7 +138,7 @@ class LazyMistakes(Mapping):
             # With the ids known, a cached entry is read without importing the case module.
             ids = self.ids if self.ids is not None else [m.id for m in self._spec().mistakes]
             self._data = _mistakes(
-                self.assignment, self.function, self.inputs, self.root, ids, self._spec
+                self.assignment, self.function, self.inputs, self.root, ids, self._spec, self.digest
             )
         return self._data
 
@@ -183,6 +193,9 @@ def assignment_outcomes(
             specs = {n: _spec(assignment, n, o) for n, o in hit["specs"].items()}
             names, points = list(hit["names"]), dict(hit["points"])
             inputs, expected = dict(hit["inputs"]), dict(hit["expected"])
+            # each function's inputs digest, worked out when the entry was written (an
+            # authenticated entry: as trusted as the inputs it stands for)
+            digests = {n: str(hit["digests"][n]) for n in names}
         except (KeyError, TypeError, ValueError, AttributeError):
             specs = None
     if specs is None:
@@ -194,15 +207,24 @@ def assignment_outcomes(
             expected[f.name] = reference_outcomes(assignment, f, inputs[f.name], root)
             points[f.name] = notebook.points(assignment, f.name, root)
         specs = {f.name: f for f in spec.functions}
+        digests = {n: cache.inputs_digest(inputs[n]) for n in names}
         try:
             outlines = {n: cache.spec_outline(f) for n, f in specs.items()}
         except cache.NotOutlined:
             outlines = None  # scored from the real spec every time: slower, never wrong
         if outlines is not None:
-            value = {"names": names, "points": points, "inputs": inputs, "expected": expected}
+            value = {
+                "names": names,
+                "points": points,
+                "inputs": inputs,
+                "expected": expected,
+                "digests": digests,
+            }
             cache.store("assignment", key, dict(value, specs=outlines))
     mutants = {
-        n: LazyMistakes(assignment, n, inputs[n], root, [m.id for m in specs[n].mistakes])
+        n: LazyMistakes(
+            assignment, n, inputs[n], root, [m.id for m in specs[n].mistakes], digests[n]
+        )
         for n in names
     }
     return AssignmentOutcomes(names, points, inputs, expected, specs, mutants)
