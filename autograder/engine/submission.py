@@ -21,6 +21,7 @@ Everything here runs in the trusted parent and never executes learner code.
 from __future__ import annotations
 
 import ast
+import functools
 import json
 import re
 from dataclasses import dataclass, field
@@ -289,11 +290,13 @@ def lookalikes(source: str) -> list[str]:
     return found
 
 
+@functools.lru_cache(maxsize=512)
 def syntax_problem(source: str, gid: str, number: int) -> str | None:
     """Why the learner's cell ``gid`` (cell ``number`` of the notebook) does not compile, with
     the line, the column, the line itself, and every look-alike character it holds (a
     non-breaking space, a zero-width space, a curly quote: see LOOKALIKES); None when it
-    compiles. Compiling runs nothing."""
+    compiles. Compiling runs nothing; the answer is kept per text (a class hands in the same
+    cells many times: the released stubs, the same solution)."""
     try:
         compile(source, f"<cell:{gid}>", "exec", dont_inherit=True)
         return None

@@ -63,6 +63,33 @@ def _material(assignment: str, root: str | None) -> tuple[str, str, frozenset[st
     return _fold(solution), _fold(public), names
 
 
+@functools.lru_cache(maxsize=8)
+def _runs(text: str) -> frozenset[str]:
+    """Every run of REF_RUN characters of ``text``: a window is in the text exactly when it is
+    one of them, found by a set look-up instead of a search of the whole text."""
+    return frozenset(text[i : i + REF_RUN] for i in range(len(text) - REF_RUN + 1))
+
+
+@functools.lru_cache(maxsize=4096)
+def _reference_cuts(text: str, assignment: str, root: str | None) -> tuple[tuple[int, int], ...]:
+    """The spans of the folded message ``text`` that are reference material: runs of the
+    reference's text the public notebook does not hold, and reference-only names. Kept per
+    text: a class's messages repeat (a stub's NotImplementedError, the same slip's error)."""
+    ref, public, names = _material(assignment, root)
+    if not ref:
+        return ()
+    ref_runs = _runs(ref)  # the public text is searched only for the few windows found here
+    spans = []
+    for i in range(len(text) - REF_RUN + 1):
+        window = text[i : i + REF_RUN]
+        if window in ref_runs and window not in public:
+            spans.append((i, i + REF_RUN))
+    for m in _NAME.finditer(text):
+        if m.group() in names:
+            spans.append((m.start(), m.end()))
+    return tuple(spans)
+
+
 def hidden_numbers(values: Iterable[Any]) -> list[float]:
     """The finite numbers in ``values`` (encoded inputs and outcomes), sorted: what
     :func:`clean_message` looks for. Worked out once for all the messages of one function."""
@@ -149,17 +176,10 @@ def clean_message(
     outcomes, or ``numbers``: :func:`hidden_numbers` of them, worked out already."""
     if not message:
         return message
-    ref, public, names = _material(assignment, str(root) if root else None)
     text = _fold(message)
     cut = [False] * len(text)
-    if ref:
-        for i in range(len(text) - REF_RUN + 1):
-            window = text[i : i + REF_RUN]
-            if window in ref and window not in public:
-                cut[i : i + REF_RUN] = [True] * REF_RUN
-        for m in _NAME.finditer(text):
-            if m.group() in names:
-                cut[m.start() : m.end()] = [True] * (m.end() - m.start())
+    for start, end in _reference_cuts(text, assignment, str(root) if root else None):
+        cut[start:end] = [True] * (end - start)
     if numbers is None:
         numbers = hidden_numbers(hidden)
     if numbers:
