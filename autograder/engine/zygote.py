@@ -39,6 +39,7 @@ children) when any of it does not hold.
 """
 
 import ctypes
+import gc
 import json
 import os
 import select
@@ -475,11 +476,19 @@ def main(argv):
             __import__(name)
         except BaseException:  # noqa: BLE001 (the job will import it, and fail there if it must)
             failed.append(name)
+    try:
+        harness.preload()
+    except BaseException:  # noqa: BLE001 (each job then imports what it needs itself)
+        pass
     if hello.get("codec"):
         try:
             harness.precompile(hello["codec"])
         except BaseException:  # noqa: BLE001 (each job then compiles its own, and fails there)
             pass
+    # Everything loaded so far is kept for the zygote's life: frozen, the garbage collector of
+    # a job never walks it, so a job does not write to (and copy) every page of the imported
+    # modules' objects when it collects its own garbage.
+    gc.freeze()
     libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
     why = _self_test(ctl, harness, hello["probe_limits"])
     _send(ctl, {"t": "ready" if why is None else "unavailable", "why": why, "tasks": _tasks()})
