@@ -376,6 +376,28 @@ def test_torch_numpy_and_random_start_every_call_in_the_same_state_warm_or_cold(
     assert cold[0] == cold[1] and warm == [cold, cold]
 
 
+_LOADED = (
+    "import gc, sys\n"
+    "def loaded():\n"
+    "    return [gc.get_freeze_count(), sorted(m for m in ('resource', 'dataclasses') if m in sys.modules)]\n"
+)
+
+
+def test_a_warm_job_starts_with_the_zygotes_objects_frozen_and_its_harness_modules_loaded():
+    """Two costs every warm job paid for itself: loading what the harness and the codec import
+    (resource, dataclasses, numpy.random: 20 ms of a trivial job) and, at its first garbage
+    collection, walking (so copying the pages of) every object the zygote imported. Are the
+    zygote's objects frozen before the fork, and the modules already there, while a cold child
+    (nothing frozen) loads the same modules itself?"""
+    job = _one_call_job(_LOADED, "loaded", setup=[["s", "import numpy as np"]])
+    with worker.WorkerPool(ISO, LIMITS) as pool:
+        warm = _values(pool.run_child(job, ISO, LIMITS, 0, 60))[0]["value"]
+        assert pool.stats["warm_jobs"] == 1, (pool.stats, pool.unavailable)
+    cold = _values(sandbox.run_child(job, ISO, LIMITS, 0, 60))[0]["value"]
+    assert warm[0] > 10_000, f"only {warm[0]} objects frozen in the zygote"
+    assert cold[0] == 0 and warm[1] == cold[1] == ["dataclasses", "resource"], (warm, cold)
+
+
 # Each call sleeps well inside the step timeout and the calls together far outlast the budget:
 # only the budget can end the submission. The sizes are otherwise free, so they are small (the
 # test waits out the budget in each mode: 1.5 s calls and a 10 s budget took 10.3 s a mode).
