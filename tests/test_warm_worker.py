@@ -398,6 +398,35 @@ def test_a_warm_job_starts_with_the_zygotes_objects_frozen_and_its_harness_modul
     assert cold[0] == 0 and warm[1] == cold[1] == ["dataclasses", "resource"], (warm, cold)
 
 
+_FDS = (
+    "import os\n"
+    "def descriptors():\n"
+    "    mine = sorted(int(fd) for fd in os.listdir('/proc/self/fd'))\n"
+    "    wrote = []\n"
+    "    for fd in range(4, 1024):\n"
+    "        try:\n"
+    "            os.write(fd, b'0')\n"
+    "            wrote.append(fd)\n"
+    "        except OSError:\n"
+    "            pass\n"
+    "    return [mine, wrote]\n"
+)
+
+
+def test_a_job_holds_no_descriptor_but_its_own_streams_and_records():
+    """The zygote reports a job ended as soon as C writes, on a pipe of its own, that G (and so
+    the job's whole pid namespace) has ended. A job that could write on that pipe would end
+    its own grading early while it runs on beside the next job. Does a warm job hold only
+    stdin, stdout, stderr and its records (3), and can it write on no other descriptor?"""
+    job = _one_call_job(_FDS, "descriptors")
+    with worker.WorkerPool(ISO, LIMITS) as pool:
+        for _ in range(2):  # the second job starts while the first one's C may still be ending
+            mine, wrote = _values(pool.run_child(job, ISO, LIMITS, 0, 60))[0]["value"]
+            assert wrote == [], f"a job could write on descriptors {wrote}"
+            assert set(mine) <= {0, 1, 2, 3, max(mine)}, mine  # max: listdir's own
+        assert pool.stats["warm_jobs"] == 2, (pool.stats, pool.unavailable)
+
+
 # Each call sleeps well inside the step timeout and the calls together far outlast the budget:
 # only the budget can end the submission. The sizes are otherwise free, so they are small (the
 # test waits out the budget in each mode: 1.5 s calls and a 10 s budget took 10.3 s a mode).
