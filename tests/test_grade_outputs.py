@@ -314,3 +314,32 @@ def test_results_are_private_in_an_output_folder_the_user_made(tmp_path):
     assert modes["results.json"] == modes["results.jsonl"] == 0o600
     assert modes[".drills-cache"] == 0o700
     assert modes[f"feedback/ann/{A}.html"] == 0o644
+
+
+def test_a_run_collects_garbage_less_often_and_puts_the_setting_back(tmp_path, monkeypatch):
+    """Grading raises the collector's first threshold for the run (most of what it allocates is
+    short-lived and acyclic): is it raised while the run reads the submissions, and put back
+    afterwards, also when the run fails (a process that grades twice, or a test session, must
+    not keep the setting)?"""
+    import gc
+
+    from autograder.course import class_run
+
+    before = gc.get_threshold()
+    seen = []
+    real = layout.discover
+
+    def discover(*a, **k):
+        seen.append(gc.get_threshold())
+        return real(*a, **k)
+
+    monkeypatch.setattr(layout, "discover", discover)
+    grade_course([_submitted(tmp_path, {"ann": "solution"})], tmp_path / "out", Grader())
+    assert seen[-1][0] == max(before[0], class_run.GC_THRESHOLD), seen
+    assert gc.get_threshold() == before
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    with pytest.raises(ValueError, match="no notebooks"):
+        grade_course([empty], tmp_path / "out2", Grader())
+    assert seen[-1][0] == max(before[0], class_run.GC_THRESHOLD)
+    assert gc.get_threshold() == before
