@@ -250,7 +250,8 @@ def test_mistake_outcomes_are_computed_only_for_a_failed_function_and_cached(fre
     got, times = evaluate.run_cases(wrong, out.inputs["forward_kl"], ns)
     args = (A, out.specs["forward_kl"], 3.0, out.inputs["forward_kl"], out.expected["forward_kl"])
     first = evaluate.score(*args, got, times, out.mutants["forward_kl"])
-    assert len(_entries(folder, "mistakes")) == 1
+    # one entry for its fixed cases' part, one for its generated cases' (memo._parts)
+    assert len(_entries(folder, "mistakes")) == 2
     forget()
     again = _outcomes()
     second = evaluate.score(*args, got, times, again.mutants["forward_kl"])
@@ -437,7 +438,9 @@ def test_drills_warm_fills_what_a_first_check_of_a_blank_notebook_needs(fresh, m
             m.id for m in assignments.get(A).function(name).mistakes
         )
     assert counts["reference"] == 0  # nothing computed: all of it came from the cache
-    assert len(_entries(folder, "mistakes")) == len(out.names)
+    # an entry per part of each function: its fixed cases and its generated ones (memo._parts)
+    parts = sum(len({c.hidden for c in out.specs[name].cases}) for name in out.names)
+    assert len(_entries(folder, "mistakes")) == parts
     bad = run_drills("warm", "99_nope", DRILLS_CACHE_DIR=str(folder))
     assert bad.returncode == 2 and "unknown assignment" in bad.stderr
 
@@ -585,14 +588,48 @@ def test_a_students_outline_that_differs_is_not_given_the_spec_built_for_another
     assert [c.rtol for c in second.cases[1:]] == [c.rtol for c in f.cases[1:]]
 
 
-def test_the_inputs_digest_read_from_an_entry_is_that_of_its_inputs(fresh):
-    """The mistakes' cache key stands on each function's inputs digest, kept in the assignment
-    entry so a warm read does not encode the inputs again: is it, cold and warm, the digest of
-    the inputs that entry holds (a stale one would read another input's mistake outcomes)?"""
+def test_the_inputs_digests_read_from_an_entry_are_those_of_its_inputs(fresh):
+    """The mistakes' cache keys stand on each function's part digests (fixed cases, generated
+    cases), kept in the assignment entry so a warm read does not encode the inputs again: are
+    they, cold and warm, the digests of the inputs that entry holds (a stale one would read
+    another input's mistake outcomes)?"""
     _, forget, _ = fresh
     cold = _outcomes(student="carol")
     forget()
     warm = _outcomes(student="carol")
     for out in (cold, warm):
         for name in out.names:
-            assert out.mutants[name].digest == cache.inputs_digest(out.inputs[name]), name
+            hidden = [c.hidden for c in out.specs[name].cases]
+            assert out.mutants[name].digests == memo.part_digests(out.inputs[name], hidden), name
+            assert len(out.mutants[name].digests) == 2, name  # 01 has fixed and generated cases
+
+
+@pytest.mark.parametrize("a", ["01_exact_kl", "05_grpo_lld"])
+def test_outcomes_computed_a_part_at_a_time_are_those_of_one_run_over_every_case(fresh, a):
+    """The reference's and every mistake's outcomes on the fixed cases are computed once for a
+    class and those on a student's generated cases per student, then put back in case order.
+    Are they exactly what one run over all the cases in order gives, for two students (a
+    reference or mutant that kept state between calls, or a case put back in the wrong place,
+    would differ)?"""
+    spec = assignments.get(a)
+    for student in ("dora", "emil"):
+        out = memo.assignment_outcomes(a, SECRET, student)
+        for f in spec.functions:
+            inputs = out.inputs[f.name]
+            assert out.expected[f.name] == evaluate.reference_run(a, f.name, inputs), f.name
+            whole = evaluate.mistakes_run(a, f, inputs)
+            assert dict(out.mutants[f.name]) == whole, f.name
+
+
+def test_a_second_student_computes_only_the_outcomes_of_their_own_generated_cases(fresh):
+    """Two students of one class: does the second one's preparation add outcome-cache entries
+    for the generated cases only (one reference entry per function that has generated cases),
+    reusing the fixed cases' entries the first one wrote?"""
+    _, _, folder = fresh
+    first = _outcomes(student="fay")
+    after_first = set(_entries(folder, "reference"))
+    second = _outcomes(student="gil")
+    added = set(_entries(folder, "reference")) - after_first
+    with_generated = [n for n in second.names if any(c.hidden for c in second.specs[n].cases)]
+    assert len(added) == len(with_generated), (len(added), with_generated)
+    assert first.inputs != second.inputs  # their generated cases differ

@@ -54,18 +54,69 @@ def _disk_key(assignment: str, name: str, digest: str, root: Path | None) -> dic
     }
 
 
-def reference_outcomes(assignment: str, fspec: FunctionSpec, inputs, root: Path | None = None):
-    """The reference's outcomes on ``inputs``: from memory, the outcome cache, or computed."""
-    digest = cache.inputs_digest(inputs)  # one encoding of the inputs serves both keys
-    key = (assignment, fspec.name, str(root), digest)
-    if key not in _EXPECTED:
-        disk = _disk_key(assignment, fspec.name, digest, root)
-        got = cache.load("reference", disk)
+def _parts(hidden: list[bool]) -> list[list[int]]:
+    """The indices of the fixed cases, then those of the generated ones (empty parts left out).
+
+    Outcomes are computed, cached and looked up one part at a time: the fixed cases are the
+    same for every student, so their outcomes (the reference's, and every mistake's) are
+    computed once for a class, and only the generated part once per student. Each case's
+    outcome depends on its own inputs only (the reference and its mutants keep no state from
+    one call to the next), so a case's outcome is the same whichever part it is computed in.
+    """
+    fixed = [i for i, h in enumerate(hidden) if not h]
+    generated = [i for i, h in enumerate(hidden) if h]
+    return [part for part in (fixed, generated) if part]
+
+
+def _hidden(cases, inputs) -> list[bool]:
+    """Which of ``inputs`` are generated cases' (all fixed when they are not ``cases``')."""
+    if len(cases) != len(inputs):
+        return [False] * len(inputs)
+    return [bool(c.hidden) for c in cases]
+
+
+def part_digests(inputs, hidden: list[bool]) -> list[str]:
+    """cache.inputs_digest of each part of ``inputs`` (:func:`_parts`)."""
+    return [cache.inputs_digest([inputs[i] for i in part]) for part in _parts(hidden)]
+
+
+def _recent(memory: OrderedDict, key):
+    """``memory[key]``, kept as the most recently used (None when absent): a class's fixed
+    parts are asked for by every student and must outlive the students' own parts."""
+    got = memory.get(key)
+    if got is not None:
+        memory.move_to_end(key)
+    return got
+
+
+def reference_outcomes(
+    assignment: str,
+    fspec: FunctionSpec,
+    inputs,
+    root: Path | None = None,
+    digests: list[str] | None = None,
+):
+    """The reference's outcomes on ``inputs``: from memory, the outcome cache, or computed, a
+    part at a time (:func:`_parts`). ``digests``: :func:`part_digests`, when known."""
+    parts = _parts(_hidden(fspec.cases, inputs))
+    if digests is None or len(digests) != len(parts):
+        digests = [cache.inputs_digest([inputs[i] for i in part]) for part in parts]
+    out: list = [None] * len(inputs)
+    for part, digest in zip(parts, digests):
+        key = (assignment, fspec.name, str(root), digest)
+        got = _recent(_EXPECTED, key)
         if got is None:
-            got = evaluate.reference_run(assignment, fspec.name, inputs, root)
-            cache.store("reference", disk, got)
-        _EXPECTED[key] = got
-    return _EXPECTED[key]
+            disk = _disk_key(assignment, fspec.name, digest, root)
+            got = cache.load("reference", disk)
+            if not isinstance(got, list) or len(got) != len(part):
+                got = evaluate.reference_run(
+                    assignment, fspec.name, [inputs[i] for i in part], root
+                )
+                cache.store("reference", disk, got)
+            _EXPECTED[key] = got
+        for i, outcome in zip(part, got):
+            out[i] = outcome
+    return out
 
 
 def _mistakes(
@@ -75,29 +126,45 @@ def _mistakes(
     root: Path | None,
     ids: list[str],
     spec,
-    digest: str | None = None,
+    digests: list[str] | None = None,
+    hidden: list[bool] | None = None,
 ) -> dict[str, list[dict]]:
     """The outcomes of the mistakes ``ids`` of function ``name``: from memory, the outcome
     cache (an entry with exactly these ids), or computed with ``spec()``'s FunctionSpec, so
-    the case module (for 05-06: torch) is imported only when they must be computed.
-    ``digest``: cache.inputs_digest(inputs), when known already."""
-    if digest is None:
-        digest = cache.inputs_digest(inputs)
-    key = (assignment, name, str(root), digest)
-    if key not in _MUTANTS:
-        disk = _disk_key(assignment, name, digest, root)
-        got = cache.load("mistakes", disk)
-        if got is None or sorted(got) != sorted(ids):
-            got = evaluate.mistakes_run(assignment, spec(), inputs, root)
-            cache.store("mistakes", disk, got)
-        _MUTANTS[key] = got
-    return _MUTANTS[key]
+    the case module (for 05-06: torch) is imported only when they must be computed; a part
+    at a time (:func:`_parts`; ``hidden``: which cases are generated, None: all fixed).
+    ``digests``: :func:`part_digests`, when known."""
+    if hidden is None or len(hidden) != len(inputs):
+        hidden = [False] * len(inputs)
+    parts = _parts(hidden)
+    if digests is None or len(digests) != len(parts):
+        digests = [cache.inputs_digest([inputs[i] for i in part]) for part in parts]
+    out: dict[str, list] = {m: [None] * len(inputs) for m in ids}
+    for part, digest in zip(parts, digests):
+        key = (assignment, name, str(root), digest)
+        got = _recent(_MUTANTS, key)
+        if got is None:
+            disk = _disk_key(assignment, name, digest, root)
+            got = cache.load("mistakes", disk)
+            if (
+                not isinstance(got, dict)
+                or sorted(got) != sorted(ids)
+                or any(not isinstance(v, list) or len(v) != len(part) for v in got.values())
+            ):
+                got = evaluate.mistakes_run(assignment, spec(), [inputs[i] for i in part], root)
+                cache.store("mistakes", disk, got)
+            _MUTANTS[key] = got
+        for m in ids:
+            for i, outcome in zip(part, got[m]):
+                out[m][i] = outcome
+    return out
 
 
 def mistake_outcomes(assignment: str, fspec: FunctionSpec, inputs, root: Path | None = None):
     """Every catalogued mistake's outcomes on ``inputs`` (memory, outcome cache, or computed)."""
     ids = [m.id for m in fspec.mistakes]
-    return _mistakes(assignment, fspec.name, inputs, root, ids, lambda: fspec)
+    hidden = _hidden(fspec.cases, inputs)
+    return _mistakes(assignment, fspec.name, inputs, root, ids, lambda: fspec, hidden=hidden)
 
 
 class LazyMistakes(Mapping):
@@ -115,11 +182,13 @@ class LazyMistakes(Mapping):
         inputs,
         root: Path | None = None,
         ids: list[str] | None = None,
-        digest: str | None = None,
+        digests: list[str] | None = None,
+        hidden: list[bool] | None = None,
     ) -> None:
         self.assignment, self.function, self.inputs, self.root = assignment, function, inputs, root
         self.ids = ids  # the mistakes' ids, when known: a cached entry is used only if it has them
-        self.digest = digest  # cache.inputs_digest(inputs), when known: not encoded again
+        self.digests = digests  # part_digests(inputs, hidden), when known: not encoded again
+        self.hidden = hidden  # which cases are generated (None: computed as one part)
         self._data: dict[str, list[dict]] | None = None
         # computed once when two threads ask at once (a check server's warm-up and a check)
         self._lock = threading.Lock()
@@ -138,7 +207,14 @@ class LazyMistakes(Mapping):
             # With the ids known, a cached entry is read without importing the case module.
             ids = self.ids if self.ids is not None else [m.id for m in self._spec().mistakes]
             self._data = _mistakes(
-                self.assignment, self.function, self.inputs, self.root, ids, self._spec, self.digest
+                self.assignment,
+                self.function,
+                self.inputs,
+                self.root,
+                ids,
+                self._spec,
+                self.digests,
+                self.hidden,
             )
         return self._data
 
@@ -193,21 +269,24 @@ def assignment_outcomes(
             specs = {n: _spec(assignment, n, o) for n, o in hit["specs"].items()}
             names, points = list(hit["names"]), dict(hit["points"])
             inputs, expected = dict(hit["inputs"]), dict(hit["expected"])
-            # each function's inputs digest, worked out when the entry was written (an
-            # authenticated entry: as trusted as the inputs it stands for)
-            digests = {n: str(hit["digests"][n]) for n in names}
+            # each function's part digests, worked out when the entry was written (an
+            # authenticated entry: as trusted as the inputs they stand for)
+            digests = {n: [str(d) for d in hit["digests"][n]] for n in names}
         except (KeyError, TypeError, ValueError, AttributeError):
             specs = None
     if specs is None:
         spec = assignments.get(assignment)
         names = spec.names
         inputs, expected, points = {}, {}, {}
+        digests = {}
         for f in spec.functions:
             inputs[f.name] = evaluate.materialize(assignment, f, secret, student)
-            expected[f.name] = reference_outcomes(assignment, f, inputs[f.name], root)
+            digests[f.name] = part_digests(inputs[f.name], _hidden(f.cases, inputs[f.name]))
+            expected[f.name] = reference_outcomes(
+                assignment, f, inputs[f.name], root, digests[f.name]
+            )
             points[f.name] = notebook.points(assignment, f.name, root)
         specs = {f.name: f for f in spec.functions}
-        digests = {n: cache.inputs_digest(inputs[n]) for n in names}
         try:
             outlines = {n: cache.spec_outline(f) for n, f in specs.items()}
         except cache.NotOutlined:
@@ -223,7 +302,13 @@ def assignment_outcomes(
             cache.store("assignment", key, dict(value, specs=outlines))
     mutants = {
         n: LazyMistakes(
-            assignment, n, inputs[n], root, [m.id for m in specs[n].mistakes], digests[n]
+            assignment,
+            n,
+            inputs[n],
+            root,
+            [m.id for m in specs[n].mistakes],
+            digests[n],
+            _hidden(specs[n].cases, inputs[n]),
         )
         for n in names
     }
