@@ -90,7 +90,21 @@ def without_checks(
     return compile_variant(assignment, function, defs, root)
 
 
+_UNCHECKED: dict[tuple, tuple[dict, Callable]] = {}
+
+
 def unchecked(ns: dict, function: str, words: tuple[str, ...]) -> Callable:
-    """For a Mistake: the reference function of namespace ``ns`` without its input checks."""
+    """For a Mistake: the reference function of namespace ``ns`` without its input checks.
+
+    Built once per namespace (the source's definitions copied, transformed and compiled):
+    a class computes the mistakes' outcomes once per student, with the same namespace."""
+    key = (id(ns), function, tuple(words))
+    hit = _UNCHECKED.get(key)
+    if hit is not None and hit[0] is ns:
+        return hit[1]
     path = Path(ns["__file__"])  # solutions/<id>/<id>.ipynb (see reference.namespace)
-    return without_checks(path.stem, function, words, path.parent.parent.parent)[0]
+    built = without_checks(path.stem, function, words, path.parent.parent.parent)[0]
+    if len(_UNCHECKED) >= 512:
+        _UNCHECKED.clear()
+    _UNCHECKED[key] = (ns, built)
+    return built
