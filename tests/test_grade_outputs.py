@@ -343,3 +343,23 @@ def test_a_run_collects_garbage_less_often_and_puts_the_setting_back(tmp_path, m
         grade_course([empty], tmp_path / "out2", Grader())
     assert seen[-1][0] == max(before[0], class_run.GC_THRESHOLD)
     assert gc.get_threshold() == before
+
+
+def test_the_thread_that_drives_jobs_does_not_parse_the_setup_cells(monkeypatch):
+    """CPython 3.11 builds AST objects with one counter for all threads: two threads parsing
+    at once can fail with "AST constructor recursion depth mismatch", which made one
+    notebook "could not be read" in a sharded run. The job thread asked which modules to
+    preload (parsing the setup cells) for every job while the main thread read and scored.
+    Once the grader has worked out an assignment's preload (on its main thread, before the
+    jobs), is asking again for the same setup cells free of any parsing?"""
+    import ast
+
+    setup = [("setup_imports", "import math\n\nimport numpy as np\nimport torch")]
+    first = worker.preload_for(setup)
+    assert first == ("numpy", "torch")
+
+    def no_parse(*a, **k):
+        raise AssertionError("the setup cells were parsed again")
+
+    monkeypatch.setattr(ast, "parse", no_parse)
+    assert worker.preload_for([list(cell) for cell in setup]) == first  # as a job holds them

@@ -74,9 +74,26 @@ def warm_possible(iso: Isolation) -> str | None:
     return None
 
 
+_PRELOADS: dict[tuple[str, ...], tuple[str, ...]] = {}
+
+
 def preload_for(setup: list) -> tuple[str, ...]:
     """Installed (not standard-library) modules the trusted setup cells import at top level:
-    numpy for 01-04, numpy and torch for 05-06 (one zygote serves each set)."""
+    numpy for 01-04, numpy and torch for 05-06 (one zygote serves each set).
+
+    Kept per setup text, so the thread that drives the jobs does not parse: the grader works
+    it out first on its main thread (Grader's prestart), and CPython 3.11 builds AST objects
+    with a counter shared by all threads, so two threads parsing at once can fail with
+    "SystemError: AST constructor recursion depth mismatch" (python/cpython#106905). A
+    notebook's reading failed that way in a fresh-clone test run."""
+    key = tuple(str(src) for _gid, src in setup)
+    known = _PRELOADS.get(key)
+    if known is None:
+        known = _PRELOADS[key] = _preload_for(setup)
+    return known
+
+
+def _preload_for(setup: list) -> tuple[str, ...]:
     names = set(ALWAYS_PRELOAD)
     for _gid, src in setup:
         try:
