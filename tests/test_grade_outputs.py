@@ -363,3 +363,39 @@ def test_the_thread_that_drives_jobs_does_not_parse_the_setup_cells(monkeypatch)
 
     monkeypatch.setattr(ast, "parse", no_parse)
     assert worker.preload_for([list(cell) for cell in setup]) == first  # as a job holds them
+
+
+@pytest.mark.parametrize("stage", ["_read", "_score"])
+def test_a_reading_or_scoring_hit_by_two_threads_parsing_at_once_is_tried_again(
+    tmp_path, monkeypatch, stage
+):
+    """Two threads building AST objects at once (a check server's warm-up running 04's
+    reference, which parses code, beside a click reading a notebook) can fail with CPython
+    3.11's "AST constructor recursion depth mismatch" though the notebook is fine. Is a
+    submission whose reading or scoring fails that way once graded as usual, while another
+    SystemError still makes the row say why?"""
+    from autograder.course import grade_cli
+
+    real = getattr(Grader, stage)
+    failures = {"left": 1}
+
+    def flaky(self, item):
+        if failures["left"]:
+            failures["left"] -= 1
+            raise SystemError(f"{grade_cli.AST_RACE} (before=180, after=40)")
+        return real(self, item)
+
+    monkeypatch.setattr(Grader, stage, flaky)
+    subs = _submitted(tmp_path, {"ann": "solution"})
+    grade_course([subs], tmp_path / "out", Grader(hidden=[(tmp_path / "out").resolve()]))
+    rows = list(csv.DictReader((tmp_path / "out" / "grades.csv").open()))
+    assert [r["score"] for r in rows] == ["7.0"] and failures["left"] == 0, rows
+
+    def broken(self, item):
+        raise SystemError("some other interpreter failure")
+
+    monkeypatch.setattr(Grader, stage, broken)
+    grade_course([subs], tmp_path / "out2", Grader(hidden=[(tmp_path / "out2").resolve()]))
+    result = json.loads((tmp_path / "out2" / "results.jsonl").read_text().splitlines()[0])
+    said = json.dumps(result)
+    assert "some other interpreter failure" in said, result
