@@ -82,10 +82,10 @@ def preload_for(setup: list) -> tuple[str, ...]:
     numpy for 01-04, numpy and torch for 05-06 (one zygote serves each set).
 
     Kept per setup text, so the thread that drives the jobs does not parse: the grader works
-    it out first on its main thread (Grader's prestart), and CPython 3.11 builds AST objects
-    with a counter shared by all threads, so two threads parsing at once can fail with
-    "SystemError: AST constructor recursion depth mismatch" (python/cpython#106905). A
-    notebook's reading failed that way in a fresh-clone test run."""
+    it out first on its main thread (Grader._preloads, for the workers it starts). CPython
+    3.11 builds AST objects with a counter shared by all threads, so two threads parsing at
+    once can fail with "SystemError: AST constructor recursion depth mismatch"
+    (python/cpython#106905); a notebook's reading failed that way in a fresh-clone test run."""
     key = tuple(str(src) for _gid, src in setup)
     known = _PRELOADS.get(key)
     if known is None:

@@ -89,6 +89,40 @@ def _recent(memory: OrderedDict, key):
     return got
 
 
+def _by_part(
+    kind: str,
+    memory: OrderedDict,
+    assignment: str,
+    name: str,
+    inputs,
+    hidden: list[bool],
+    root: Path | None,
+    digests: list[str] | None,
+    usable,
+    compute,
+) -> list[tuple[list[int], object]]:
+    """(the case indices, the value) of each part of ``inputs`` (:func:`_parts`): from
+    ``memory``, the outcome cache's ``kind`` entries (a value ``usable(value, cases)`` accepts
+    for a part of that many cases), or ``compute(the part's inputs)``, then stored.
+    ``digests``: :func:`part_digests`, when known."""
+    parts = _parts(hidden)
+    if digests is None or len(digests) != len(parts):
+        digests = part_digests(inputs, hidden)
+    out = []
+    for part, digest in zip(parts, digests):
+        key = (assignment, name, str(root), digest)
+        got = _recent(memory, key)
+        if got is None:
+            disk = _disk_key(assignment, name, digest, root)
+            got = cache.load(kind, disk)
+            if not usable(got, len(part)):
+                got = compute([inputs[i] for i in part])
+                cache.store(kind, disk, got)
+            memory[key] = got
+        out.append((part, got))
+    return out
+
+
 def reference_outcomes(
     assignment: str,
     fspec: FunctionSpec,
@@ -98,22 +132,19 @@ def reference_outcomes(
 ):
     """The reference's outcomes on ``inputs``: from memory, the outcome cache, or computed, a
     part at a time (:func:`_parts`). ``digests``: :func:`part_digests`, when known."""
-    parts = _parts(_hidden(fspec.cases, inputs))
-    if digests is None or len(digests) != len(parts):
-        digests = [cache.inputs_digest([inputs[i] for i in part]) for part in parts]
     out: list = [None] * len(inputs)
-    for part, digest in zip(parts, digests):
-        key = (assignment, fspec.name, str(root), digest)
-        got = _recent(_EXPECTED, key)
-        if got is None:
-            disk = _disk_key(assignment, fspec.name, digest, root)
-            got = cache.load("reference", disk)
-            if not isinstance(got, list) or len(got) != len(part):
-                got = evaluate.reference_run(
-                    assignment, fspec.name, [inputs[i] for i in part], root
-                )
-                cache.store("reference", disk, got)
-            _EXPECTED[key] = got
+    for part, got in _by_part(
+        "reference",
+        _EXPECTED,
+        assignment,
+        fspec.name,
+        inputs,
+        _hidden(fspec.cases, inputs),
+        root,
+        digests,
+        lambda got, cases: isinstance(got, list) and len(got) == cases,
+        lambda part: evaluate.reference_run(assignment, fspec.name, part, root),
+    ):
         for i, outcome in zip(part, got):
             out[i] = outcome
     return out
@@ -136,24 +167,27 @@ def _mistakes(
     ``digests``: :func:`part_digests`, when known."""
     if hidden is None or len(hidden) != len(inputs):
         hidden = [False] * len(inputs)
-    parts = _parts(hidden)
-    if digests is None or len(digests) != len(parts):
-        digests = [cache.inputs_digest([inputs[i] for i in part]) for part in parts]
+
+    def usable(got, cases: int) -> bool:
+        return (
+            isinstance(got, dict)
+            and sorted(got) == sorted(ids)
+            and all(isinstance(v, list) and len(v) == cases for v in got.values())
+        )
+
     out: dict[str, list] = {m: [None] * len(inputs) for m in ids}
-    for part, digest in zip(parts, digests):
-        key = (assignment, name, str(root), digest)
-        got = _recent(_MUTANTS, key)
-        if got is None:
-            disk = _disk_key(assignment, name, digest, root)
-            got = cache.load("mistakes", disk)
-            if (
-                not isinstance(got, dict)
-                or sorted(got) != sorted(ids)
-                or any(not isinstance(v, list) or len(v) != len(part) for v in got.values())
-            ):
-                got = evaluate.mistakes_run(assignment, spec(), [inputs[i] for i in part], root)
-                cache.store("mistakes", disk, got)
-            _MUTANTS[key] = got
+    for part, got in _by_part(
+        "mistakes",
+        _MUTANTS,
+        assignment,
+        name,
+        inputs,
+        hidden,
+        root,
+        digests,
+        usable,
+        lambda part: evaluate.mistakes_run(assignment, spec(), part, root),
+    ):
         for m in ids:
             for i, outcome in zip(part, got[m]):
                 out[m][i] = outcome
