@@ -10,8 +10,10 @@ The bodies: every catalogued mistake; the reference as the field writes it (ever
 rounded to float32; + 1e-8 and + 1e-6 in every denominator: autograder.scoring.mutation's
 field variants), which must keep full marks; and the field's own ways of writing a few
 functions (OpenRLHF's log-ratio clamp at ±10 in k1, k2 and k3, TRL's fixed eps in
-group_advantages), each behind the course's input checks. Ends with the number of rows
-outside the band. The + 1e-6 variant of 01's functions and clipped_expectation is epsilon
+group_advantages), each behind the course's input checks. With ``--heldout``, every held-out
+mistake too (benchmarks/heldout_mistakes.py, written without the catalogue): a generated case
+on which one coincides with the reference would hide it from some students only. Ends with
+the number of rows outside the band. The + 1e-6 variant of 01's functions and clipped_expectation is epsilon
 smoothing (it changes the maths, see tests/test_field_maths.py) and loses points, the same on
 every draw: their generated cases hold it on one side of the tolerance
 (autograder.assignments.common.stabiliser_shows).
@@ -25,6 +27,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import numpy as np  # noqa: E402
 
@@ -76,8 +79,21 @@ PORTS = {
 } | {("05_grpo_lld", "group_advantages"): {"trl-fixed-eps-1e-4": _fixed_eps(1e-4)}}
 
 
-def bodies(assignment: str, function: str) -> dict:
+def heldout_bodies(assignment: str, function: str) -> dict:
+    """The held-out mistakes (benchmarks/heldout_mistakes.py), each behind the course's checks."""
+    import heldout_mistakes as heldout
+
+    return {
+        "held-out: " + h.what: (lambda ns, h=h: heldout.build(h, ns))
+        for h in heldout.HELDOUT
+        if (h.assignment, h.function) == (assignment, function)
+    }
+
+
+def bodies(assignment: str, function: str, with_heldout: bool = False) -> dict:
     out = dict(spread.catalogue(assignment, function))
+    if with_heldout:
+        out.update(heldout_bodies(assignment, function))
     out["field: float32"] = _field_variant(assignment, function, "float32")
     out["field: + 1e-8"] = _field_variant(assignment, function, "stabiliser")
     out["field: + 1e-6"] = _field_variant(assignment, function, "stabiliser", 1e-6)
@@ -89,6 +105,11 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("names", nargs="*", help="assignment ids and/or function names")
     ap.add_argument("--draws", type=int, default=50)
+    ap.add_argument(
+        "--heldout",
+        action="store_true",
+        help="also every held-out mistake (benchmarks/heldout_mistakes.py): no draw may hide one",
+    )
     args = ap.parse_args(argv)
     try:
         import torch
@@ -104,7 +125,7 @@ def main(argv: list[str] | None = None) -> int:
             if args.names and a not in args.names and f.name not in args.names:
                 continue
             t0 = time.perf_counter()
-            for s in spread.spreads(a, f.name, bodies(a, f.name), pairs, ROOT):
+            for s in spread.spreads(a, f.name, bodies(a, f.name, args.heldout), pairs, ROOT):
                 rows += 1
                 outside += not s.within_band
                 flag = "" if s.within_band else "  OUTSIDE"

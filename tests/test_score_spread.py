@@ -135,3 +135,41 @@ def test_a_condition_no_draw_meets_raises():
     with pytest.raises(RuntimeError, match="conditions"):
         until(make, lambda x: x > 1.0)(np.random.default_rng(0))
     assert len(calls) == REDRAWS
+
+
+def _heldout_bodies(assignment: str, function: str) -> dict:
+    """The held-out mistakes of ``function`` (benchmarks/heldout_mistakes.py) as bodies."""
+    import sys
+
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    import heldout_mistakes as heldout
+
+    return {
+        h.what: (lambda ns, h=h: heldout.build(h, ns))
+        for h in heldout.HELDOUT
+        if (h.assignment, h.function) == (assignment, function)
+    }
+
+
+# The held-out mistakes whose cost once hung on the draw: with η drawn from {0.125, 0.25, 0.5},
+# an nthr_weights that weights the selected tokens 1 − η equals the reference wherever η = 0.5,
+# so it scored 0.57 or 0.81 of 2 by the course secret. benchmarks/score_spread.py --heldout
+# measures every held-out mistake this way.
+HELDOUT_SLICE = [("06_nthr", "nthr_weights")]
+
+
+@pytest.mark.parametrize("assignment,function", HELDOUT_SLICE)
+def test_no_draw_makes_a_heldout_mistake_equal_the_reference(assignment, function):
+    """Does each held-out mistake (written without the catalogue) score the same, within 1 %
+    of the function's points, on every draw? A generated input where the mistake coincides
+    with the reference (1 − η = η at η = 0.5) would hide it from some students only."""
+    bodies = _heldout_bodies(assignment, function)
+    assert bodies, f"no held-out mistake of {function} in benchmarks/heldout_mistakes.py"
+    found = spread.spreads(assignment, function, bodies, spread.draws(spread.TEST_DRAWS), ROOT)
+    wide = {s.name: (s.low, s.high) for s in found if not s.within_band}
+    assert not wide, (
+        f"{function}: these held-out mistakes score differently for different students and "
+        f"secrets (lowest, highest of {spread.TEST_DRAWS} draws; band {spread.BAND:.0%} of "
+        f"{found[0].points:g} points): {wide}; draw the generated cases so that no mistake "
+        "coincides with the reference on them"
+    )

@@ -361,8 +361,9 @@ TOKEN_SCORES = FunctionSpec(
 
 
 def _nw_case(shape, n_pos: int):
-    """Random scores, β in {0.5, 1.5, 2} and η in {0.125, 0.25, 0.5} (η = 0 and β = 0 are cases
-    of their own); redrawn until some score lies above τ = β · min(pos_mean_scores), some not, and, for
+    """Random scores, β in {0.5, 1.5, 2} and η in {0.125, 0.25, 0.375} (η = 0 and β = 0 are cases
+    of their own; never 0.5, where η = 1 − η and a function that weights the selected tokens
+    1 − η would equal the reference for some students only); redrawn until some score lies above τ = β · min(pos_mean_scores), some not, and, for
     each other threshold a learner might take (β · max, β · mean, 0, min without β), some score
     lies between it and τ: every draw tells each of them from τ."""
 
@@ -373,7 +374,7 @@ def _nw_case(shape, n_pos: int):
             neg,
             pos,
             float(rng.choice([0.5, 1.5, 2.0])),
-            float(rng.choice([0.125, 0.25, 0.5])),
+            float(rng.choice([0.125, 0.25, 0.375])),
         )
 
     def tells_thresholds_apart(neg, pos, beta, eta) -> bool:
