@@ -59,3 +59,23 @@ def test_a_skeleton_missing_a_part_is_told_which_rule_it_breaks(tmp_path, drop, 
     _write(tmp_path / "cut", "08_probe", [c for c in cells if c["id"] != drop])
     problems = layout.problems("08_probe", tmp_path / "cut")
     assert len(problems) == 1 and says in problems[0], problems
+
+
+def test_numpy_only_in_an_exploration_cell_is_a_name_the_grader_lacks(tmp_path):
+    """07 once imported numpy only in its exploration cell: a thr_weights using np passed its
+    self-check in the kernel and raised NameError when graded (0.2 of 2). Does the layout
+    check name the import the setup cell lacks?"""
+    a = "07_beyond_nthr"
+    src = ROOT / "solutions" / a / f"{a}.ipynb"
+    dest = tmp_path / "solutions" / a / f"{a}.ipynb"
+    dest.parent.mkdir(parents=True)
+    nb = json.loads(src.read_text(encoding="utf-8"))
+    setup = next(
+        c for c in nb["cells"] if c["metadata"].get("nbgrader", {}).get("grade_id") == "setup_imports"
+    )
+    setup["source"] = [line for line in setup["source"] if "numpy" not in line]
+    tools = next(c for c in nb["cells"] if c.get("id") == "code-tools")
+    tools["source"] = ["import numpy as np\n", *tools["source"]]
+    dest.write_text(json.dumps(nb), encoding="utf-8")
+    found = layout.problems(a, tmp_path)
+    assert any("`import numpy as np`" in p and "setup cell does not" in p for p in found), found

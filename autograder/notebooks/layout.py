@@ -10,6 +10,7 @@ notebook by tests/notebook_checks.py.
 
 from __future__ import annotations
 
+import ast
 import re
 from collections.abc import Callable
 from pathlib import Path
@@ -45,6 +46,45 @@ def _setup(nb, a):
     setup = [c for c in _code(nb) if notebook.cell_role(c) == "setup"]
     if not setup:
         return "no setup cell (code, locked, nbgrader grade_id setup_imports, solution/grade false)"
+    return None
+
+
+# The modules a graded function may use without importing them itself: those the setup cell
+# imports. One that only an ungraded cell imports is in the learner's kernel but not in the
+# grader's program, so a function using it passes its self-check and fails when graded.
+MATHS_MODULES = ("math", "numpy", "torch")
+
+
+def _maths_imports(source: str) -> set[tuple[str, str]]:
+    """(bound name, module) of each maths module ``source`` imports at top level."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return set()
+    out = set()
+    for node in tree.body:
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                if a.name.split(".")[0] in MATHS_MODULES:
+                    out.add((a.asname or a.name.split(".")[0], a.name))
+    return out
+
+
+def _setup_has_the_maths(nb, a):
+    setup, others = set(), set()
+    for c in _code(nb):
+        role = notebook.cell_role(c)
+        if role == "setup":
+            setup |= _maths_imports(c.source)
+        elif role == "other":
+            others |= _maths_imports(c.source)
+    missing = sorted(others - setup)
+    if missing:
+        said = ", ".join(f"`import {m}{'' if n == m else ' as ' + n}`" for n, m in missing)
+        return (
+            f"an ungraded cell has {said} and the setup cell does not: a graded function "
+            "using it passes in the kernel and fails in the grader"
+        )
     return None
 
 
@@ -123,6 +163,11 @@ RULES: list[tuple[str, Callable]] = [
         _warm_up_first,
     ),
     ("a locked setup cell (nbgrader `grade_id` `setup_imports`) with the imports", _setup),
+    (
+        "the setup cell imports every maths module (`math`, `numpy`, `torch`) that any ungraded "
+        "cell imports, so the grader's program has every name the kernel has",
+        _setup_has_the_maths,
+    ),
     (
         "the closing sections in this order: `## Explore…`, `## In the field`, "
         "`## Common mistakes`, `## Check my work` (the last section); every graded function "
