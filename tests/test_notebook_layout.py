@@ -71,7 +71,9 @@ def test_numpy_only_in_an_exploration_cell_is_a_name_the_grader_lacks(tmp_path):
     dest.parent.mkdir(parents=True)
     nb = json.loads(src.read_text(encoding="utf-8"))
     setup = next(
-        c for c in nb["cells"] if c["metadata"].get("nbgrader", {}).get("grade_id") == "setup_imports"
+        c
+        for c in nb["cells"]
+        if c["metadata"].get("nbgrader", {}).get("grade_id") == "setup_imports"
     )
     setup["source"] = [line for line in setup["source"] if "numpy" not in line]
     tools = next(c for c in nb["cells"] if c.get("id") == "code-tools")
