@@ -46,8 +46,8 @@ def _logps(rng: np.random.Generator, shape) -> np.ndarray:
 
 def _logp_pair(shape_a, shape_b, close: bool = False):
     """Random (logp, ref_logp); apart from ``close`` ones, redrawn until some ref_logp − logp
-    is at least 3 (k3 above 10 there, where a clamp of the value shows), some is at most −0.5
-    (both signs) and none is beyond ±9.5 (a clamp of the log ratio at ±10 or ±20, as the field
+    is at least 3 (k3 above 10 there, where a clamp of the value shows), some is at most −1.5
+    (both signs, and a log ratio above 1, where a clip of it at 1 shows) and none is beyond ±9.5 (a clamp of the log ratio at ±10 or ±20, as the field
     writes it, shows on the fixed large-gaps case, the same for everyone), so every draw holds
     the same situations."""
 
@@ -61,7 +61,7 @@ def _logp_pair(shape_a, shape_b, close: bool = False):
 
     if close:
         return make
-    return until(make, lambda a, b: 3.0 <= np.max(b - a) <= 9.5 and -9.5 <= np.min(b - a) <= -0.5)
+    return until(make, lambda a, b: 3.0 <= np.max(b - a) <= 9.5 and -9.5 <= np.min(b - a) <= -1.5)
 
 
 def _moments_make(n: int, estimator: Fn, zeros_p: int = 0):

@@ -79,13 +79,14 @@ def _batch(
     left: bool = False,
     bool_mask: bool = False,
 ):
-    """(values, mask) of shape (b, t): valid lengths in [2, t - 1] (so they differ from T, and a
+    """(values, mask) of shape (b, t): valid lengths in [2, t - 2] (so they differ from T, and
+    from T − 1, where a sum divided by T − 1 would equal the mean for some students only; a
     row's sum differs from its mean on every draw; one valid token is a case of its own), one row
     of full length when b > 2, garbage (large, nonzero) at padded positions."""
     if same_length:
-        lengths = np.full(b, rng.integers(2, t))
+        lengths = np.full(b, rng.integers(2, t - 1))
     else:
-        lengths = rng.integers(2, t, size=b)
+        lengths = rng.integers(2, t - 1, size=b)
         if b > 2:
             lengths[rng.integers(b)] = t
     values = rng.normal(0.5, 1.0, size=(b, t))
