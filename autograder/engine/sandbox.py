@@ -586,26 +586,48 @@ class Box:
     workdir: Path
     in_path: str
     sys_path: list[str]  # what the child adds to sys.path
+    gid: int | None = None  # the child's own group when it runs as another uid, else None
 
     def put(self, name: str, text: str) -> None:
-        (self.indir / name).write_text(text, encoding="utf-8")
-        os.chmod(self.indir / name, 0o644)
+        """Write ``name`` into ``in``, readable by the grader and the child only (the job
+        holds the learner's code and the generated inputs): created with that mode, not
+        chmod-ed after, so no umask and no moment leaves it readable by anyone else."""
+        path = self.indir / name
+        flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0)
+        fd = os.open(path, flags, 0o600)
+        try:
+            if self.gid is not None:
+                os.fchown(fd, -1, self.gid)
+            os.fchmod(fd, 0o600 if self.gid is None else 0o640)
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
+                fd = -1
+                f.write(text)
+        finally:
+            if fd >= 0:
+                os.close(fd)
 
 
 def make_box(tmp: Path, iso: Isolation, slot: int, files: dict[str, str]) -> Box:
-    """``in`` and ``work`` under ``tmp``: ``work`` private to the child (its uid when the
-    grader is root), ``in`` readable, ``files`` written into it."""
+    """``in`` and ``work`` under ``tmp``: ``work`` the child's own, ``in`` readable by the
+    child, ``files`` written into it; nothing of either is reachable by any other user (another
+    student's child, another user of the machine polling the temporary folder) whatever the
+    umask. When the grader is root and the child runs as its own uid, ``tmp`` and ``in``
+    belong to that uid's group (0710 and 0750, files 0640), ``work`` to the uid (0700);
+    otherwise the child is the grader's own user and everything is 0700/0600."""
     indir, workdir = tmp / "in", tmp / "work"
-    indir.mkdir()
-    workdir.mkdir()
+    indir.mkdir(mode=0o700)
+    workdir.mkdir(mode=0o700)
+    gid = None
     if iso.drop_uid:
-        uid = _child_uid(slot)
-        os.chmod(tmp, 0o711)
+        uid = gid = _child_uid(slot)
+        os.chown(tmp, -1, gid)
+        os.chown(indir, -1, gid)
         os.chown(workdir, uid, uid)
+    os.chmod(tmp, 0o700 if gid is None else 0o710)
     os.chmod(workdir, 0o700)
-    os.chmod(indir, 0o755)
+    os.chmod(indir, 0o700 if gid is None else 0o750)
     sys_path, in_path = child_sys_path(iso, indir)
-    box = Box(tmp, indir, workdir, in_path, sys_path)
+    box = Box(tmp, indir, workdir, in_path, sys_path, gid)
     for name, text in files.items():
         box.put(name, text)
     return box
