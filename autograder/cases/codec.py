@@ -427,52 +427,171 @@ NO_GRADIENT = "no gradient"  # a detached input that no gradient reached (.grad 
 GRADIENT = "gradient"  # a detached input that some gradient reached
 
 
-def _grad_leaves(args: list, kwargs: dict, grad: dict) -> list[tuple[str, str, Any]]:
-    """Make each input a gradient case differentiates a leaf that requires grad, and pass the
-    function a clone of it (as a model's output is not a leaf): [(name, role, leaf)]."""
+# What a gradient outcome is computed with, taken while only trusted code has run: the child
+# harness calls seal_autograd() after the notebook's setup cells and before the learner's, so a
+# learner cell that rebinds torch.Tensor.backward, torch.autograd.grad, the Tensor.grad property,
+# torch.randn or torch.Tensor's methods changes nothing here. The C-level objects (the autograd
+# engine's run_backward, TensorBase's methods, the graph's node types) are immutable types: Python
+# code cannot rebind them. In nbgrader's kernel, where the learner's code shares the process with
+# the tests by design, they are taken at the first gradient case instead.
+_SEALED: dict | None = None
+
+
+def seal_autograd() -> None:
+    """Take the autograd entry points the gradient outcomes use, if torch is loaded (idempotent)."""
+    global _SEALED
+    import sys
+
+    if _SEALED is not None or "torch" not in sys.modules:
+        return
     import torch
 
+    tb = torch._C.TensorBase
+    vf = torch._C._VariableFunctions
+    _SEALED = {
+        "Tensor": torch.Tensor,
+        "run_backward": torch.autograd.variable.Variable._execution_engine.run_backward,
+        "no_torch_function": torch._C.DisableTorchFunction,
+        "function_modes": torch._C._len_torch_function_stack,
+        "dispatch_modes": torch._C._len_torch_dispatch_stack,
+        "FunctionBase": torch._C._FunctionBase,
+        "Generator": torch.Generator,
+        "float64": torch.float64,
+        "randn": vf.randn,
+        "ones_like": vf.ones_like,
+        "zeros_like": vf.zeros_like,
+        "requires_grad": tb.__dict__["requires_grad"].__get__,
+        "grad_fn": tb.__dict__["grad_fn"].__get__,
+        "hooks": tb.__dict__["_backward_hooks"].__get__,
+        "shape": tb.__dict__["shape"].__get__,
+        "dtype": tb.__dict__["dtype"].__get__,
+        "is_floating_point": tb.is_floating_point,
+        "numel": tb.numel,
+        "detach": tb.detach,
+        "clone": tb.clone,
+        "requires_grad_": tb.requires_grad_,
+        "reshape": tb.reshape,
+        "to": tb.to,
+        "mul": tb.mul,
+        "add": tb.add,
+        "sum": tb.sum,
+        "ne": tb.ne,
+        "any": tb.any,
+        "tolist": tb.tolist,
+    }
+
+
+def _sealed() -> dict:
+    seal_autograd()
+    return _SEALED
+
+
+def _grad_leaves(args: list, kwargs: dict, grad: dict) -> list[tuple[str, str, Any, Any]]:
+    """Make each input a gradient case differentiates a leaf that requires grad, and pass the
+    function a clone of it (as a model's output is not a leaf): [(name, role, leaf, clone)]."""
+    t = _sealed()
     leaves = []
     for role in ("with", "detached"):
         for name, where in grad.get(role, []):
             holder, key = (args, where) if isinstance(where, int) else (kwargs, where)
             x = holder[key]
-            if not (isinstance(x, torch.Tensor) and x.is_floating_point()):
+            if type(x) is not t["Tensor"] or not t["is_floating_point"](x):
                 continue  # the reference raises on it, or it is not differentiable
-            leaf = x.detach().clone().requires_grad_(True)
-            holder[key] = leaf.clone()
-            leaves.append((name, role, leaf))
+            leaf = t["requires_grad_"](t["clone"](t["detach"](x)), True)
+            holder[key] = passed = t["clone"](leaf)
+            leaves.append((name, role, leaf, passed))
     return leaves
 
 
-def _gradient_of(value: Any, leaves: list[tuple[str, str, Any]]) -> dict:
-    """The gradient outcome: backward on the result (or on Σ w·result), then each leaf's grad."""
-    import torch
+# a graph larger than this is not walked (no graded function builds one within a few hundred)
+MAX_GRAPH_NODES = 100_000
 
-    if not isinstance(value, torch.Tensor) or not value.is_floating_point():
+
+def _reaches(root: Any, leaf: Any, t: dict) -> bool | None:
+    """Does the autograd graph of ``root`` reach ``leaf`` (an input it was told to detach)?
+    Read through the graph nodes' own C types (a node type Python code defined, a custom
+    autograd.Function's, is read through its C base), so a hook that zeroes the gradient on the
+    way, or a backward that returns zeros, does not hide an input the result depends on. None:
+    the graph is too large to walk."""
+    fb = t["FunctionBase"]
+    start = t["grad_fn"](root)
+    stack, seen = [start], set()
+    while stack:
+        node = stack.pop()
+        if node is None or id(node) in seen:
+            continue
+        seen.add(id(node))
+        if len(seen) > MAX_GRAPH_NODES:
+            return None
+        kind = fb if isinstance(node, fb) else type(node)
+        variable = getattr(kind, "variable", None)
+        if variable is not None and hasattr(variable, "__get__") and variable.__get__(node) is leaf:
+            return True
+        stack.extend(pair[0] for pair in kind.next_functions.__get__(node))
+    return False
+
+
+def _encode_sealed(x: Any, t: dict) -> Any:
+    """A tensor's encoded form through the sealed methods (as :func:`_encode_torch`)."""
+    flat = t["tolist"](t["reshape"](t["to"](t["detach"](x), "cpu"), (-1,)))
+    return {
+        "$tensor": [_scalar(v) for v in flat],
+        "shape": list(t["shape"](x)),
+        "dtype": str(t["dtype"](x)).replace("torch.", ""),
+    }
+
+
+def _gradient_of(value: Any, leaves: list[tuple[str, str, Any, Any]]) -> dict:
+    """The gradient outcome: the gradient of the result (or of Σ w·result) into each leaf,
+    computed by the autograd engine directly (no ``.backward()``, no ``.grad`` read), with
+    every torch-function override off; a detached input counts as receiving gradient when
+    any reaches it or when the result's graph reaches it at all."""
+    t = _sealed()
+    if type(value) is not t["Tensor"] or not t["is_floating_point"](value):
         return {
             "raised": "NoGradient",
             "message": "the result is not a floating torch tensor: no gradient can flow through it",
         }
-    out = value
-    if out.numel() != 1:
-        g = torch.Generator().manual_seed(GRADIENT_SEED)
-        w = torch.randn(out.numel(), generator=g, dtype=torch.float64).reshape(out.shape)
-        out = (out.to(torch.float64) * w).sum()
-    else:
-        out = out.reshape(())
-    if out.requires_grad:
-        out.backward()
-    grads = {}
-    for name, role, leaf in leaves:
-        gr = leaf.grad
-        if role == "with":
-            # + 0.0: a zero of either sign is 0 (a sign of zero is not a gradient difference)
-            grads[name] = encode(torch.zeros_like(leaf) if gr is None else gr.detach() + 0.0)
+    if t["function_modes"]() or t["dispatch_modes"]():
+        return {
+            "raised": "TamperedAutograd",
+            "message": "a torch function or dispatch mode was left active: gradients are "
+            "graded with none",
+        }
+    if any(t["hooks"](x) for x in [value, *(passed for *_, passed in leaves)]):
+        return {
+            "raised": "TamperedAutograd",
+            "message": "a backward hook was registered on an input or on the result: the "
+            "gradient is graded as the function computes it, without hooks",
+        }
+    with t["no_torch_function"]():
+        n = t["numel"](value)
+        if n != 1:
+            g = t["Generator"]()
+            g.manual_seed(GRADIENT_SEED)
+            w = t["reshape"](t["randn"](n, generator=g, dtype=t["float64"]), t["shape"](value))
+            out = t["sum"](t["mul"](t["to"](value, t["float64"]), w))
         else:
-            flows = gr is not None and bool((gr != 0).any())
-            grads[name] = GRADIENT if flows else NO_GRADIENT
-    return {"value": {"$dict": grads}}
+            out = t["reshape"](value, ())
+        inputs = tuple(leaf for _, _, leaf, _ in leaves)
+        if t["requires_grad"](out) and inputs:
+            grads = t["run_backward"](
+                (out,), (t["ones_like"](out),), False, False, inputs, True, False
+            )
+        else:
+            grads = (None,) * len(inputs)
+        result = {}
+        for (name, role, leaf, _), gr in zip(leaves, grads):
+            if role == "with":
+                # + 0.0: a zero of either sign is 0 (a sign of zero is not a gradient difference)
+                g0 = t["zeros_like"](leaf) if gr is None else t["add"](t["detach"](gr), 0.0)
+                result[name] = _encode_sealed(g0, t)
+            else:
+                flows = gr is not None and bool(t["any"](t["ne"](gr, 0)))
+                if not flows and t["requires_grad"](out):
+                    flows = _reaches(out, leaf, t) is not False
+                result[name] = GRADIENT if flows else NO_GRADIENT
+    return {"value": {"$dict": result}}
 
 
 def _outcome(fn, args_json: Any, kwargs_json: Any, namespace: dict, grad: Any = None) -> dict:

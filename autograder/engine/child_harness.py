@@ -246,6 +246,8 @@ def run(job, out_fd):
         emit({"t": "setup", "status": "error", "error": f"{type(e).__name__}: {_message(e)}"})
         _exit(0)
     emit({"t": "setup", "status": "ok"})
+    # the autograd entry points gradient outcomes use, taken before any learner code runs
+    codec_ns["seal_autograd"]()
 
     def on_alarm(signum, frame):
         raise _CaseTimeout()
