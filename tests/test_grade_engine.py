@@ -52,13 +52,28 @@ def test_discover_names_a_lone_notebook_after_its_file(tmp_path):
 
 
 def test_discover_keeps_one_submission_per_student_and_assignment(tmp_path):
-    """The same student and assignment twice: is the second one a warning, not a second row?"""
+    """One folder given twice (the course folder and the student's own): is the second a
+    warning on the one row, not a second row for the same work?"""
+    folder = tmp_path / "submitted" / "dan" / A
+    folder.mkdir(parents=True)
+    nbformat.write(_nb("solution"), str(folder / f"{A}.ipynb"))
+    subs = layout.discover([tmp_path, tmp_path / "submitted" / "dan"])
+    assert len(subs) == 1 and subs[0].error is None and "ignored" in subs[0].warnings[0]
+
+
+def test_two_course_folders_that_each_hold_a_dan_are_two_error_rows(tmp_path):
+    """Two course folders, each with a `dan`: grading the first and calling the second
+    "ignored" (as this grader once did) gives one dan's grade for the other's work, or loses a
+    student. Is each an error row of its own, naming the other folder?"""
     for d in ("x", "y"):
         folder = tmp_path / d / "submitted" / "dan" / A
         folder.mkdir(parents=True)
         nbformat.write(_nb("solution"), str(folder / f"{A}.ipynb"))
     subs = layout.discover([tmp_path / "x", tmp_path / "y"])
-    assert len(subs) == 1 and "ignored" in subs[0].warnings[0]
+    assert len(subs) == 2 and all(s.error for s in subs)
+    assert len({s.student for s in subs}) == 2
+    assert all(s.student.startswith("dan" + layout.COLLISION_MARK) for s in subs)
+    assert str(tmp_path / "y" / "submitted" / "dan") in subs[0].error
 
 
 def test_identify_reads_the_assignment_from_grade_ids():

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import re
 import unicodedata
 from pathlib import Path
 
@@ -57,14 +56,25 @@ def case_rng(secret: str, assignment: str, case_id: str, student: str | None = N
     return np.random.default_rng(case_seed(secret, assignment, case_id, student))
 
 
-_SAFE_ID = re.compile(r"[^A-Za-z0-9._@+-]")
+# Kept in a student id: letters and digits of any script (with their combining marks:
+# ``José``, ``Łukasz``, ``अनिल``, ``王芳``), and these. Everything else (spaces, slashes,
+# control and formatting characters, ``~``, which collision rows use) becomes ``_``.
+_SAFE_PUNCT = frozenset("._@+-")
+MAX_ID_BYTES = 200  # an id is a file name: well under the 255 bytes file systems allow
 
 
 def student_id(text: str) -> str:
     """A student id as both engines seed with it (and usable as a file name or a CSV cell).
     The name is put in Unicode's composed form (NFC) first: ``josé`` typed with one accented
-    letter or with an ``e`` and a combining accent (macOS writes file names so) is one student."""
-    s = _SAFE_ID.sub("_", unicodedata.normalize("NFC", text).strip())[:100]
+    letter or with an ``e`` and a combining accent (macOS writes file names so) is one student.
+    Letters and digits of every script are kept, so ``josé`` stays ``josé``; at most 100
+    characters and MAX_ID_BYTES bytes."""
+    s = "".join(
+        ch if ch in _SAFE_PUNCT or unicodedata.category(ch)[0] in "LMN" else "_"
+        for ch in unicodedata.normalize("NFC", text).strip()[:100]
+    )
+    while len(s.encode("utf-8", "surrogatepass")) > MAX_ID_BYTES:
+        s = s[:-1]
     return s if s and s not in (".", "..") else "_"
 
 

@@ -45,12 +45,42 @@ LINK = (
 )
 
 
-def _entries(folder: Path) -> list[tuple[str, Path, str]]:
+# What one submission's folder may hold before it is refused: a chain of empty folders (a
+# ``git clone`` brings one) or a folder of millions of files must cost the grader no more
+# than a name on an error row, and cannot stop the rest of the class.
+MAX_DEPTH = 32  # folders below a student's folder
+MAX_ENTRIES = 20_000  # entries (files, folders, links) read in one student's folder tree
+
+
+class TooLarge(Exception):
+    """A submission's folder tree is beyond :data:`MAX_DEPTH` or :data:`MAX_ENTRIES`."""
+
+
+class Budget:
+    """The entries one submission's folder tree may still cost (see :data:`MAX_ENTRIES`)."""
+
+    def __init__(self, where: Path, entries: int = MAX_ENTRIES, depth: int = MAX_DEPTH):
+        self.where, self.left, self.depth = where, entries, depth
+
+    def take(self, folder: Path) -> None:
+        self.left -= 1
+        if self.left < 0:
+            raise TooLarge(
+                f"{self.where} holds more than {MAX_ENTRIES:,} files and folders (the grader "
+                f"stopped reading in {folder}): hand in the notebooks only, without the "
+                "repository, data or environment around them"
+            )
+
+
+def _entries(folder: Path, budget: Budget | None = None) -> list[tuple[str, Path, str]]:
     """``(name, path, kind)`` of each entry of ``folder``, sorted; kind is "link", "dir",
-    "file" or "other" (a pipe, a device, a socket), as the entry itself is (no link followed)."""
+    "file" or "other" (a pipe, a device, a socket), as the entry itself is (no link followed).
+    Each entry read is charged to ``budget`` (:class:`TooLarge` past it)."""
     out = []
     with os.scandir(folder) as it:
         for e in it:
+            if budget is not None:
+                budget.take(folder)
             try:
                 if e.is_symlink():
                     kind = "link"
@@ -70,14 +100,27 @@ def _is_notebook(name: str) -> bool:
     return name.endswith(".ipynb")
 
 
-def _holds_notebooks(folder: Path) -> list[Path]:
-    """Notebooks anywhere under ``folder`` (links not followed, checkpoints left out)."""
-    found = []
-    for top, dirs, names in os.walk(folder, followlinks=False):
-        dirs[:] = sorted(d for d in dirs if d != CHECKPOINTS)
-        found += [Path(top) / n for n in sorted(names) if _is_notebook(n)]
-        if len(found) >= 3:
-            break
+def _holds_notebooks(folder: Path, budget: Budget, depth: int) -> list[Path]:
+    """Up to three notebooks anywhere under ``folder`` (``depth`` folders below the student's),
+    links not followed, checkpoints left out; walked with a stack, not by recursion, so a chain
+    of folders of any depth costs no Python stack; past ``budget``: :class:`TooLarge`."""
+    found: list[Path] = []
+    stack = [(folder, depth)]
+    while stack and len(found) < 3:
+        top, level = stack.pop()
+        if level > budget.depth:
+            raise TooLarge(
+                f"{budget.where} has folders more than {budget.depth} deep ({top}): hand in "
+                "the notebooks only, without the repository or environment around them"
+            )
+        try:
+            entries = _entries(top, budget)
+        except OSError:
+            continue
+        found += [p for n, p, k in entries if _is_notebook(n) and k != "dir"]
+        stack += [
+            (p, level + 1) for n, p, k in reversed(entries) if k == "dir" and n != CHECKPOINTS
+        ]
     return found
 
 
@@ -123,13 +166,21 @@ def _notebook(path: Path, kind: str, name: str, assignment, forced) -> Submissio
 
 
 def _assignment_folder(
-    folder: Path, student: str, assignment: str | None, known: set[str], forced: str | None
+    folder: Path,
+    student: str,
+    assignment: str | None,
+    known: set[str],
+    forced: str | None,
+    budget: Budget,
 ) -> tuple[list[Submission], list[str]]:
     """``<student>/<folder>/``: its submissions, and notes for the student's rows."""
-    entries = _entries(folder)
+    entries = _entries(folder, budget)
     nbs = [(n, p, k) for n, p, k in entries if _is_notebook(n) and k != "dir"]
     deeper = [
-        nb for n, p, k in entries if k == "dir" and n != CHECKPOINTS for nb in _holds_notebooks(p)
+        nb
+        for n, p, k in entries
+        if k == "dir" and n != CHECKPOINTS
+        for nb in _holds_notebooks(p, budget, 2)
     ]
     linked = [str(p) for n, p, k in entries if k == "link" and not _is_notebook(n)]
     notes = []
@@ -168,9 +219,22 @@ def _assignment_folder(
 def _student_folder(
     folder: Path, student: str, known: set[str], forced: str | None
 ) -> list[Submission]:
-    """``R/<student>/``: every submission in it, or an error row; never another student's."""
+    """``R/<student>/``: every submission in it, or an error row; never another student's
+    (one error row when its folder tree is beyond :class:`Budget`)."""
     try:
-        entries = _entries(folder)
+        subs = _student_folder_within(folder, student, known, forced, Budget(folder))
+    except TooLarge as e:
+        subs = [_error(folder, student, None, forced, str(e))]
+    for sub in subs:
+        sub.origin = folder
+    return subs
+
+
+def _student_folder_within(
+    folder: Path, student: str, known: set[str], forced: str | None, budget: Budget
+) -> list[Submission]:
+    try:
+        entries = _entries(folder, budget)
     except OSError as e:
         return [_error(folder, student, None, forced, f"cannot read {folder}: {e.strerror or e}")]
     subs: list[Submission] = []
@@ -185,7 +249,7 @@ def _student_folder(
         elif k == "dir" and n != CHECKPOINTS:
             try:
                 found, more = _assignment_folder(
-                    p, student, n if n in known else None, known, forced
+                    p, student, n if n in known else None, known, forced, budget
                 )
             except OSError as e:
                 found, more = [], [f"cannot read {p}: {e.strerror or e}"]
@@ -209,40 +273,65 @@ def _root(root: Path, known: set[str], forced: str | None) -> list[Submission]:
             # a lone notebook is its own student; one named after an assignment is the
             # given folder's (exercises/01_exact_kl, submitted/alice)
             name, a = (root.name, stem) if stem in known else (stem, None)
-            found.append(_notebook(p, k, name, a, forced))
+            sub = _notebook(p, k, name, a, forced)
+            sub.origin = root if stem in known else p
+            found.append(sub)
         elif k == "link":
-            found.append(_error(p, n, None, forced, f"{p} {LINK}"))
+            sub = _error(p, n, None, forced, f"{p} {LINK}")
+            sub.origin = p
+            found.append(sub)
         elif k == "dir" and n in known:
-            subs, notes = _assignment_folder(p, root.name, n, known, forced)
-            for sub in subs:
-                sub.warnings += notes
-            found += subs
+            found += _given_assignment_folder(p, root.name, n, known, forced)
         elif k == "dir" and n != CHECKPOINTS:
             found += _student_folder(p, n, known, forced)
     return found
 
 
+def _given_assignment_folder(
+    folder: Path, student: str, assignment: str, known: set[str], forced: str | None
+) -> list[Submission]:
+    """``<student>/<assignment>/``: the submission in it, or its error row."""
+    try:
+        subs, notes = _assignment_folder(folder, student, assignment, known, forced, Budget(folder))
+    except TooLarge as e:
+        subs, notes = (
+            [_error(folder / f"{assignment}.ipynb", student, assignment, forced, str(e))],
+            [],
+        )
+    except OSError as e:
+        why = f"cannot read {folder}: {e.strerror or e}"
+        subs, notes = [_error(folder / f"{assignment}.ipynb", student, assignment, forced, why)], []
+    for sub in subs:
+        sub.warnings += notes
+        sub.origin = folder.parent
+    return subs
+
+
 def _given_file(nb: Path, known: set[str], forced: str | None) -> Submission:
     """A notebook named on the command line: the instructor chose it, so its path may name
-    its student as nbgrader's layout does (``.../<student>/<assignment>/<file>``)."""
-    parts = nb.parts
-    student, assignment = None, None
+    its student as nbgrader's layout does (``.../<student>/<assignment>/<file>``). The path is
+    read as an absolute one, so ``x.ipynb`` given from inside its folder is the same student
+    as ``submitted/alice/01_exact_kl/x.ipynb`` given from the course folder."""
+    parts = Path(os.path.abspath(nb)).parts
+    student, assignment, up = None, None, 0
     if "submitted" in parts[:-1]:
         i = len(parts) - 1 - parts[::-1].index("submitted")
         rest = parts[i + 1 :]
         if len(rest) == 3:
-            student, assignment = rest[0], rest[1]
+            student, assignment, up = rest[0], rest[1], 2
         elif len(rest) == 2:
-            student = rest[0]
+            student, up = rest[0], 1
             assignment = nb.stem if nb.stem in known else None
-    if student is None and len(parts) >= 3 and parts[-2] in known:
-        student, assignment = parts[-3], parts[-2]
-    if student is None and nb.stem in known and len(parts) >= 2:
-        student, assignment = parts[-2], nb.stem
+    if student is None and len(parts) >= 4 and parts[-2] in known:
+        student, assignment, up = parts[-3], parts[-2], 2
+    if student is None and nb.stem in known and len(parts) >= 3:
+        student, assignment, up = parts[-2], nb.stem, 1
     if student is None:
         student = nb.stem
     kind = "link" if nb.is_symlink() else "file"
-    return _notebook(nb, kind, student, assignment, forced)
+    sub = _notebook(nb, kind, student, assignment, forced)
+    sub.origin = Path(*parts[: len(parts) - up]) if up else nb
+    return sub
 
 
 def discover(
@@ -250,8 +339,13 @@ def discover(
 ) -> list[Submission]:
     """Submissions named by ``paths`` (notebooks or folders), in a stable order (see the module).
 
-    The same student and assignment twice (one folder under two given paths): the first is
-    graded, the second becomes a warning on it.
+    A folder named after an assignment (``submitted/alice/01_exact_kl``, as a shell expands
+    ``submitted/*/01_exact_kl``) is that assignment of the student its parent folder names.
+
+    The same student and assignment twice from one folder (the folder under two given paths,
+    or two copies in one student's folder): the first is graded, the second becomes a warning
+    on it. From two different folders (two people who share a name): neither is graded, each
+    gets its own error row (:func:`_same_id`).
     """
     known = set(known if known is not None else notebook.ASSIGNMENTS)
     found: list[Submission] = []
@@ -263,7 +357,20 @@ def discover(
         if not p.is_dir():
             sub = Submission(path=p, student=safe_id(p.stem or str(p)), assignment=assignment)
             sub.error = f"{p} does not exist"
+            sub.origin = p
             found.append(sub)
+            continue
+        whole = Path(os.path.abspath(p))
+        if (
+            p.name in known
+            and not (p / "submitted").is_dir()
+            and whole.parent.name
+            not in (
+                "",
+                "submitted",
+            )
+        ):
+            found += _given_assignment_folder(p, whole.parent.name, p.name, known, assignment)
             continue
         root = p / "submitted" if (p / "submitted").is_dir() else p
         try:
@@ -271,26 +378,74 @@ def discover(
         except OSError as e:
             sub = Submission(path=p, student=safe_id(p.name or str(p)), assignment=assignment)
             sub.error = f"cannot read {root}: {e.strerror or e}"
+            sub.origin = p
             found.append(sub)
-    seen: dict[tuple[str, str | None], Submission] = {}
-    out = []
-    for sub in _collisions(found):
+    return _same_id(_collisions(found))
+
+
+def _same_id(found: list[Submission]) -> list[Submission]:
+    """One submission per student and assignment. Copies from one origin (one folder given
+    twice, or two notebooks for one assignment in one student's folder): the first is graded,
+    the others are warnings on it. From different origins (``sec1/alice`` and ``sec2/alice``;
+    a lone ``alice.ipynb`` beside a folder ``alice/``): never merged, never one graded in
+    another's place: each becomes an error row under an id of its own (:func:`collision_id`
+    of its origin), naming the others."""
+    groups: dict[tuple[str, str], list[Submission]] = {}
+    for sub in found:
+        if sub.assignment is not None:
+            groups.setdefault((sub.student, sub.assignment), []).append(sub)
+    refused: set[int] = set()
+    for subs in groups.values():
+        origins = {_where(s.origin or s.path) for s in subs}
+        if len(origins) > 1:
+            refused |= {id(s) for s in subs}
+    out: list[Submission] = []
+    seen: dict[tuple[str, str], Submission] = {}
+    for sub in found:
         key = (sub.student, sub.assignment)
+        if id(sub) in refused:
+            others = sorted({str(s.origin or s.path) for s in groups[key] if s is not sub})
+            row = Submission(
+                path=sub.path,
+                student=collision_id(sub.student, _where(sub.origin or sub.path)),
+                assignment=sub.assignment,
+                given_id=sub.given_id,
+                origin=sub.origin,
+            )
+            row.error = (
+                f"{sub.origin or sub.path} and {', '.join(others)} all name student "
+                f"{sub.student!r} for {sub.assignment}: two people, or one person's work in two "
+                "places; neither was graded. Give each student one folder (or grade the "
+                "folders in separate runs, each with its own --out)"
+            )
+            out.append(row)
+            continue
         if sub.assignment is not None and key in seen:
             seen[key].warnings.append(
                 f"another submission for the same student and assignment was ignored: {sub.path}"
             )
             continue
-        seen[key] = sub
+        if sub.assignment is not None:
+            seen[key] = sub
         out.append(sub)
     return out
+
+
+def _where(path: Path) -> str:
+    return os.path.realpath(path)
+
+
+# A collision row's id is the student id, this mark and six hexadecimal characters. The mark
+# is a character no student id holds (safe_id replaces it), so no folder's name, however it
+# is spelled, becomes the id of another folder's error row.
+COLLISION_MARK = "~"
 
 
 def collision_id(student: str, given: str) -> str:
     """The id of a colliding folder's error row: its safe id and a digest of its exact name,
     so two folders that become one id keep a row each."""
     digest = hashlib.sha256(given.encode("utf-8", "surrogateescape")).hexdigest()[:6]
-    return f"{student}+{digest}"
+    return f"{student}{COLLISION_MARK}{digest}"
 
 
 def _collisions(found: list[Submission]) -> list[Submission]:
@@ -331,6 +486,7 @@ def _collisions(found: list[Submission]) -> list[Submission]:
             student=collision_id(sub.student, sub.given_id),
             assignment=sub.assignment,
             given_id=sub.given_id,
+            origin=sub.origin,
         )
         row.error = (
             f"{len(given)} student folders become the one student id {sub.student!r}: "

@@ -48,6 +48,9 @@ class Submission:
     warnings: list[str] = field(default_factory=list)
     error: str | None = None  # set when the submission cannot be graded
     given_id: str = ""  # the student as the path names it, before safe_id (collision check)
+    # the folder (or lone notebook) whose name gave the student id: two submissions of one id
+    # and assignment from two origins are two people, never merged (engine.layout.discover)
+    origin: Path | None = None
 
 
 def safe_id(text: str) -> str:

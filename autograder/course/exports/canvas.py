@@ -35,6 +35,7 @@ from __future__ import annotations
 import csv
 import io
 import re
+import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -61,9 +62,12 @@ class Roster:
     unmatched: list[str] = field(default_factory=list)  # filled by canvas_csv
 
     def find(self, student: str) -> dict[str, str] | None:
+        """The roster row whose SIS Login ID, SIS User ID or ID (in that order) is ``student``,
+        compared in composed Unicode as ids are (a login ``josé`` exported with a combining
+        accent still matches)."""
         for col in MATCH_ORDER:
             for row in self.rows:
-                if row.get(col, "").strip() == student:
+                if unicodedata.normalize("NFC", row.get(col, "").strip()) == student:
                     return row
         return None
 

@@ -1,0 +1,155 @@
+"""Finding submissions when a folder is hostile or careless: a chain of folders deeper than
+Python's stack, a folder of tens of thousands of files, a shell glob over student folders, a
+folder named like another folder's error row, and names outside ASCII. Each must give the
+right rows (or a named error row) with the rest of the class found."""
+
+from __future__ import annotations
+
+import csv
+import io
+import os
+import shutil
+import unicodedata
+from pathlib import Path
+
+from autograder.course.exports.canvas import Roster, canvas_csv
+from autograder.course.report import Row
+from autograder.engine import layout
+
+REPO = Path(__file__).resolve().parent.parent
+CORPUS = REPO / "tests" / "fixtures" / "corpus"
+A = "01_exact_kl"
+
+
+def _hand_in(root: Path, student: str, assignment: str = A) -> Path:
+    folder = root / student / assignment
+    folder.mkdir(parents=True)
+    shutil.copyfile(CORPUS / "solution.ipynb", folder / f"{assignment}.ipynb")
+    return folder
+
+
+def _chain(top: Path, depth: int) -> None:
+    """``depth`` nested empty folders under ``top``, made without recursion."""
+    os.makedirs(top, exist_ok=True)
+    here = os.open(top, os.O_RDONLY)
+    try:
+        for _ in range(depth):
+            os.mkdir("d", dir_fd=here)
+            nxt = os.open("d", os.O_RDONLY, dir_fd=here)
+            os.close(here)
+            here = nxt
+    finally:
+        os.close(here)
+
+
+def _unchain(top: Path) -> None:
+    """Remove what :func:`_chain` made, deepest first and without recursion (shutil.rmtree,
+    and so pytest's own clean-up of old temporary folders, recurses and would fail on it)."""
+    path = top
+    while (path / "d").is_dir():
+        path = path / "d"
+    while path != top:
+        os.rmdir(path)
+        path = path.parent
+    os.rmdir(top)
+
+
+def test_a_chain_of_folders_deeper_than_the_stack_is_one_error_row(tmp_path):
+    """1,200 nested folders in one student's hand-in (a cloned repository brings such chains)
+    made the walk raise RecursionError and stopped the whole class with no grades.csv. Is it
+    now that student's error row, naming the depth, with everyone else found?"""
+    root = tmp_path / "submitted"
+    _hand_in(root, "alice")
+    deep = _hand_in(root, "mallory")
+    _chain(deep / "repo", 1200)
+    _hand_in(root, "zoe")
+    try:
+        subs = {s.student: s for s in layout.discover([root])}
+    finally:
+        _unchain(deep / "repo")
+    assert set(subs) == {"alice", "mallory", "zoe"}
+    assert subs["alice"].error is None and subs["zoe"].error is None
+    assert "more than 32 deep" in subs["mallory"].error
+
+
+def test_a_folder_of_too_many_files_is_one_error_row(tmp_path):
+    """A student folder holding more entries than the budget (a data set, a virtual
+    environment) must not be read to the end: is it an error row that says so?"""
+    root = tmp_path / "submitted"
+    _hand_in(root, "alice")
+    big = _hand_in(root, "bob") / "data"
+    big.mkdir()
+    for i in range(layout.MAX_ENTRIES + 5):
+        (big / f"{i}.txt").touch()
+    subs = {s.student: s for s in layout.discover([root])}
+    assert subs["alice"].error is None
+    assert "more than 20,000 files and folders" in subs["bob"].error
+
+
+def test_a_glob_over_student_folders_gives_one_row_per_student(tmp_path):
+    """`drills grade submitted/*/01_exact_kl` read each folder as a root whose lone notebook
+    belonged to a student named `01_exact_kl`: one row for the whole class, the others
+    "ignored". Is each path now its parent's student, as `drills grade submitted` reads it?"""
+    root = tmp_path / "submitted"
+    for s in ("alice", "bob", "carol"):
+        _hand_in(root, s)
+    globbed = sorted(root.glob(f"*/{A}"))
+    rows = [(s.student, s.assignment, s.error) for s in layout.discover(globbed)]
+    assert rows == [(s, A, None) for s in ("alice", "bob", "carol")]
+    whole = [(s.student, s.assignment, s.error) for s in layout.discover([root])]
+    assert rows == whole
+
+
+def test_a_notebook_given_from_inside_its_folder_is_its_students(tmp_path, monkeypatch):
+    """The same notebook named by a relative path from inside its folder was graded as a
+    student named after the file: is it the same student as from the course folder?"""
+    root = tmp_path / "submitted"
+    folder = _hand_in(root, "alice")
+    monkeypatch.chdir(folder)
+    (sub,) = layout.discover([f"{A}.ipynb"])
+    assert (sub.student, sub.assignment, sub.error) == ("alice", A, None)
+
+
+def test_no_folder_name_becomes_another_folders_error_row_id(tmp_path):
+    """`ann lee` and `ann_lee` collide and get error rows under suffixed ids; a third folder
+    named exactly like one of those ids lost its notebook as a "duplicate". Can any folder's
+    name give a collision row's id now?"""
+    root = tmp_path / "submitted"
+    _hand_in(root, "ann lee")
+    _hand_in(root, "ann_lee")
+    forged = layout.collision_id("ann_lee", "ann lee")
+    _hand_in(root, forged)
+    subs = layout.discover([root])
+    ids = [s.student for s in subs]
+    assert len(ids) == 3 and len(set(ids)) == 3, ids
+    (third,) = [s for s in subs if s.error is None]
+    assert third.student != forged and third.given_id == forged
+
+
+def test_accented_names_keep_their_letters_and_their_canvas_row(tmp_path):
+    """`josé` became `jos_`: his Canvas row (SIS Login ID josé) stayed empty and a new `jos_`
+    row was appended. Does the id keep the letter, and the grade land on his own row?"""
+    root = tmp_path / "submitted"
+    _hand_in(root, "josé")
+    _hand_in(root, "王芳")
+    found = {s.student for s in layout.discover([root])}
+    assert found == {"josé", "王芳"}
+    roster = Roster(
+        rows=[
+            {
+                "Student": "Pérez, José",
+                "ID": "11",
+                "SIS User ID": "",
+                # a login exported in decomposed form still matches
+                "SIS Login ID": unicodedata.normalize("NFD", "josé"),
+                "Section": "A",
+            }
+        ],
+        columns=[f"{A} (101)"],
+    )
+    rows = [Row(A, "josé", "", 6.5, 7.0)]
+    text = canvas_csv(rows, roster)
+    table = list(csv.reader(io.StringIO(text)))
+    assert len(table) == 3, table  # header, points possible, José's own row
+    assert table[2][0] == "Pérez, José" and table[2][-1] == "6.5"
+    assert roster.unmatched == []
