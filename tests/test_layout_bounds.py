@@ -153,3 +153,60 @@ def test_accented_names_keep_their_letters_and_their_canvas_row(tmp_path):
     assert len(table) == 3, table  # header, points possible, José's own row
     assert table[2][0] == "Pérez, José" and table[2][-1] == "6.5"
     assert roster.unmatched == []
+
+
+# -- what a learner's code leaves in its sandbox folder ----------------------------------------
+
+
+def test_remove_tree_takes_any_depth_and_follows_no_link(tmp_path):
+    """shutil.rmtree recursed once per level: a learner's 3,000 nested folders made the grader's
+    clean-up raise RecursionError. Does remove_tree take them, and leave what a link points
+    at untouched?"""
+    from autograder.engine.files import remove_tree
+
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "keep.txt").write_text("mine")
+    box = tmp_path / "box"
+    _chain(box, 3000)
+    (box / "to-outside").symlink_to(outside)
+    (box / "file-link").symlink_to(outside / "keep.txt")
+    for i in range(50):
+        (box / f"w{i}").mkdir()
+    remove_tree(box)
+    assert not os.path.lexists(box)
+    assert (outside / "keep.txt").read_text() == "mine"
+    remove_tree(box)  # gone already: no error
+
+
+def test_a_learner_who_leaves_a_deep_chain_in_its_folder_is_graded(tmp_path):
+    """A solution that also makes 3,000 nested folders in its working folder: the grader's
+    clean-up crashed on it ("the grader failed on this submission: RecursionError") and left
+    the sandbox folder in the temporary folder. Is the work graded as any other, and the
+    folder gone?"""
+    import json
+    import tempfile
+
+    from autograder.course.grade_cli import Grader, grade_course
+
+    nb = json.loads((CORPUS / "solution.ipynb").read_text())
+    for cell in nb["cells"]:
+        if cell["cell_type"] == "code" and cell["metadata"].get("nbgrader", {}).get("solution"):
+            src = "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
+            cell["source"] = (
+                "import os\nfor _ in range(3000):\n    os.mkdir('d')\n    os.chdir('d')\n" + src
+            )
+            break
+    folder = tmp_path / "submitted" / "eve" / A
+    folder.mkdir(parents=True)
+    (folder / f"{A}.ipynb").write_text(json.dumps(nb))
+    mine = f"drills-child-{os.getpid()}-*"  # this process's (other test workers make their own)
+    before = set(Path(tempfile.gettempdir()).glob(mine))
+    out = tmp_path / "out"
+    grader = Grader(hidden=[out.resolve()])
+    stats = grade_course([tmp_path / "submitted"], out, grader)
+    assert stats.could_not_grade == 0
+    (row,) = list(csv.DictReader((out / "grades.csv").open()))
+    assert row["score"] == "7.0", row
+    left = set(Path(tempfile.gettempdir()).glob(mine)) - before
+    assert not left, f"sandbox folders left behind: {sorted(left)}"

@@ -69,3 +69,81 @@ def _kind(mode: int) -> str:
         if test(mode):
             return word
     return "not a plain file"
+
+
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+
+
+def remove_tree(path: str | os.PathLike) -> None:
+    """Remove the folder ``path`` and everything in it, as far as it can be removed; never
+    raises, never follows a link.
+
+    A learner's code writes into its sandbox folder, and can leave a chain of thousands of
+    nested folders there: ``shutil.rmtree`` recurses once per level (RecursionError past about
+    a thousand) and ``rm -r``-style path names grow past the 4,096 bytes the kernel takes. This
+    walks down and up with one open folder at a time (each step relative to the last, by name
+    or ``..``), so neither the depth nor the length of a path matters. What cannot be removed
+    (a folder it may not read) is left, as ``rmtree(ignore_errors=True)`` leaves it. Each
+    folder is read once, so a wide folder costs what a deep one does."""
+    try:
+        fd = os.open(path, _DIR_FLAGS)
+    except OSError:
+        try:
+            os.unlink(path)  # a file or a link where the folder was: remove the entry itself
+        except OSError:
+            pass
+        return
+    # one entry per folder walked into, from ``path`` down: its name in its parent, and the
+    # sub-folders of it still to remove (read once, when first entered)
+    names: list[str] = []
+    pending: list[list[str]] = [_empty_files(fd)]
+    try:
+        while True:
+            if pending[-1]:
+                child = pending[-1].pop()
+                try:
+                    nxt = os.open(child, _DIR_FLAGS, dir_fd=fd)
+                except OSError:
+                    continue  # not readable (or gone): left, as rmtree(ignore_errors) leaves it
+                os.close(fd)
+                fd = nxt
+                names.append(child)
+                pending.append(_empty_files(fd))
+                continue
+            if not names:
+                break
+            up = os.open("..", _DIR_FLAGS, dir_fd=fd)
+            os.close(fd)
+            fd = up
+            pending.pop()
+            try:
+                os.rmdir(names.pop(), dir_fd=fd)
+            except OSError:
+                pass
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+    try:
+        os.rmdir(path)
+    except OSError:
+        pass
+
+
+def _empty_files(fd: int) -> list[str]:
+    """Unlink every entry of the open folder ``fd`` that is not a folder (links included, not
+    followed); return the names of its sub-folders."""
+    folders = []
+    try:
+        with os.scandir(fd) as it:
+            for e in it:
+                try:
+                    if e.is_dir(follow_symlinks=False):
+                        folders.append(e.name)
+                    else:
+                        os.unlink(e.name, dir_fd=fd)
+                except OSError:
+                    pass
+    except OSError:
+        pass
+    return folders

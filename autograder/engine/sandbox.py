@@ -53,6 +53,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from autograder.cases import codec
+from autograder.engine import files
 
 SANDBOX_IN = "/drills/in"
 SANDBOX_LIB = "/drills/lib"
@@ -513,7 +514,7 @@ def scratch_dir(kind: str) -> Path:
 
 
 def release_scratch(path: Path) -> None:
-    shutil.rmtree(path, ignore_errors=True)
+    files.remove_tree(path)
     _LIVE_SCRATCH.discard(path)
 
 
@@ -536,7 +537,7 @@ def end_on_sigterm(signum: int, _frame) -> None:
     deadline = time.monotonic() + 5.0
     while True:
         for path in list(_LIVE_SCRATCH):
-            shutil.rmtree(path, ignore_errors=True)
+            files.remove_tree(path)
         if not any(p.exists() for p in list(_LIVE_SCRATCH)) or time.monotonic() > deadline:
             break
         time.sleep(0.02)  # a sandbox still exiting, or a folder made meanwhile: look again
@@ -570,7 +571,7 @@ def sweep_scratch(folder: Path | None = None) -> list[Path]:
             pass
         except OSError:
             continue  # not ours to judge (PermissionError: another user's live process)
-        shutil.rmtree(entry.path, ignore_errors=True)
+        files.remove_tree(entry.path)
         if not os.path.exists(entry.path):
             removed.append(Path(entry.path))
     return removed

@@ -45,7 +45,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shutil
 import subprocess
 import sys
 import time
@@ -254,7 +253,7 @@ def run(root: Path) -> dict:
     student = _student(root)
     nb, note = _notebook(root / "submission", assignment)
     work = root / "drills-work"
-    shutil.rmtree(work, ignore_errors=True)
+    files.remove_tree(work)
     # Private: learner code may run without bubblewrap here (a container without user
     # namespaces), as a separate uid that file modes keep from the secret and from the
     # results derived from it; `drills grade` refuses a secret that such a child could read.
