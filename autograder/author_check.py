@@ -12,7 +12,8 @@ summary of what passed:
     release     `drills release ID --check`: exercises/ is what the source notebook generates
     reference   the reference against evidence it did not produce: the docstring's examples, the
                 defaults it states, the properties of autograder/assignments/properties.py on
-                every case's inputs, the anchors (tests/test_reference.py, tests/test_anchors.py)
+                every case's inputs, the anchors (tests/test_reference.py, tests/test_anchors.py);
+                every function is checked, and each failing one is named with why
     contract    the grading contract and the sync tests (test_cases, test_rules, test_field_maths,
                 test_recognition, test_callees, the notebook's own tests/test_aNN file, the
                 CHANGELOG tables, no scaffold placeholder left)
@@ -28,6 +29,7 @@ Every pytest stage runs with ``DRILLS_ONLY=ID`` (tests/conftest.py), so nothing 
 notebook. When the reference stage fails, the summary says so first: a wrong reference makes
 the contract, scores and mutation stages fail in ways that blame the cases or the mistakes.
 The stages need the checkout's ``tests/`` and the dev tools (`pip install -e ".[dev]"`).
+Written to a file or a pipe, a failing stage's output has its colour codes removed.
 """
 
 from __future__ import annotations
@@ -88,6 +90,8 @@ class Outcome:
     seconds: float
     tail: str  # the end of the failing command's output ("" when it passed)
     output: str = ""  # the failing command's whole output, read for patterns (summary)
+    # the reference stage: {function: [why it failed]} of every function whose reference fails
+    failing: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
 
 
 def stages(
@@ -102,7 +106,7 @@ def stages(
     lint_files = [str(p) for p in (module, own_test) if p.is_file()]
     ruff = [py, "-m", "ruff"]
     k = ["-k", assignment]
-    every = [c for c in pytest if c != "-x"]  # the contract stage reports every failure
+    every = [c for c in pytest if c != "-x"]  # reference and contract: every failure
     contract = [
         "tests/test_cases.py",
         "tests/test_rules.py",
@@ -126,10 +130,11 @@ def stages(
             "exercises/ is what the source notebook generates",
             [[py, "-m", "autograder.cli", "release", assignment, "--check"]],
         ),
-        Stage(
+        Stage(  # every function, not only the first failing one: a shared helper breaks several
             "reference",
             "docstring examples, stated defaults, properties, anchors",
-            [[*pytest, "tests/test_reference.py", "tests/test_anchors.py"]],
+            [[*every, "-rf", "tests/test_reference.py", "tests/test_anchors.py"]],
+            {"COLUMNS": "400"},  # the short summary's FAILED lines keep their reason
         ),
         Stage(
             "contract",
@@ -169,9 +174,38 @@ def stages(
     return [s for s in out if s.name in only]
 
 
+ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b[@-Z\\-_]")  # colour and other escapes
+
+
+def strip_ansi(text: str) -> str:
+    """``text`` without terminal escape sequences (the colours of a kernel's traceback)."""
+    return ANSI.sub("", text)
+
+
 def _run(cmd: list[str], env: dict[str, str], root: Path) -> tuple[int, str]:
     p = subprocess.run(cmd, cwd=root, env=env, capture_output=True, text=True)
     return p.returncode, (p.stdout + p.stderr)
+
+
+def failing_functions(output: str) -> dict[str, list[tuple[str, str]]]:
+    """{function: [(check, reason)]} of the FAILED lines of a pytest run (``-rf``) whose tests
+    are parametrised by (assignment, function, ...): the check is the test's name in words, the
+    reason the first line of its message. A failing test of no function is listed under its
+    own name."""
+    found: dict[str, list[tuple[str, str]]] = {}
+    for test, params, reason in re.findall(
+        r"^FAILED tests/[\w/]+\.py::(\w+)(?:\[([^\]]*)\])?(?: - (.*))?$", output, re.M
+    ):
+        parts = params.split("-")
+        function = parts[1] if len(parts) >= 2 else test
+        check = re.sub(r"^test_(reference_)?", "", test).replace("_", " ")
+        reason = re.sub(r"^\w*(Error|Exception): ", "", (reason or "").strip())
+        reason = re.sub(
+            r"^the reference may be wrong: \S+ `\w+` \(the solution cell of [^)]*\) ", "", reason
+        ).rstrip(":")
+        if (check, reason) not in found.setdefault(function, []):
+            found[function].append((check, reason))
+    return found
 
 
 def run(
@@ -181,8 +215,14 @@ def run(
     all_mistakes: bool = False,
     fail_fast: bool = False,
     say=print,
+    colour: bool | None = None,
 ) -> list[Outcome]:
-    """Run the stages for ``assignment``; print a progress line per stage; return the outcomes."""
+    """Run the stages for ``assignment``; print a progress line per stage; return the outcomes.
+
+    A failing stage's output keeps its colour codes only with ``colour`` (by default: when
+    stdout is a terminal); in a log file or a pipe they would be raw ``\\x1b[...m`` text."""
+    if colour is None:
+        colour = sys.stdout.isatty()
     root = root or notebook.course_root()
     assignment = resolve(assignment)
     if not (root / "tests" / "conftest.py").is_file():
@@ -200,12 +240,16 @@ def run(
         for cmd in st.commands:
             rc, text = _run(cmd, {**env, **st.env}, root)
             if rc != 0:
-                ok, tail, output = False, text[-4000:], text
+                output = strip_ansi(text)
+                ok, tail = False, (text if colour else output)[-4000:]
                 break
-        outcomes.append(Outcome(st.name, ok, time.monotonic() - t0, tail, output))
+        failing = failing_functions(output) if st.name == "reference" and not ok else {}
+        outcomes.append(Outcome(st.name, ok, time.monotonic() - t0, tail, output, failing))
         say(f"      {'passed' if ok else 'FAILED'} in {outcomes[-1].seconds:.0f} s", flush=True)
         if not ok:
             say(_indent(tail))
+            for line in _failing_lines(failing):
+                say(line)
             if fail_fast:
                 break
     return outcomes
@@ -218,6 +262,20 @@ def mistakes_failing_no_case(output: str) -> dict[str, list[str]]:
         if mistake not in found.setdefault(function, []):
             found[function].append(mistake)
     return found
+
+
+def _failing_lines(failing: dict[str, list[tuple[str, str]]]) -> list[str]:
+    """Every function of a failing reference stage, each with why (the log's tail may have
+    lost the first ones)."""
+    if not failing:
+        return []
+    lines = [f"      the reference fails for {len(failing)}: {', '.join(failing)}"]
+    for function, reasons in failing.items():
+        lines += [
+            f"        {function}: {check}" + (f": {reason[:240]}" if reason else "")
+            for check, reason in reasons
+        ]
+    return lines
 
 
 def _indent(text: str) -> str:
@@ -241,6 +299,15 @@ def summary(assignment: str, outcomes: list[Outcome]) -> list[str]:
             "wrong reference also makes the contract, scores and mutation stages blame the cases "
             "and the mistakes."
         )
+        for o in outcomes:
+            if o.stage == "reference" and o.failing:
+                lines.append(
+                    f"the reference fails for {len(o.failing)}: "
+                    + "; ".join(
+                        f"{f} ({', '.join(check for check, _ in reasons)})"
+                        for f, reasons in o.failing.items()
+                    )
+                )
     blamed = mistakes_failing_no_case(
         "".join(o.output for o in outcomes if o.stage == "contract" and not o.ok)
     )

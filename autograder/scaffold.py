@@ -36,6 +36,7 @@ import keyword
 import re
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 from autograder import assignments
@@ -92,6 +93,26 @@ def parse_params(params: str | list[str]) -> list[str]:
         p.arg if d is None else f"{p.arg}={ast.get_source_segment(f'def _({text}): pass', d)}"
         for p, d in zip(a.args, defaults)
     ]
+
+
+MISTAKE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+
+
+def check_mistake_ids(mistakes: list[str]) -> None:
+    """Refuse mistake ids the catalogue cannot use: an id is a letter or digit, then letters
+    (either case), digits, ``-``, ``_`` or ``.``, as the existing catalogues write them
+    (``divide-by-T``, ``final-minus-0.2``, ``eps-1e-4``). An id is quoted in the case module,
+    in Markdown tables and in test ids, so no spaces, quotes, ``|``, ``,``, ``:`` or ``/``."""
+    bad = [m for m in mistakes if not MISTAKE_ID.fullmatch(m)]
+    if bad:
+        raise ScaffoldError(
+            f"mistake ids {bad} are not usable: an id starts with a letter or a digit and holds "
+            "only letters, digits, '-', '_' and '.' (no spaces, quotes, '/', '|', ',' or ':'), "
+            "e.g. divide-by-T, eps-1e-4"
+        )
+    twice = sorted({m for m in mistakes if mistakes.count(m) > 1})
+    if twice:
+        raise ScaffoldError(f"mistake ids must be distinct: {twice} given more than once")
 
 
 def _required(params: list[str]) -> list[str]:
@@ -254,6 +275,37 @@ def _mistake_way(mistake: str, sig: str, todo: str) -> str:
     if mistake in ("no-validation", "no-checks") or mistake.endswith("-unchecked"):
         return "unchecked=True,  # the reference without its input checks"
     return f"formula=lambda {sig}: {todo},  # the wrong computation, on valid inputs"
+
+
+def _ruff() -> list[str] | None:
+    """How to run ruff here: this Python's ``-m ruff`` when the package is installed (so a
+    ``drills`` run from the virtualenv without activating it finds it), else ``ruff`` on PATH."""
+    if importlib.util.find_spec("ruff") is not None:
+        return [sys.executable, "-m", "ruff"]
+    found = shutil.which("ruff")
+    return [found] if found else None
+
+
+def format_python(path: Path, root: Path) -> list[str]:
+    """Sort the imports of ``path`` and format it as ``make lint`` wants (``ruff check`` and
+    ``ruff format --check``). Returns nothing when done, else the checklist's lines that say
+    which command to run (ruff missing or failing)."""
+    rel = path.relative_to(root)
+    todo = [
+        f"  Before `make lint`: {rel} is not formatted yet; run, from the checkout's root:",
+        f"          ruff check --fix --select I {rel} && ruff format {rel}",
+    ]
+    ruff = _ruff()
+    if ruff is None:
+        return [*todo, '          (ruff is a dev tool: pip install -e ".[dev]")']
+    for args in (["check", "-q", "--fix", "--select", "I"], ["format", "-q"]):
+        done = subprocess.run([*ruff, *args, str(path)], cwd=root, capture_output=True, text=True)
+        if done.returncode != 0:
+            return [
+                *todo,
+                f"          (ruff {args[0]} said: {(done.stdout + done.stderr).strip()})",
+            ]
+    return []
 
 
 def _offset(text: str, lineno: int, col: int) -> int:
@@ -427,11 +479,7 @@ def scaffold(
         raise ScaffoldError(f"{name!r} is not a public Python function name")
     if not points > 0:
         raise ScaffoldError("--points must be > 0")
-    bad = [m for m in mistakes if not re.fullmatch(r"[a-z0-9][a-z0-9.\-]*", m)]
-    if bad or len(set(mistakes)) != len(mistakes):
-        raise ScaffoldError(
-            f"mistake ids must be distinct, lower-case words with '-': {bad or mistakes}"
-        )
+    check_mistake_ids(mistakes)
     nb_path = notebook.source_path(assignment, root)
     module_path = root / "autograder" / "assignments" / f"{assignments.MODULES[assignment]}.py"
     changelog_path = root / "CHANGELOG.md"
@@ -487,11 +535,7 @@ def scaffold(
     text = _add_to_spec_tuple(text, const)
     text = _import_spec_names(text)
     module_path.write_text(text, encoding="utf-8")
-    if shutil.which("ruff"):
-        subprocess.run(["ruff", "format", "-q", str(module_path)], check=False)
-        subprocess.run(
-            ["ruff", "check", "-q", "--fix", "--select", "I", str(module_path)], check=False
-        )
+    unformatted = format_python(module_path, root)
 
     # 3. CHANGELOG.md: the rows of the function as the code now has it, and an entry
     loader = importlib.util.spec_from_file_location(f"_scaffolded_{module_path.stem}", module_path)
@@ -541,6 +585,7 @@ def scaffold(
         " --fast: seconds; without --fast minutes: it also mutates, executes the notebook and "
         "runs nbgrader):",
         f"          drills author-check {assignment}      (or: make check A={assignment})",
+        *unformatted,
     ]
 
 

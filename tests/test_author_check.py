@@ -162,3 +162,87 @@ def test_recorded_scores_reads_the_newest_row_of_each_function():
         "| a | `g` | 1 | 70/15/15 | 1/1/1 | 2 | 1 | 1e-05/1e-06 | 1/1 |\n"
     )
     assert catalogue.recorded_scores(text) == {("a", "f"): {"m": 0.5, "n": 1.2, "(no checks)": 1.7}}
+
+
+@pytest.mark.slow
+def test_a_planted_error_in_a_shared_helper_names_every_function_it_breaks(tmp_path):
+    """The reference stage stopped at its first failure (pytest -x): an error planted in
+    02's `_log_prob_arrays`, the helper of k1, clipped_k1, k2 and k3, named k1 only. Does the
+    stage run every function and name each one it breaks, with why, in its output and in the
+    summary, and does `drills author-check` then exit non-zero?"""
+    root = course_copy(tmp_path)
+    plant(
+        root,
+        "02_clipped_estimators",
+        '    "    return arrays[0], arrays[1]\\n",',
+        '    "    return 2.0 * arrays[0], arrays[1]\\n",',
+    )
+    said: list[str] = []
+    (out,) = author_check.run(
+        "02", root=root, only=("reference",), say=lambda *a, **k: said.append(" ".join(a))
+    )
+    assert not out.ok
+    broken = ("k1", "clipped_k1", "k2", "k3")
+    assert set(broken) <= set(out.failing), out.failing
+    for function in broken:
+        assert any("anchors" in check and reason for check, reason in out.failing[function]), (
+            function,
+            out.failing[function],
+        )
+    printed = "\n".join(said)
+    summary = "\n".join(author_check.summary("02", [out]))
+    for function in broken:
+        assert f"        {function}: reproduces its anchors: {function}/" in printed, printed
+        assert f" {function} (" in summary, summary
+
+
+def test_failing_functions_reads_every_failed_line_of_the_short_summary():
+    """The FAILED lines of several functions and one test of none: is each function listed,
+    once per check, with the reason and without the repeated "the reference may be wrong"
+    preamble?"""
+    output = (
+        "FAILED tests/test_reference.py::test_reference_reproduces_its_docstring_examples"
+        "[02_clipped_estimators-k1] - AssertionError: the reference may be wrong: "
+        "02_clipped_estimators `k1` (the solution cell of solutions/02/02.ipynb) does not give "
+        "its docstring's example:\n"
+        "FAILED tests/test_anchors.py::test_reference_reproduces_its_anchors"
+        "[02_clipped_estimators-k2] - AssertionError: k2/scalars: the reference gives 2.2\n"
+        "FAILED tests/test_reference.py::test_reference_keeps_the_properties_its_description_"
+        "states[02_clipped_estimators-k3-k3 >= 0] - AssertionError: breaks k3 >= 0\n"
+        "FAILED tests/test_anchors.py::test_a_planted_wrong_note_number_is_caught\n"
+    )
+    assert author_check.failing_functions(output) == {
+        "k1": [("reproduces its docstring examples", "does not give its docstring's example")],
+        "k2": [("reproduces its anchors", "k2/scalars: the reference gives 2.2")],
+        "k3": [("keeps the properties its description states", "breaks k3 >= 0")],
+        "test_a_planted_wrong_note_number_is_caught": [
+            ("a planted wrong note number is caught", "")
+        ],
+    }
+
+
+COLOURED = (
+    "\x1b[0;31m---------------------------------------------------------------------------\x1b[0m\n"
+    "\x1b[0;31mValueError\x1b[0m: values is empty\n"
+    "FAILED tests/test_notebooks.py::test_solution_runs[02_clipped_estimators]\n"
+)
+
+
+def test_notebook_stage_output_has_no_colour_codes_when_not_a_terminal(monkeypatch, capsys):
+    """A failing notebook's kernel traceback is coloured: `drills author-check` printed its
+    `\\x1b[0;31m` codes as text into a log or a pipe. Written to a non-terminal, is the output
+    free of them, the words kept? (And kept coloured for a terminal.)"""
+    monkeypatch.setattr(author_check, "_run", lambda cmd, env, root: (1, COLOURED))
+    assert cli.main(["author-check", "02", "--stages", "notebook"]) == 1
+    out = capsys.readouterr().out
+    assert "\x1b" not in out and "ValueError: values is empty" in out, out
+
+    said: list[str] = []
+    (coloured,) = author_check.run(
+        "02",
+        only=("notebook",),
+        say=lambda *a, **k: said.append(" ".join(a)),
+        colour=True,
+    )
+    assert "\x1b[0;31mValueError" in "\n".join(said)
+    assert "\x1b" not in coloured.output  # what the summary reads for patterns

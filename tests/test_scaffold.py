@@ -28,7 +28,9 @@ from autograder.scaffold import (
     _add_to_spec_tuple,
     _import_spec_names,
     case_module_entry,
+    check_mistake_ids,
     common_mistakes_cell,
+    format_python,
     insertion_index,
     notebook_cells,
     parse_params,
@@ -297,6 +299,94 @@ def test_params_take_defaults_as_in_a_def():
 def test_params_that_a_case_cannot_pass_are_refused(bad, says):
     with pytest.raises(ScaffoldError, match=says):
         parse_params(bad)
+
+
+def test_every_catalogued_mistake_id_is_accepted_by_new_function():
+    """`--mistakes divide-by-T` was refused ("lower-case words"), an id notebook 03's own
+    catalogue uses: is every mistake id of every catalogue accepted, so that an author can
+    scaffold a function with the ids the course already has?"""
+    ids = {
+        m.id for a in assignments.MODULES for f in assignments.get(a).functions for m in f.mistakes
+    }
+    assert "divide-by-T" in ids and len(ids) > 100, sorted(ids)
+    refused = []
+    for mistake in sorted(ids):
+        try:
+            check_mistake_ids([mistake])
+        except ScaffoldError as e:
+            refused.append(f"{mistake}: {e}")
+    assert not refused, refused
+    for a in assignments.MODULES:
+        for f in assignments.get(a).functions:
+            check_mistake_ids([m.id for m in f.mistakes])  # one function's ids, all at once
+
+
+@pytest.mark.parametrize(
+    "bad", ["", "two words", "a/b", "a\\b", "col|umn", 'say"hi"', "-leading", "shape:x", "a,b"]
+)
+def test_a_mistake_id_the_catalogue_cannot_use_is_refused_saying_why(bad):
+    """An id with a space, a quote, a path separator or a table's `|` breaks the case module,
+    the Markdown tables or the test ids: is it refused with what an id may hold?"""
+    with pytest.raises(ScaffoldError, match=r"not usable: an id starts with a letter or a digit"):
+        check_mistake_ids(["ok-id", bad])
+
+
+def test_a_mistake_id_given_twice_is_refused_naming_it():
+    """Two mistakes with one id would collide in the FunctionSpec: is the repeated id named?"""
+    with pytest.raises(ScaffoldError, match=r"distinct: \['divide-by-T'\]"):
+        check_mistake_ids(["divide-by-T", "abs", "divide-by-T"])
+
+
+def test_scaffolded_case_module_passes_make_lint_without_ruff_on_path(tmp_path):
+    """The case module `drills new-function` wrote failed `ruff format --check` (`make lint`)
+    until reformatted by hand, when `drills` ran from the virtualenv without ruff on PATH:
+    scaffolded so, with long parameters and mixed-case mistake ids, does the module pass
+    `ruff check` and `ruff format --check` as written?"""
+    repo = _new_notebook_copy(tmp_path)
+    env = dict(_env(repo), PATH=os.pathsep.join(["/usr/bin", "/bin"]))
+    for name, params, mistakes in (
+        ("first_fn", "values", "divide-by-T,no-validation"),
+        (
+            "second_function_with_a_long_name",
+            "logprobs, ref_logprobs, mask, eps=1e-8, max_len=None",
+            "sum-norm-without-B,mean-over-T,final-minus-0.2,no_checks,abs",
+        ),
+    ):
+        run = subprocess.run(
+            [sys.executable, "-m", "autograder.cli", "new-function", "08_probe", name]
+            + ["--points", "1", "--params", params, "--mistakes", mistakes],
+            capture_output=True,
+            text=True,
+            cwd=repo,
+            env=env,
+            timeout=300,
+        )
+        assert run.returncode == 0, run.stderr
+        assert "not formatted yet" not in run.stdout, run.stdout
+    module = "autograder/assignments/a08_probe.py"
+    for check in (["check"], ["format", "--check", "--diff"]):
+        lint = subprocess.run(
+            [sys.executable, "-m", "ruff", *check, module],
+            capture_output=True,
+            text=True,
+            cwd=repo,
+            timeout=120,
+        )
+        assert lint.returncode == 0, lint.stdout + lint.stderr
+
+
+def test_without_ruff_the_checklist_says_which_command_formats_the_module(tmp_path, monkeypatch):
+    """With no ruff to run, the scaffold left the module unformatted and said nothing: does the
+    checklist give the exact command that makes it pass `make lint`?"""
+    from autograder import scaffold as scaffold_module
+
+    path = tmp_path / "autograder" / "assignments" / "a08_probe.py"
+    path.parent.mkdir(parents=True)
+    path.write_text(NEW_MODULE, encoding="utf-8")
+    monkeypatch.setattr(scaffold_module, "_ruff", lambda: None)
+    lines = format_python(path, tmp_path)
+    rel = "autograder/assignments/a08_probe.py"
+    assert f"ruff check --fix --select I {rel} && ruff format {rel}" in "\n".join(lines), lines
 
 
 def test_spec_constant_is_named_as_the_others_unless_taken():
