@@ -420,6 +420,13 @@ class Grader:
                 f"{name} is not defined: its definition does not compile. {prog.uncompiled[name]}"
             )
         gid = prog.defined_in.get(name, name)
+        large = [
+            prog.too_large[i]
+            for i, (g, _) in enumerate(prog.cells)
+            if g == gid and i in prog.too_large
+        ]
+        if large:
+            return f"{name} is not defined: your cell {gid!r} was not run: {large[-1]}"
         syntax = [
             prog.syntax[i] for i, (g, _) in enumerate(prog.cells) if g == gid and i in prog.syntax
         ]

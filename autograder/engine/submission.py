@@ -222,6 +222,9 @@ class Program:
     served_notes: dict[str, str] = field(default_factory=dict)
     # graded function -> the helpers of its cell that are broken, charged to it once
     charged_notes: dict[str, str] = field(default_factory=dict)
+    # index in ``cells`` -> why that cell was not read at all (over MAX_CELL_CHARS, or past
+    # MAX_GRADED_CHARS of graded cells): it runs nothing
+    too_large: dict[int, str] = field(default_factory=dict)
     # graded function -> the callees its cases serve by value in this submission (see
     # scoring.served.restrict): its graded callees, and the helpers left unusable
     served: dict[str, list[str]] = field(default_factory=dict)
@@ -293,8 +296,16 @@ def lookalikes(source: str) -> list[str]:
     return found
 
 
-@functools.lru_cache(maxsize=512)
 def syntax_problem(source: str, gid: str, number: int) -> str | None:
+    """:func:`_syntax_problem`, remembered for cells of at most 20,000 characters (a class
+    hands in the same short cells many times; a long one is not kept in memory)."""
+    if len(source) > 20_000:
+        return _syntax_problem.__wrapped__(source, gid, number)
+    return _syntax_problem(source, gid, number)
+
+
+@functools.lru_cache(maxsize=512)
+def _syntax_problem(source: str, gid: str, number: int) -> str | None:
     """Why the learner's cell ``gid`` (cell ``number`` of the notebook) does not compile, with
     the line, the column, the line itself, and every look-alike character it holds (a
     non-breaking space, a zero-width space, a curly quote: see LOOKALIKES); None when it
@@ -429,6 +440,29 @@ def compilable_part(source: str, gid: str, number: int) -> tuple[str, dict[str, 
     return part, broken, "\n".join(problems)
 
 
+# How much learner code the grader reads. It parses and compiles each graded cell itself (to
+# find definitions, stubs and slips), and a Python parse holds up to about 0.5 KB of memory
+# per character of source (a list literal of small numbers is the worst case): 200,000
+# characters keep one parse near 100 MB whatever a notebook holds. A solution cell is a few
+# thousand characters; a cell over the limit holds data, which belongs in a file.
+MAX_CELL_CHARS = 200_000
+MAX_GRADED_CHARS = 1_000_000  # all graded cells of a notebook together, copies included
+
+
+def _too_large(source: str, read: int) -> str:
+    if len(source) > MAX_CELL_CHARS:
+        return (
+            f"it holds {len(source):,} characters of code, and the grader reads at most "
+            f"{MAX_CELL_CHARS:,} in one cell (a solution takes a few thousand): data pasted "
+            "into the cell belongs in a file or in a cell of your own, outside the graded ones"
+        )
+    return (
+        f"with it, the graded cells would hold {read + len(source):,} characters of code, "
+        f"and the grader reads at most {MAX_GRADED_CHARS:,} over all of them (copies of a "
+        "cell included): delete the copies and the pasted data"
+    )
+
+
 def build_program(assignment: str, source_nb, learner_nb, functions: list[str]) -> Program:
     setup = [(gid, src) for _, gid, src in notebook.code_cells(source_nb, {"setup"})]
     sol = [(gid, src) for _, gid, src in notebook.code_cells(source_nb, {"solution"})]
@@ -444,6 +478,7 @@ def build_program(assignment: str, source_nb, learner_nb, functions: list[str]) 
                 break
     prog = Program(assignment, setup, [], list(functions), defined_in=defined_in)
     counts: dict[str, int] = {}
+    read = 0  # characters of graded cells so far
     for number, cell in enumerate(learner_nb.cells, 1):
         problem = notebook.nbgrader_meta_problem(cell, number)
         if problem:
@@ -460,6 +495,15 @@ def build_program(assignment: str, source_nb, learner_nb, functions: list[str]) 
             )
         counts[gid] = counts.get(gid, 0) + 1
         source = _source(cell)
+        if len(source) > MAX_CELL_CHARS or read + len(source) > MAX_GRADED_CHARS:
+            # Read no further: parsing is the grader's own work, and a list literal costs
+            # about 0.5 GB of its memory per MB of text. The cell's functions score 0 and say why.
+            why = _too_large(source, read)
+            prog.warnings.append(f"cell {number} ({gid!r}) was not run: {why}")
+            prog.too_large[len(prog.cells)] = why
+            prog.cells.append((gid, ""))
+            continue
+        read += len(source)
         bad = _lone_surrogate(source)
         if bad is not None:
             # Not text: the learner's kernel could not run this cell either, and no UTF-8
