@@ -210,3 +210,14 @@ def test_a_learner_who_leaves_a_deep_chain_in_its_folder_is_graded(tmp_path):
     assert row["score"] == "7.0", row
     left = set(Path(tempfile.gettempdir()).glob(mine)) - before
     assert not left, f"sandbox folders left behind: {sorted(left)}"
+
+
+def test_a_given_folder_that_holds_nothing_is_named(tmp_path):
+    """`drills grade sec1 sec2` where sec1 is empty gave no row and no word about sec1. Is
+    it named (for the console), without a row for a student who does not exist?"""
+    (tmp_path / "sec1").mkdir()
+    _hand_in(tmp_path / "sec2" / "submitted", "bob")
+    notes: list[str] = []
+    subs = layout.discover([tmp_path / "sec1", tmp_path / "sec2"], notes=notes)
+    assert [(s.student, s.error) for s in subs] == [("bob", None)]
+    assert notes == [f"{tmp_path / 'sec1'} {layout.HOLDS_NOTHING}"]

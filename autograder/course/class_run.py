@@ -115,7 +115,8 @@ def grade_course(
     was found.
     """
     t0 = time.monotonic()
-    everything = layout.discover(paths, assignment)
+    empty: list[str] = []
+    everything = layout.discover(paths, assignment, notes=empty)
     if not everything:
         raise ValueError("no notebooks found in " + " ".join(str(p) for p in paths))
     k, n = shard
@@ -126,7 +127,7 @@ def grade_course(
     cache.lock()
     try:
         stats = RunStats(submissions=len(subs))
-        stats.not_graded = [f"{s.student}: {s.error}" for s in everything if s.error]
+        stats.not_graded = [f"{s.student}: {s.error}" for s in everything if s.error] + empty
         # (assignment, student, order) -> key of a stored entry, or the result itself when
         # it cannot be stored (a path that does not exist): what the gradebook is built from.
         index: list[tuple[tuple[str, str, int], str | SubmissionResult]] = []

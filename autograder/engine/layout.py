@@ -36,6 +36,7 @@ from autograder.engine import files
 from autograder.engine.submission import Submission, safe_id
 from autograder.notebooks import notebook
 
+HOLDS_NOTHING = "holds no notebook and no student folder"
 CHECKPOINTS = ".ipynb_checkpoints"  # Jupyter's autosave copies: never a submission
 TIMESTAMP = "timestamp.txt"
 TIMESTAMP_LIMIT = 1000
@@ -59,14 +60,15 @@ class TooLarge(Exception):
 class Budget:
     """The entries one submission's folder tree may still cost (see :data:`MAX_ENTRIES`)."""
 
-    def __init__(self, where: Path, entries: int = MAX_ENTRIES, depth: int = MAX_DEPTH):
-        self.where, self.left, self.depth = where, entries, depth
+    def __init__(self, where: Path):
+        self.where, self.entries, self.depth = where, MAX_ENTRIES, MAX_DEPTH
+        self.left = self.entries
 
     def take(self, folder: Path) -> None:
         self.left -= 1
         if self.left < 0:
             raise TooLarge(
-                f"{self.where} holds more than {MAX_ENTRIES:,} files and folders (the grader "
+                f"{self.where} holds more than {self.entries:,} files and folders (the grader "
                 f"stopped reading in {folder}): hand in the notebooks only, without the "
                 "repository, data or environment around them"
             )
@@ -335,7 +337,10 @@ def _given_file(nb: Path, known: set[str], forced: str | None) -> Submission:
 
 
 def discover(
-    paths: list[str | Path], assignment: str | None = None, known: set[str] | None = None
+    paths: list[str | Path],
+    assignment: str | None = None,
+    known: set[str] | None = None,
+    notes: list[str] | None = None,
 ) -> list[Submission]:
     """Submissions named by ``paths`` (notebooks or folders), in a stable order (see the module).
 
@@ -345,7 +350,8 @@ def discover(
     The same student and assignment twice from one folder (the folder under two given paths,
     or two copies in one student's folder): the first is graded, the second becomes a warning
     on it. From two different folders (two people who share a name): neither is graded, each
-    gets its own error row (:func:`_same_id`).
+    gets its own error row (:func:`_same_id`). A given folder that holds nothing gives no row
+    (it names no one): it is said in ``notes``, for the console.
     """
     known = set(known if known is not None else notebook.ASSIGNMENTS)
     found: list[Submission] = []
@@ -374,7 +380,10 @@ def discover(
             continue
         root = p / "submitted" if (p / "submitted").is_dir() else p
         try:
-            found += _root(root, known, assignment)
+            got = _root(root, known, assignment)
+            if not got and notes is not None:  # every path given ends as a row or a line
+                notes.append(f"{root} {HOLDS_NOTHING}")
+            found += got
         except OSError as e:
             sub = Submission(path=p, student=safe_id(p.name or str(p)), assignment=assignment)
             sub.error = f"cannot read {root}: {e.strerror or e}"
