@@ -203,6 +203,8 @@ def check_discovery(course: Path, students: list[Student], form: str) -> list:
         subs = layout.discover(paths)
     keys = [(s.student, s.assignment) for s in subs if s.assignment is not None]
     assert len(keys) == len(set(keys)), f"two rows for one student and assignment: {keys}"
+    entries = [(s.student, os.path.realpath(s.path)) for s in subs]
+    assert len(entries) == len(set(entries)), f"one entry, two rows: {entries}"
     for s in subs:
         assert layout.COLLISION_MARK not in s.student or s.error, f"{s.student!r} graded"
     rows = {s.student: s for s in subs}

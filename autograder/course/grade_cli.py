@@ -404,7 +404,11 @@ class Grader:
                 prog.broken_notes.get(name, ""),
             )
             # where a slip in a helper was charged (submission.build_program): once
-            extra = (prog.charged_notes.get(name, ""), prog.served_notes.get(name, ""))
+            extra = (
+                prog.charged_notes.get(name, ""),
+                prog.served_notes.get(name, ""),
+                prog.unbound_notes.get(name, ""),
+            )
             scored.note = " ".join(t for t in (scored.note, *extra) if t)
             res.functions.append(scored)
         if self.isolation.reduced:

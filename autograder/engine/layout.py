@@ -399,6 +399,21 @@ def _same_id(found: list[Submission]) -> list[Submission]:
     a lone ``alice.ipynb`` beside a folder ``alice/``): never merged, never one graded in
     another's place: each becomes an error row under an id of its own (:func:`collision_id`
     of its origin), naming the others."""
+    # the same entry reached twice (a folder and the folder inside it both given): one row
+    once: dict[tuple[str, str], Submission] = {}
+    unique = []
+    for sub in found:
+        key = (sub.student, _where(sub.path))
+        if key in once:
+            if sub.assignment is not None:
+                once[key].warnings.append(
+                    "another submission for the same student and assignment was ignored: "
+                    f"{sub.path} (the same file, named twice on the command line)"
+                )
+            continue
+        once[key] = sub
+        unique.append(sub)
+    found = unique
     groups: dict[tuple[str, str], list[Submission]] = {}
     for sub in found:
         if sub.assignment is not None:

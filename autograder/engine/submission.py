@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from autograder.cases import codec, seeds
-from autograder.engine import files
+from autograder.engine import files, unbound
 from autograder.notebooks import nbjson, notebook
 from autograder.scoring import served, stubs
 
@@ -225,6 +225,8 @@ class Program:
     # index in ``cells`` -> why that cell was not read at all (over MAX_CELL_CHARS, or past
     # MAX_GRADED_CHARS of graded cells): it runs nothing
     too_large: dict[int, str] = field(default_factory=dict)
+    # graded function -> the sentence naming the globals it uses that the program lacks
+    unbound_notes: dict[str, str] = field(default_factory=dict)
     # graded function -> the callees its cases serve by value in this submission (see
     # scoring.served.restrict): its graded callees, and the helpers left unusable
     served: dict[str, list[str]] = field(default_factory=dict)
@@ -479,12 +481,15 @@ def build_program(assignment: str, source_nb, learner_nb, functions: list[str]) 
     prog = Program(assignment, setup, [], list(functions), defined_in=defined_in)
     counts: dict[str, int] = {}
     read = 0  # characters of graded cells so far
+    ungraded: list[tuple[int, str]] = []  # (number, source) of code cells the grader does not run
     for number, cell in enumerate(learner_nb.cells, 1):
         problem = notebook.nbgrader_meta_problem(cell, number)
         if problem:
             prog.warnings.append(problem)
         gid = str(notebook.nbgrader_meta(cell).get("grade_id", ""))
         if gid not in sol_ids:
+            if cell.get("cell_type") == "code":
+                ungraded.append((number, _source(cell)))
             continue
         if cell.get("cell_type") != "code":
             prog.warnings.append(f"cell {gid!r} is no longer a code cell; it was not run")
@@ -567,6 +572,13 @@ def build_program(assignment: str, source_nb, learner_nb, functions: list[str]) 
         f: {n for n in candidates[f] if n in functions or n in served_helpers} for f in functions
     }
     prog.served = {f: sorted(names) for f, names in serve.items()}
+    # names the learner's kernel has and the grader's program does not (an exploration
+    # cell's import, a deleted helper): said with where they come from, before a NameError
+    lacking = unbound.missing_names(
+        [src for _, src in setup], [src for _, src in prog.cells], functions, serve
+    )
+    for f, names in lacking.items():
+        prog.unbound_notes[f] = unbound.note(f, names, ungraded)
     for f in functions:
         own_defs = {k: v for k, v in defs.items() if k == f or k not in serve[f]}
         helpers = stubs.stub_callees(own_defs, f)
