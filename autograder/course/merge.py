@@ -23,7 +23,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from autograder.course import gradebook, run_manifest
+from autograder.course import gradebook, report, run_manifest
 from autograder.course.report import SubmissionResult
 
 
@@ -121,7 +121,11 @@ def merge(outs: list[Path], dest: Path, canvas_roster: Path | None = None) -> di
     meta["shard"] = "merged"
     meta["merged_from"] = [str(o) for o in outs]
     show_hidden = bool(first["settings"].get("show_hidden"))
-    gradebook.assemble(Path(dest), results(), meta, assignments, show_hidden, canvas_roster)
+    run = report.run_info(
+        str(first["fingerprint"].get("secret", "")),
+        str((first.get("meta") or {}).get("secret", "")),
+    )
+    gradebook.assemble(Path(dest), results(), meta, assignments, show_hidden, canvas_roster, run)
     body = {
         "fingerprint": first["fingerprint"],
         "settings": first["settings"],
