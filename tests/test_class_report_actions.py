@@ -72,6 +72,8 @@ def run(tmp_path_factory) -> dict:
     assert rc == 0, err.getvalue()
     hostile_id = next(p.name for p in (out / "feedback").iterdir() if "onerror" in p.name)
     return {
+        "root": root,
+        "roster": roster,
         "out": out,
         "console": err.getvalue(),
         "body": json.loads((out / "report.json").read_text(encoding="utf-8")),
@@ -223,3 +225,20 @@ def test_report_and_every_page_carry_the_date_version_and_secret_fingerprint(run
     assert len(pages) == 1 + 6  # alice's two, ann_lee, bob, carol, the HTML-named
     for text in pages:
         assert f"reward-drills {version}" in text and fp in text and day in text
+
+
+def test_merge_prints_the_same_summary(run, tmp_path):
+    """The mistake caught: `drills merge` of shards writing the report but printing nothing of
+    it, so a class graded in shards never hears of its unreadable notebooks or roster gaps."""
+    shards = [tmp_path / f"shard{k}" for k in (1, 2)]
+    for k, out in enumerate(shards, 1):
+        with contextlib.redirect_stderr(io.StringIO()):
+            rc = cli.main(["grade", str(run["root"]), "--out", str(out), "--shard", f"{k}/2"])
+        assert rc == 0
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        args = ["merge", *map(str, shards), "--out", str(tmp_path / "all")]
+        assert cli.main([*args, "--canvas-roster", str(run["roster"])]) == 0
+    merged, graded = (text.splitlines() for text in (err.getvalue(), run["console"]))
+    head = "could not be graded (1):"
+    assert merged[merged.index(head) :] == graded[graded.index(head) :]
