@@ -196,18 +196,23 @@ def _author_check(args: argparse.Namespace) -> int:
 
 
 def _merge(args: argparse.Namespace) -> int:
+    from autograder.course.course_report import ClassReport, console_summary
     from autograder.course.exports.canvas import RosterError
     from autograder.course.merge import MergeError, merge
 
+    class_report = ClassReport()
     try:
         body = merge(
             [Path(o) for o in args.outputs],
             Path(args.out),
             Path(args.canvas_roster) if args.canvas_roster else None,
+            class_report,
         )
     except (MergeError, RosterError, OSError) as e:
         print(f"drills merge: {e}", file=sys.stderr)
         return 2
+    for line in console_summary(class_report.to_json(), str(Path(args.out) / "report.html")):
+        print(line, file=sys.stderr)
     print(
         f"merged {len(args.outputs)} shards ({len(body['submissions'])} submissions) into "
         f"{Path(args.out) / 'grades.csv'} and {Path(args.out) / 'report.html'}"

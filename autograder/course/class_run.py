@@ -15,6 +15,7 @@
 from __future__ import annotations
 
 import contextlib
+import datetime
 import gc
 import resource
 import sys
@@ -25,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from autograder.cases import codec
-from autograder.course import gradebook, report, results_cache, run_manifest, shards
+from autograder.course import course_report, gradebook, report, results_cache, run_manifest, shards
 from autograder.course.report import SubmissionResult
 from autograder.engine import layout, submission
 
@@ -43,6 +44,9 @@ class RunStats:
     # every submission the paths named that cannot be graded as found (a link, a folder that
     # breaks the layout, two folders that become one student id, ...): printed by the command
     not_graded: list[str] = field(default_factory=list)
+    # the run's errors, warnings and gaps, grouped, as `drills grade` ends by printing them
+    # (course_report.console_summary)
+    summary: list[str] = field(default_factory=list)
 
 
 def clean_result(res: SubmissionResult) -> SubmissionResult:
@@ -115,6 +119,7 @@ def grade_course(
     was found.
     """
     t0 = time.monotonic()
+    started = datetime.datetime.now().astimezone()
     empty: list[str] = []
     everything = layout.discover(paths, assignment, notes=empty)
     if not everything:
@@ -179,8 +184,20 @@ def grade_course(
         meta = grader.meta(show_hidden)
         meta["shard"] = [k, n]
         t1 = time.monotonic()
+        run = report.run_info(fp.secret, str(meta.get("secret", "")), started)
+        class_report = course_report.ClassReport()
         gradebook.assemble(
-            out, stream(), meta, assignments_seen, show_hidden, canvas_roster=canvas_roster
+            out,
+            stream(),
+            meta,
+            assignments_seen,
+            show_hidden,
+            canvas_roster=canvas_roster,
+            run=run,
+            class_report=class_report,
+        )
+        stats.summary = course_report.console_summary(
+            class_report.to_json(), str(out / "report.html")
         )
         stats.timing = dict(grader.timing, assemble_s=time.monotonic() - t1)
         stats.timing["total_s"] = time.monotonic() - t0

@@ -17,18 +17,27 @@ of a small class costs milliseconds, not a matplotlib start-up), so report.html 
 self-contained file whose bars and dots carry their counts. report.json holds the same
 counts for programs and tests. Memory is bounded by the number of distinct scores
 and diagnoses, not by the number of submissions.
+
+What an instructor acts on is listed too, as ids and short texts (never results): who could
+not be graded and why, every warning (an id rewritten, a notebook ignored), who did not hand
+an assignment in, which students made each recognised mistake (each linked to their feedback
+page), and with a Canvas roster who has no roster row and which roster rows got no grade.
+Each list holds at most LISTED items (a count says how many there were), so a class of
+thousands still makes a report of bounded size. :func:`console_summary` is the same lists
+as the lines `drills grade` prints.
 """
 
 from __future__ import annotations
 
 import html
 import json
+import urllib.parse
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from autograder.course.report import SubmissionResult, write_atomic
+from autograder.course.report import SubmissionResult, feedback_path, run_line, write_atomic
 from autograder.scoring.evaluate import FunctionResult
 
 
@@ -69,8 +78,9 @@ class FunctionStats:
     unrecognised: int = 0
     scores: Counter = field(default_factory=Counter)
     diagnoses: Counter = field(default_factory=Counter)  # Diagnosis -> students
+    who: dict[Diagnosis, list[str]] = field(default_factory=dict)  # the first LISTED students
 
-    def add(self, f: FunctionResult) -> None:
+    def add(self, f: FunctionResult, student: str = "") -> None:
         self.submissions += 1
         self.scores[f.score] += 1
         if f.error:
@@ -86,10 +96,22 @@ class FunctionStats:
                 self.unrecognised += 1
             for d in dict.fromkeys(found):  # one count per student and diagnosis
                 self.diagnoses[d] += 1
+                who = self.who.setdefault(d, [])
+                if len(who) < LISTED:
+                    who.append(student)
 
     def ranked(self) -> list[dict[str, Any]]:
         items = sorted(self.diagnoses.items(), key=lambda kv: (-kv[1], kv[0].kind, kv[0].id))
-        return [{"kind": d.kind, "id": d.id, "text": d.text, "count": n} for d, n in items]
+        return [
+            {
+                "kind": d.kind,
+                "id": d.id,
+                "text": d.text,
+                "count": n,
+                "students": self.who.get(d, []),
+            }
+            for d, n in items
+        ]
 
 
 @dataclass
@@ -105,6 +127,37 @@ class AssignmentStats:
 
 
 NOT_GRADED_LISTED = 200
+DID_NOT_HAND_IN = "did not hand in"
+COULD_NOT_BE_GRADED = "could not be graded"
+
+
+def roster_label(item: dict[str, str]) -> str:
+    """A roster row as a person reads it: ``Name (login)``, or whichever of the two it has."""
+    name, login = item.get("name", "").strip(), item.get("login", "").strip()
+    if name and login and name != login:
+        return f"{name} ({login})"
+    return name or login or "(a roster row with no name)"
+
+
+# the most items the report keeps of each list below (errors, warnings, each mistake's students)
+LISTED = 5000
+TEXT_CHARS = 500  # of a reason or a warning
+
+
+@dataclass
+class Listed:
+    """The first LISTED items of a list, and how many there were in all."""
+
+    count: int = 0
+    items: list[dict[str, str]] = field(default_factory=list)
+
+    def add(self, **item: str) -> None:
+        self.count += 1
+        if len(self.items) < LISTED:
+            self.items.append(item)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"count": self.count, "listed": self.items}
 
 
 def _why(r: SubmissionResult) -> list[str]:
@@ -118,8 +171,26 @@ class ClassReport:
         self.assignments: dict[str, AssignmentStats] = {}
         self.unidentified = 0  # notebooks that could not be tied to an assignment
         self.unidentified_why: list[list[str]] = []  # [student, why] of the first listed
+        self.errors = Listed()  # {student, assignment, reason, feedback}
+        self.warnings = Listed()  # {student, assignment, text, feedback}
+        # set by gradebook.assemble once every result is in:
+        self.did_not_hand_in: dict[str, list[str]] = {}  # assignment -> students of the run
+        self.roster: dict[str, Any] | None = None  # unmatched, no_grade (with --canvas-roster)
+        self.run: dict[str, str] | None = None  # report.run_info
 
     def add(self, r: SubmissionResult) -> None:
+        page = feedback_path(r.student, r.assignment)
+        if r.error:
+            self.errors.add(
+                student=r.student,
+                assignment=r.assignment,
+                reason=r.error[:TEXT_CHARS],
+                feedback=page,
+            )
+        for w in r.warnings:
+            self.warnings.add(
+                student=r.student, assignment=r.assignment, text=w[:TEXT_CHARS], feedback=page
+            )
         if not r.functions:
             self.unidentified += 1
             if len(self.unidentified_why) < NOT_GRADED_LISTED:
@@ -133,13 +204,49 @@ class ClassReport:
             if len(a.not_graded) < NOT_GRADED_LISTED:
                 a.not_graded.append(_why(r))
         for f in r.functions:
-            a.functions.setdefault(f.function, FunctionStats(f.points)).add(f)
+            a.functions.setdefault(f.function, FunctionStats(f.points)).add(f, r.student)
+
+    def set_gaps(
+        self,
+        missing: list[tuple[str, str]],
+        roster_unmatched: list[str] | None = None,
+        roster_no_grade: list[dict[str, str]] | None = None,
+    ) -> None:
+        """Who has no grade besides those who could not be graded: ``missing`` (assignment,
+        student) pairs of the run's students without a submission (report.missing_rows) and,
+        with a roster, its students without a row in the run and its rows without a grade
+        (:attr:`canvas.Roster.no_grade`). Holds ids and short labels only."""
+        roster_of: dict[str, str] = {}
+        for item in roster_no_grade or []:
+            if item["student"]:
+                roster_of.setdefault(item["student"], roster_label(item))
+        gaps: dict[str, list[dict[str, str]]] = {}
+        for a, student in missing:
+            gaps.setdefault(a, []).append(
+                {"student": student, "roster": roster_of.get(student, "")}
+            )
+        for item in roster_no_grade or []:
+            if not item["student"] and item["why"] == DID_NOT_HAND_IN:
+                gaps.setdefault(item["assignment"], []).append(
+                    {"student": "", "roster": roster_label(item)}
+                )
+        self.did_not_hand_in = {a: gaps[a] for a in sorted(gaps)}
+        if roster_unmatched is not None or roster_no_grade is not None:
+            self.roster = {
+                "unmatched": list(roster_unmatched or []),
+                "no_grade": list(roster_no_grade or []),
+            }
 
     def to_json(self) -> dict[str, Any]:
         body: dict[str, Any] = {
+            "run": self.run,
             "assignments": {},
             "unidentified": self.unidentified,
             "unidentified_why": self.unidentified_why,
+            "could_not_grade": self.errors.to_json(),
+            "warnings": self.warnings.to_json(),
+            "did_not_hand_in": self.did_not_hand_in,
+            "roster": self.roster,
         }
         for name in sorted(self.assignments):
             a = self.assignments[name]
@@ -168,10 +275,12 @@ class ClassReport:
             }
         return body
 
-    def write(self, out: Path) -> None:
+    def write(self, out: Path) -> dict[str, Any]:
+        """Write report.json and report.html; return report.json's body."""
         body = self.to_json()
         write_atomic(out / "report.json", json.dumps(body, indent=1, ensure_ascii=False) + "\n")
         write_atomic(out / "report.html", report_html(body))
+        return body
 
 
 # -- the page ----------------------------------------------------------------------------------
@@ -288,6 +397,120 @@ def _not_graded(listed: list[list[str]], count: int) -> str:
     )
 
 
+def _href(path: str) -> str:
+    """A relative link to ``path`` (an output-folder path), safe in an attribute."""
+    return _e(urllib.parse.quote(path, safe="/"))
+
+
+def _student_link(student: str, assignment: str) -> str:
+    """The student's id, linked to their feedback page for ``assignment``."""
+    return f'<a href="{_href(feedback_path(student, assignment))}">{_e(student)}</a>'
+
+
+def _more(listed: dict[str, Any], where: str = "results.json") -> str:
+    extra = listed["count"] - len(listed["listed"])
+    return f"<p>and {extra} more (see {where}).</p>" if extra > 0 else ""
+
+
+def _actions(body: dict[str, Any]) -> list[str]:
+    """The sections an instructor acts on: who could not be graded, who did not hand in, every
+    warning, and the Canvas roster's gaps."""
+    out = []
+    errors = body.get("could_not_grade") or {"count": 0, "listed": []}
+    out.append(f'<h2 id="could-not-be-graded">Could not be graded ({errors["count"]})</h2>')
+    if errors["count"]:
+        out.append(
+            "<p>No grade is exported for these (an empty cell in grades.csv and canvas.csv, "
+            "not a 0); each feedback page says why and what the student can do.</p>"
+        )
+        out.append("<table><tr><th>student</th><th>assignment</th><th>reason</th></tr>")
+        for item in errors["listed"]:
+            out.append(
+                f'<tr class="not-graded"><td>{_student_link(item["student"], item["assignment"])}'
+                f"</td><td>{_e(item['assignment'])}</td><td>{_e(item['reason'])}</td></tr>"
+            )
+        out.append("</table>" + _more(errors))
+    else:
+        out.append("<p>Every submission was graded.</p>")
+    gaps = body.get("did_not_hand_in") or {}
+    total = sum(len(v) for v in gaps.values())
+    out.append(f'<h2 id="did-not-hand-in">Did not hand in ({total})</h2>')
+    if total:
+        out.append(
+            "<p>Per assignment: students of this run who handed in another assignment but "
+            "not this one"
+            + (
+                ", and students of the Canvas roster who handed in nothing"
+                if body.get("roster")
+                else ""
+            )
+            + ". No grade is exported for them.</p>"
+        )
+        for a, who in gaps.items():
+            names = ", ".join(
+                _e(w["student"] or w["roster"])
+                + (
+                    f' <span class="muted">({_e(w["roster"])})</span>'
+                    if w["student"] and w["roster"]
+                    else ""
+                )
+                for w in who
+            )
+            out.append(
+                f'<p class="missing" data-assignment="{_e(a)}"><b>{_e(a)}</b> ({len(who)}): {names}</p>'
+            )
+    else:
+        out.append("<p>Everyone in this run handed in every assignment of the run.</p>")
+    warnings = body.get("warnings") or {"count": 0, "listed": []}
+    out.append(f'<h2 id="warnings">Warnings ({warnings["count"]})</h2>')
+    if warnings["count"]:
+        out.append(
+            "<p>Graded, but worth a look: a student id rewritten, another notebook or a second "
+            "submission ignored, a time budget used up.</p>"
+        )
+        out.append("<table><tr><th>student</th><th>assignment</th><th>warning</th></tr>")
+        for item in warnings["listed"]:
+            out.append(
+                f'<tr class="warning"><td>{_student_link(item["student"], item["assignment"])}'
+                f"</td><td>{_e(item['assignment'])}</td><td>{_e(item['text'])}</td></tr>"
+            )
+        out.append("</table>" + _more(warnings))
+    else:
+        out.append("<p>None.</p>")
+    roster = body.get("roster")
+    if roster is not None:
+        out.append('<h2 id="roster">Canvas roster</h2>')
+        unmatched = roster["unmatched"]
+        out.append(
+            f"<p>Graded students with no row in the roster ({len(unmatched)}): "
+            + (", ".join(_e(u) for u in unmatched) if unmatched else "none")
+            + (
+                ". canvas.csv gives them rows of their own (their id as the login); "
+                "check their Canvas login."
+                if unmatched
+                else "."
+            )
+            + "</p>"
+        )
+        no_grade = roster["no_grade"]
+        out.append(f"<p>Roster rows with no grade for an assignment ({len(no_grade)}):</p>")
+        if no_grade:
+            out.append("<table><tr><th>roster student</th><th>assignment</th><th>why</th></tr>")
+            for item in no_grade:
+                who = _e(roster_label(item))
+                if item["student"] and item["why"] == COULD_NOT_BE_GRADED:
+                    who = (
+                        f'<a href="{_href(feedback_path(item["student"], item["assignment"]))}">'
+                        f"{who}</a>"
+                    )
+                out.append(
+                    f'<tr class="no-grade"><td>{who}</td><td>{_e(item["assignment"])}</td>'
+                    f"<td>{_e(item['why'])}</td></tr>"
+                )
+            out.append("</table>")
+    return out
+
+
 def report_html(body: dict[str, Any]) -> str:
     out = [
         "<!DOCTYPE html>",
@@ -295,6 +518,9 @@ def report_html(body: dict[str, Any]) -> str:
         f"<style>{_CSS}</style></head><body>",
         "<h1>Class report</h1>",
     ]
+    if body.get("run"):
+        out.append(f'<p class="run muted">{_e(run_line(body["run"]))}</p>')
+    out += _actions(body)
     if body["unidentified"]:
         out.append(
             f"<p>{body['unidentified']} notebooks could not be tied to an assignment "
@@ -330,21 +556,91 @@ def report_html(body: dict[str, Any]) -> str:
             if not f["failed"]:
                 continue
             out.append(
-                "<table><tr><th>students</th><th>share of submissions</th><th>kind</th><th>diagnosis</th></tr>"
+                "<table><tr><th>students</th><th>share of submissions</th><th>kind</th><th>diagnosis</th><th>who</th></tr>"
             )
             for d in f["diagnoses"]:
+                who = d.get("students", [])
+                links = ", ".join(_student_link(st, name) for st in who)
+                if d["count"] > len(who):
+                    links += f", and {d['count'] - len(who)} more (see results.json)"
                 out.append(
                     f'<tr class="diagnosis" data-id="{_e(d["id"])}" data-kind="{_e(d["kind"])}">'
                     f'<td class="n">{d["count"]}</td><td class="n">{_pct(d["count"], m)}</td>'
                     f"<td>{_e(d['kind'])}</td><td>{_e(d['text'])} "
-                    f'<span class="muted">({_e(d["id"])})</span></td></tr>'
+                    f'<span class="muted">({_e(d["id"])})</span></td>'
+                    f"<td><details><summary>{d['count']} students</summary>{links}</details></td></tr>"
                 )
             if f["unrecognised"]:
                 out.append(
                     f'<tr class="unrecognised"><td class="n">{f["unrecognised"]}</td>'
                     f'<td class="n">{_pct(f["unrecognised"], m)}</td><td>–</td>'
-                    "<td>failed checks that no known mistake explains</td></tr>"
+                    "<td>failed checks that no known mistake explains</td><td></td></tr>"
                 )
             out.append("</table>")
     out.append("</body></html>\n")
     return "\n".join(out)
+
+
+# -- the console -------------------------------------------------------------------------------
+
+CONSOLE_LISTED = 50  # lines of each group `drills grade` prints
+
+
+def _plain(text: str) -> str:
+    """``text`` for a terminal: a character that is not printable (an escape code in a folder
+    name) is written as its code point instead."""
+    return "".join(c if c.isprintable() else f"\\u{ord(c):04x}" for c in str(text))
+
+
+def console_summary(body: dict[str, Any], report: str, cap: int = CONSOLE_LISTED) -> list[str]:
+    """The lines `drills grade` ends with: every error row and warning of the run, who did not
+    hand an assignment in and, with a roster, its gaps, grouped, each naming the student and
+    assignment; the first ``cap`` of each group, then where the rest are (``report``)."""
+    groups: list[tuple[str, int, list[str]]] = []
+    errors = body.get("could_not_grade") or {"count": 0, "listed": []}
+    groups.append(
+        (
+            "could not be graded",
+            errors["count"],
+            [f"{i['student']} {i['assignment']}: {i['reason']}" for i in errors["listed"]],
+        )
+    )
+    warnings = body.get("warnings") or {"count": 0, "listed": []}
+    groups.append(
+        (
+            "warnings",
+            warnings["count"],
+            [f"{i['student']} {i['assignment']}: {i['text']}" for i in warnings["listed"]],
+        )
+    )
+    gaps = [
+        f"{w['student'] or w['roster']} {a}"
+        for a, who in (body.get("did_not_hand_in") or {}).items()
+        for w in who
+    ]
+    groups.append(("did not hand in", len(gaps), gaps))
+    roster = body.get("roster")
+    if roster is not None:
+        groups.append(
+            (
+                "graded students not in the Canvas roster",
+                len(roster["unmatched"]),
+                roster["unmatched"],
+            )
+        )
+        groups.append(
+            (
+                "Canvas roster rows with no grade",
+                len(roster["no_grade"]),
+                [f"{roster_label(i)} {i['assignment']}: {i['why']}" for i in roster["no_grade"]],
+            )
+        )
+    out = []
+    for title, count, lines in groups:
+        if not count:
+            continue
+        out.append(f"{title} ({count}):")
+        out += [f"  {_plain(line)}" for line in lines[:cap]]
+        if count > min(cap, len(lines)):
+            out.append(f"  and {count - min(cap, len(lines))} more, see {_plain(report)}")
+    return out

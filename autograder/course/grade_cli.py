@@ -782,6 +782,8 @@ def _grade_cmd(args: argparse.Namespace) -> int:
         print(f"note: {grader.pool_stats['unavailable']}; cold children were used", file=sys.stderr)
     for line in stats.not_graded:
         print(f"not graded: {codec.clean_text(line)}", file=sys.stderr)
+    for line in stats.summary:
+        print(codec.clean_text(line), file=sys.stderr)
     shard_text = f" (shard {shard[0]}/{shard[1]})" if shard[1] > 1 else ""
     print(
         f"graded {stats.submissions} submissions{shard_text} in {time.monotonic() - t0:.1f} s "

@@ -24,6 +24,8 @@ def assemble(
     assignments: dict[str, float],
     show_hidden: bool = False,
     canvas_roster: Path | None = None,
+    run: dict[str, str] | None = None,
+    class_report: course_report.ClassReport | None = None,
 ) -> list[report.Row]:
     """Write every output of a run from ``results`` (submitted ones, in gradebook order).
 
@@ -32,14 +34,17 @@ def assemble(
     :class:`report.Row` per submission and the class report's counters. Order of writing:
     feedback pages, results.jsonl and results.json, report.html/report.json, canvas.csv,
     and grades.csv last (each atomic): a grades.csv is never newer than what it sums up.
-    Returns the gradebook's rows.
+    ``run``: :func:`report.run_info` of the run, shown on the report and every feedback page.
+    ``class_report``: the ClassReport to fill (a caller reads its lists afterwards, e.g. for
+    the console summary); a new one when None. Returns the gradebook's rows.
     """
     # results.json(l) hold every case's values (and --show-hidden pages the generated inputs):
     # 0600 files; the output folder 0700 when this run creates it.
     out.parent.mkdir(parents=True, exist_ok=True)
     out.mkdir(exist_ok=True, mode=0o700)
     rows: list[report.Row] = []
-    stats = course_report.ClassReport()
+    stats = class_report if class_report is not None else course_report.ClassReport()
+    stats.run = run
     with (
         report.atomic_writer(out / "results.jsonl", private=True) as lines,
         report.atomic_writer(out / "results.json", private=True) as whole,
@@ -51,7 +56,7 @@ def assemble(
             if show_hidden:
                 report.private_dir((out / r.feedback_path()).parent)
             report.write_atomic(
-                out / r.feedback_path(), report.feedback_html(r, show_hidden), show_hidden
+                out / r.feedback_path(), report.feedback_html(r, show_hidden, run), show_hidden
             )
             item = r.to_json(show_hidden)
             text = json.dumps(item, ensure_ascii=False, allow_nan=False)
@@ -60,10 +65,16 @@ def assemble(
             stats.add(r)
             rows.append(report.Row.of(r))
         doc.close()
-    rows += report.missing_rows(rows, assignments)
-    stats.write(out)
-    report.write_atomic(
-        out / "canvas.csv", canvas.canvas_csv(rows, canvas.read_roster(canvas_roster))
+    missing = report.missing_rows(rows, assignments)
+    rows += missing
+    roster = canvas.read_roster(canvas_roster)
+    canvas_text = canvas.canvas_csv(rows, roster)
+    stats.set_gaps(
+        [(m.assignment, m.student) for m in missing],
+        None if roster is None else roster.unmatched,
+        None if roster is None else roster.no_grade,
     )
+    stats.write(out)
+    report.write_atomic(out / "canvas.csv", canvas_text)
     report.write_atomic(out / "grades.csv", report.gradebook_csv(rows))
     return rows

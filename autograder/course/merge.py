@@ -23,7 +23,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from autograder.course import gradebook, run_manifest
+from autograder.course import gradebook, report, run_manifest
+from autograder.course.course_report import ClassReport
 from autograder.course.report import SubmissionResult
 
 
@@ -89,8 +90,14 @@ def _lines(out: Path, expected: list[list[str]]) -> Iterator[tuple[tuple[str, st
         raise MergeError(f"{out}/results.jsonl is incomplete: {n} of {len(expected)} submissions")
 
 
-def merge(outs: list[Path], dest: Path, canvas_roster: Path | None = None) -> dict[str, Any]:
-    """Join shard outputs ``outs`` into ``dest``; return the merged run.json body."""
+def merge(
+    outs: list[Path],
+    dest: Path,
+    canvas_roster: Path | None = None,
+    class_report: ClassReport | None = None,
+) -> dict[str, Any]:
+    """Join shard outputs ``outs`` into ``dest``; return the merged run.json body.
+    ``class_report``: filled with the merged class report (for the console summary)."""
     outs = [Path(o) for o in outs]
     if not outs:
         raise MergeError("no shard outputs given")
@@ -121,7 +128,13 @@ def merge(outs: list[Path], dest: Path, canvas_roster: Path | None = None) -> di
     meta["shard"] = "merged"
     meta["merged_from"] = [str(o) for o in outs]
     show_hidden = bool(first["settings"].get("show_hidden"))
-    gradebook.assemble(Path(dest), results(), meta, assignments, show_hidden, canvas_roster)
+    run = report.run_info(
+        str(first["fingerprint"].get("secret", "")),
+        str((first.get("meta") or {}).get("secret", "")),
+    )
+    gradebook.assemble(
+        Path(dest), results(), meta, assignments, show_hidden, canvas_roster, run, class_report
+    )
     body = {
         "fingerprint": first["fingerprint"],
         "settings": first["settings"],

@@ -23,8 +23,10 @@ from __future__ import annotations
 
 import contextlib
 import csv
+import datetime
 import functools
 import html
+import importlib.metadata
 import io
 import json
 import os
@@ -91,7 +93,7 @@ class SubmissionResult:
         return round(sum(f.score for f in self.functions), 2)
 
     def feedback_path(self) -> str:
-        return f"feedback/{self.student}/{self.assignment}.html"
+        return feedback_path(self.student, self.assignment)
 
     def to_json(self, show_hidden: bool = False) -> dict[str, Any]:
         return {
@@ -133,6 +135,48 @@ class SubmissionResult:
             stderr=child.get("stderr", ""),
             notes=list(child.get("notes", [])),
         )
+
+
+def feedback_path(student: str, assignment: str) -> str:
+    """Where a submission's feedback page is, relative to the output folder."""
+    return f"feedback/{student}/{assignment}.html"
+
+
+# -- the run a page belongs to -------------------------------------------------------------------
+
+
+def grader_version() -> str:
+    """The installed reward-drills package's version ("unknown" when it is not installed)."""
+    try:
+        return importlib.metadata.version("reward-drills")
+    except importlib.metadata.PackageNotFoundError:
+        return "unknown"
+
+
+def run_info(
+    secret_fingerprint: str, secret_kind: str, when: datetime.datetime | None = None
+) -> dict[str, str]:
+    """What the report and every feedback page say about the run that wrote them: when, which
+    grader version, and the secret's fingerprint (the salted digest run.json records under
+    ``fingerprint.secret``, never the secret)."""
+    when = when or datetime.datetime.now().astimezone()
+    return {
+        "graded_at": when.isoformat(timespec="seconds"),
+        "version": grader_version(),
+        "secret_fingerprint": secret_fingerprint,
+        "secret": secret_kind,
+    }
+
+
+def run_line(run: dict[str, str] | None) -> str:
+    """One line of text for :func:`run_info`'s facts ("" without them)."""
+    if not run:
+        return ""
+    kind = f" ({run['secret']})" if run.get("secret") else ""
+    return (
+        f"Graded {run.get('graded_at', '?')} by reward-drills {run.get('version', '?')}; "
+        f"secret fingerprint {run.get('secret_fingerprint', '?')}{kind}."
+    )
 
 
 def verdict(c: CaseResult) -> str:
@@ -355,6 +399,7 @@ h1{font-size:1.4rem} h2{font-size:1.1rem;margin-top:1.6rem}
 table{border-collapse:collapse;width:100%;font-size:.9rem} td,th{border-bottom:1px solid #ddd;padding:.25rem .4rem;text-align:left;vertical-align:top}
 code{font-family:ui-monospace,monospace;font-size:.85rem;white-space:pre-wrap;word-break:break-all}
 .diag{background:#eef4ff;padding:.4rem .6rem;border-radius:4px}
+footer.run{margin-top:2rem;color:#666;font-size:.8rem}
 """
 
 
@@ -362,20 +407,76 @@ def _e(x: Any) -> str:
     return html.escape(str(x), quote=True)
 
 
-def feedback_html(r: SubmissionResult, show_hidden: bool = False) -> str:
+# What a learner can do about a notebook that could not be graded, by what its reason says
+# (first match wins); the reason itself is always shown beside it.
+_ADVICE = [
+    (
+        ("all name student",),
+        "Two folders were handed in under one student id, so neither was graded. Your "
+        "instructor has to sort this out: tell them, quoting this page.",
+    ),
+    (
+        ("grader failed", "grader could not"),
+        "This is a failure of the grader, not a verdict on your work. Tell your instructor, "
+        "quoting this page: they can grade it again once it is fixed.",
+    ),
+    (
+        ("which assignment", "unknown assignment"),
+        "Hand in the notebook you were given for this assignment, under its own file name and "
+        "with its graded cells kept.",
+    ),
+    (
+        ("symbolic link", "links are not followed"),
+        "Hand in the notebook file itself (not a link or shortcut to it).",
+    ),
+    (
+        ("json", "not a notebook", "not a valid notebook", "cannot read", "was not read"),
+        "The file that was handed in could not be read as a notebook. Check that it opens in "
+        "Jupyter; if it does not, download your notebook again from where you worked on it "
+        "(File > Download, as .ipynb) and hand that file in.",
+    ),
+]
+_ADVICE_DEFAULT = (
+    "Fix what the reason above names and hand the notebook in again; if it is not clear what "
+    "to change, ask your instructor, quoting this page."
+)
+
+
+def advice(reason: str) -> str:
+    """What to do about a notebook that could not be graded for ``reason`` (generic where the
+    reason says nothing more specific)."""
+    low = reason.lower()
+    for needles, text in _ADVICE:
+        if any(n in low for n in needles):
+            return text
+    return _ADVICE_DEFAULT
+
+
+def feedback_html(
+    r: SubmissionResult, show_hidden: bool = False, run: dict[str, str] | None = None
+) -> str:
+    """The learner's page. ``run``: :func:`run_info` of the run, shown at the foot. A notebook
+    that could not be graded (``r.error``) shows no score (none is exported: grades.csv and
+    canvas.csv leave its cell empty), only why and what to do."""
     out = [
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',
         f"<title>{_e(r.assignment)}: feedback for {_e(r.student)}</title>",
         f"<style>{_CSS}</style></head><body>",
         f"<h1>{_e(r.assignment)} — feedback for {_e(r.student)}</h1>",
-        f'<p class="total">Score: {r.score:g} / {r.max_score:g} points</p>',
     ]
     if r.error:
-        out.append(f'<p class="warn">This notebook could not be graded: {_e(r.error)}</p>')
+        out += [
+            '<p class="total bad">This notebook could not be graded, so it has no score '
+            "(no grade was recorded for it: it is not a zero).</p>",
+            f'<p class="warn">Why: {_e(r.error)}</p>',
+            f"<p>What to do: {_e(advice(r.error))}</p>",
+        ]
+    else:
+        out.append(f'<p class="total">Score: {r.score:g} / {r.max_score:g} points</p>')
     for w in r.warnings:
         out.append(f'<p class="warn">{_e(w)}</p>')
-    for f in r.functions:
+    for f in r.functions if not r.error else ():
         cls = "ok" if f.score >= f.points else "bad"
         out.append(
             f'<h2><code>{_e(f.function)}</code>: <span class="{cls}">{f.score:g} / {f.points:g}</span></h2>'
@@ -416,5 +517,7 @@ def feedback_html(r: SubmissionResult, show_hidden: bool = False) -> str:
                     f"<td><code>{_e(expected)}</code></td><td><code>{_e(got)}</code></td></tr>"
                 )
             out.append("</table>")
+    if run:
+        out.append(f'<footer class="run">{_e(run_line(run))}</footer>')
     out.append("</body></html>\n")
     return "\n".join(out)

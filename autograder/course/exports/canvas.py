@@ -21,8 +21,10 @@ Students are mapped by their drills/nbgrader student id:
   ``ID`` column, and the row carries Canvas's own name, ids and section; an assignment
   column of the export whose name (before `` (id)``) is the assignment id is reused, so
   the import updates that assignment. Roster students without a grade get an empty cell
-  (Canvas leaves those unchanged); graded students missing from the roster are listed in
-  :attr:`Roster.unmatched` and still written with their id as the login.
+  (Canvas leaves those unchanged) and is listed in :attr:`Roster.no_grade` (did not hand in,
+  or could not be graded); graded students missing from the roster are listed in
+  :attr:`Roster.unmatched` and still written with their id as the login. `drills grade`
+  prints both lists and report.html shows them.
 
 A missing or ungradable notebook (no submission; a notebook that could not be read, a link,
 a grader failure) is an empty cell, not a 0: Canvas leaves an empty cell's grade unchanged, so a
@@ -60,6 +62,10 @@ class Roster:
     rows: list[dict[str, str]]
     columns: list[str]  # the export's assignment columns, as named there
     unmatched: list[str] = field(default_factory=list)  # filled by canvas_csv
+    # filled by canvas_csv: each roster row x assignment with no grade, as {"student": the id
+    # it matched ("" for none), "name", "login", "assignment", "why"}, "why" being
+    # "did not hand in" or "could not be graded"
+    no_grade: list[dict[str, str]] = field(default_factory=list)
 
     def find(self, student: str) -> dict[str, str] | None:
         """The roster row whose SIS Login ID, SIS User ID or ID (in that order) is ``student``,
@@ -110,10 +116,13 @@ def canvas_csv(rows: Iterable[Row], roster: Roster | None = None) -> str:
     # no column: importing it would create an assignment in Canvas. Its student still has a row.
     assignments = sorted(a for a, p in points.items() if p > 0)
     scores: dict[str, dict[str, float]] = {}
+    ungradable: set[tuple[str, str]] = set()
     for r in rows:
         got = scores.setdefault(r.student, {})
         if r.has_grade and r.assignment in assignments:
             got[r.assignment] = r.score
+        elif r.submitted and not r.graded:
+            ungradable.add((r.student, r.assignment))
     columns = [(roster.column_for(a) if roster else None) or a for a in assignments]
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
@@ -122,6 +131,7 @@ def canvas_csv(rows: Iterable[Row], roster: Roster | None = None) -> str:
     written: set[str] = set()
     if roster is not None:
         roster.unmatched = []
+        roster.no_grade = []
         by_row: dict[int, str] = {}
         for student in sorted(scores):
             row = roster.find(student)
@@ -132,6 +142,19 @@ def canvas_csv(rows: Iterable[Row], roster: Roster | None = None) -> str:
         for row in roster.rows:
             student = by_row.get(id(row))
             got = scores.get(student, {}) if student else {}
+            for a in assignments:
+                if a not in got:
+                    roster.no_grade.append(
+                        {
+                            "student": student or "",
+                            "name": row.get("Student", "").strip(),
+                            "login": row.get("SIS Login ID", "").strip(),
+                            "assignment": a,
+                            "why": "could not be graded"
+                            if (student, a) in ungradable
+                            else "did not hand in",
+                        }
+                    )
             w.writerow(
                 [row.get(c, "") for c in IDENTITY]
                 + [_num(got[a]) if a in got else "" for a in assignments]
