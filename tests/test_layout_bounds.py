@@ -221,3 +221,46 @@ def test_a_given_folder_that_holds_nothing_is_named(tmp_path):
     subs = layout.discover([tmp_path / "sec1", tmp_path / "sec2"], notes=notes)
     assert [(s.student, s.error) for s in subs] == [("bob", None)]
     assert notes == [f"{tmp_path / 'sec1'} {layout.HOLDS_NOTHING}"]
+
+
+def test_an_output_folder_that_cannot_be_written_is_said_not_a_traceback(tmp_path, capsys):
+    """`--out` in a folder the instructor may not write ended in a PermissionError traceback.
+    Is it one line naming the folder, with exit status 2?"""
+    from autograder import cli
+
+    _hand_in(tmp_path / "submitted", "alice")
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    out = locked / "out"
+
+    def refuse(self, *a, **k):
+        raise PermissionError(13, "Permission denied", str(out))
+
+    import pytest
+
+    with pytest.MonkeyPatch.context() as mp:
+        from autograder.course import results_cache
+
+        mp.setattr(results_cache.ResultsCache, "lock", refuse)
+        rc = cli.main(["grade", str(tmp_path / "submitted"), "--out", str(out)])
+    err = capsys.readouterr().err
+    assert rc == 2 and "Traceback" not in err
+    assert f"cannot write {out}: Permission denied" in err
+
+
+def test_a_roster_student_whose_folders_collided_is_not_said_to_have_not_handed_in():
+    """`ann lee` and `ann_lee` both handed in; their rows are `ann_lee~…` error rows. The roster
+    row of login `ann_lee` was listed as "did not hand in" and the two rows as students
+    missing from the roster: both untrue. Are they told as one student not graded?"""
+    roster = Roster(
+        rows=[{"Student": "Lee, Ann", "ID": "12", "SIS User ID": "", "SIS Login ID": "ann_lee"}],
+        columns=[f"{A} (101)"],
+    )
+    rows = [
+        Row(A, layout.collision_id("ann_lee", "ann lee"), "", 0.0, 7.0, graded=False),
+        Row(A, layout.collision_id("ann_lee", "ann_lee"), "", 0.0, 7.0, graded=False),
+    ]
+    canvas_csv(rows, roster)
+    assert roster.unmatched == []
+    (row,) = roster.no_grade
+    assert row["why"].startswith("could not be graded: two folders give this id")

@@ -778,6 +778,16 @@ def _grade_cmd(args: argparse.Namespace) -> int:
     except (ValueError, results_cache.CacheBusy, RosterError) as e:
         print(f"drills grade: {e}", file=sys.stderr)
         return 2
+    except OSError as e:
+        # the output folder cannot be made or written (permissions, a full disk): said, not a
+        # traceback; every result already stored is kept, and a rerun resumes from it
+        where = f" {e.filename}" if e.filename else ""
+        print(
+            f"drills grade: cannot write{where}: {e.strerror or e}; results stored so far are "
+            "kept, and the same command resumes once the cause is fixed",
+            file=sys.stderr,
+        )
+        return 2
     if grader.pool_stats.get("unavailable"):
         print(f"note: {grader.pool_stats['unavailable']}; cold children were used", file=sys.stderr)
     for line in stats.not_graded:

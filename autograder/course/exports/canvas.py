@@ -43,6 +43,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from autograder.engine.layout import COLLISION_MARK
+
 if TYPE_CHECKING:
     from autograder.course.report import Row
 
@@ -133,17 +135,34 @@ def canvas_csv(rows: Iterable[Row], roster: Roster | None = None) -> str:
         roster.unmatched = []
         roster.no_grade = []
         by_row: dict[int, str] = {}
+        # rows of folders that collided on one id (``<id>~<digest>``): each belongs, ungraded,
+        # to the roster row of ``<id>``, whose student then handed in but was not graded
+        collided: dict[int, set[str]] = {}
         for student in sorted(scores):
-            row = roster.find(student)
+            base = student.rsplit(COLLISION_MARK, 1)[0] if COLLISION_MARK in student else None
+            row = roster.find(base) if base else roster.find(student)
             if row is None:
                 roster.unmatched.append(student)
+            elif base:
+                collided.setdefault(id(row), set()).update(a for s, a in ungradable if s == student)
             else:
                 by_row.setdefault(id(row), student)
         for row in roster.rows:
             student = by_row.get(id(row))
             got = scores.get(student, {}) if student else {}
             for a in assignments:
-                if a not in got:
+                if a in collided.get(id(row), set()) and a not in got:
+                    roster.no_grade.append(
+                        {
+                            "student": student or "",
+                            "name": row.get("Student", "").strip(),
+                            "login": row.get("SIS Login ID", "").strip(),
+                            "assignment": a,
+                            "why": "could not be graded: two folders give this id (see the "
+                            f"rows {row.get('SIS Login ID', '').strip()}{COLLISION_MARK}…)",
+                        }
+                    )
+                elif a not in got:
                     roster.no_grade.append(
                         {
                             "student": student or "",
