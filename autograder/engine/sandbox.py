@@ -56,7 +56,6 @@ from autograder.cases import codec
 from autograder.engine import files
 
 SANDBOX_IN = "/drills/in"
-SANDBOX_LIB = "/drills/lib"
 HARNESS = Path(__file__).with_name("child_harness.py")
 _UID_BASE = 3_000_000  # unprivileged uids used for children when the grader runs as root
 
@@ -226,11 +225,16 @@ def secret_exposure(iso: Isolation, private: list[Path]) -> str | None:
 
 def _bind_sources() -> list[Path]:
     exe, prefix = _interpreter()
-    srcs = [exe, prefix, *library_dirs()]
-    tm = _package_dir("tiny_model")
-    if tm is not None:
-        srcs.append(tm)
-    return srcs
+    return [exe, prefix, *library_dirs()]
+
+
+def _answer_dirs() -> list[Path]:
+    """Packages learner code must not import: the grader (its case modules) and tiny_model,
+    whose training code holds reference implementations of 05-07's graded functions (a
+    `thr_weights` that returned `tiny_model.thr.thr_weights(...)` took every value point).
+    No setup cell, case or codec needs either; where one sits inside a bound library folder
+    (a wheel install), the sandbox covers it."""
+    return [p for p in (grader_dir(), _package_dir("tiny_model")) if p is not None]
 
 
 def detect(hidden: list[Path], force_reduced: bool = False) -> Isolation:
@@ -351,12 +355,9 @@ def _bwrap_command(
             continue
         cmd += ["--ro-bind", str(src), str(src)]
         bound.append(src)
-    tm = _package_dir("tiny_model")
-    if tm is not None and not any(_inside(tm, b) for b in bound):
-        cmd += ["--ro-bind", str(tm), f"{SANDBOX_LIB}/tiny_model"]
     # Anything secret that happens to sit inside a bound folder is covered up (the outcome
-    # cache holds generated inputs).
-    for h in [*iso.hidden, grader_dir(), *_cache_dirs()]:
+    # cache holds generated inputs; the grader's and tiny_model's packages hold answers).
+    for h in [*iso.hidden, *_answer_dirs(), *_cache_dirs()]:
         if any(_inside(h, b) for b in bound) and h.exists():
             cmd += ["--tmpfs", str(h)] if h.is_dir() else ["--ro-bind", "/dev/null", str(h)]
     if indir.exists():
@@ -510,6 +511,10 @@ def scratch_dir(kind: str) -> Path:
         time.sleep(1)
     path = Path(tempfile.mkdtemp(prefix=f"drills-{kind}-{os.getpid()}-"))
     _LIVE_SCRATCH.add(path)
+    if _ENDING:  # SIGTERM came between the check and the folder: take it back, then wait
+        files.remove_tree(path)
+        while True:
+            time.sleep(1)
     return path
 
 
@@ -535,10 +540,18 @@ def end_on_sigterm(signum: int, _frame) -> None:
             except OSError:
                 pass
     deadline = time.monotonic() + 5.0
+    mine = f"drills-*-{os.getpid()}-*"  # also a folder another thread made but not yet listed
+
+    def left() -> list[Path]:
+        return [
+            *(p for p in list(_LIVE_SCRATCH) if p.exists()),
+            *Path(tempfile.gettempdir()).glob(mine),
+        ]
+
     while True:
-        for path in list(_LIVE_SCRATCH):
+        for path in left():
             files.remove_tree(path)
-        if not any(p.exists() for p in list(_LIVE_SCRATCH)) or time.monotonic() > deadline:
+        if not left() or time.monotonic() > deadline:
             break
         time.sleep(0.02)  # a sandbox still exiting, or a folder made meanwhile: look again
     os._exit(128 + signum)
@@ -726,20 +739,10 @@ def _run_in(
 
 
 def child_sys_path(iso: Isolation, indir: Path) -> tuple[list[str], str]:
-    """(the child's sys.path additions, where it finds ``indir``), setting up tiny_model's
-    place in ``indir`` when it is not among the installed packages."""
+    """(the child's sys.path additions, where it finds ``indir``): the installed libraries
+    only (never tiny_model nor the grader: :func:`_answer_dirs`)."""
     sys_path = [str(p) for p in library_dirs()]
-    tm = _package_dir("tiny_model")
-    outside = tm is not None and not any(_inside(tm, p) for p in library_dirs())
-    if iso.mode == "bwrap":
-        if outside:
-            sys_path.append(SANDBOX_LIB)
-        return sys_path, SANDBOX_IN
-    if outside and tm is not None:
-        (indir / "lib").mkdir()
-        (indir / "lib" / "tiny_model").symlink_to(tm)
-        sys_path.append(str(indir / "lib"))
-    return sys_path, str(indir)
+    return sys_path, SANDBOX_IN if iso.mode == "bwrap" else str(indir)
 
 
 def full_job(job: dict, limits: Limits, sys_path: list[str]) -> dict:

@@ -451,6 +451,9 @@ MAX_CELL_CHARS = 200_000
 MAX_GRADED_CHARS = 1_000_000  # all graded cells of a notebook together, copies included
 
 
+_IMPORTS_TINY_MODEL = re.compile(r"^\s*(?:from|import)\s+tiny_model\b", re.M)
+
+
 def _too_large(source: str, read: int) -> str:
     if len(source) > MAX_CELL_CHARS:
         return (
@@ -509,6 +512,12 @@ def build_program(assignment: str, source_nb, learner_nb, functions: list[str]) 
             prog.cells.append((gid, ""))
             continue
         read += len(source)
+        if _IMPORTS_TINY_MODEL.search(source):
+            prog.warnings.append(
+                f"cell {number} ({gid!r}) imports tiny_model, which the grader's program does "
+                "not have (its training code implements the graded functions): write the "
+                "function with math, numpy and torch, as the notebook asks"
+            )
         bad = _lone_surrogate(source)
         if bad is not None:
             # Not text: the learner's kernel could not run this cell either, and no UTF-8
