@@ -540,13 +540,11 @@ def end_on_sigterm(signum: int, _frame) -> None:
             except OSError:
                 pass
     deadline = time.monotonic() + 5.0
-    mine = f"drills-*-{os.getpid()}-*"  # also a folder another thread made but not yet listed
+    tmp, pid = Path(tempfile.gettempdir()), os.getpid()
 
-    def left() -> list[Path]:
-        return [
-            *(p for p in list(_LIVE_SCRATCH) if p.exists()),
-            *Path(tempfile.gettempdir()).glob(mine),
-        ]
+    def left() -> list[Path]:  # also a folder another thread made but has not listed yet
+        made = [*tmp.glob(f"drills-child-{pid}-*"), *tmp.glob(f"drills-worker-{pid}-*")]
+        return [*(p for p in list(_LIVE_SCRATCH) if p.exists()), *made]
 
     while True:
         for path in left():
