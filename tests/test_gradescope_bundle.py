@@ -144,6 +144,25 @@ def test_bundle_has_gradescopes_two_scripts_at_its_root(graded):
         assert infos[script].external_attr >> 16 & stat.S_IXUSR
     assert {"reward-drills/pyproject.toml", f"reward-drills/solutions/{A}/{A}.ipynb"} <= set(infos)
     assert "course.secret" in infos
+    # a bundle for one assignment carries no other assignment's solution
+    solutions = {n for n in infos if n.startswith("reward-drills/solutions/")}
+    assert solutions == {f"reward-drills/solutions/{A}/{A}.ipynb"}, solutions
+
+
+def test_no_other_uid_can_read_the_unpacked_course(graded):
+    """Where bubblewrap cannot start, learner code runs as another uid: the unpacked tree was
+    0755/0644, so it read the solution notebook and the case modules and forged full marks.
+    After setup.sh and a run, does any entry of source/ let group or others in? (Mode bits,
+    not a read as another uid: this test's own temporary folder is private, so such a read
+    fails whatever source/ holds.)"""
+    ran = graded["zip"].parent / "gs-solution" / "source"
+    open_to_others = [
+        str(p.relative_to(ran))
+        for p in [ran, *ran.rglob("*")]
+        if not p.is_symlink() and stat.S_IMODE(p.stat().st_mode) & 0o077
+    ]
+    assert open_to_others == [], open_to_others[:5]
+    assert (ran / "reward-drills" / "solutions" / A / f"{A}.ipynb").is_file()
 
 
 @pytest.mark.parametrize(

@@ -9,7 +9,8 @@ https://gradescope-autograders.readthedocs.io/en/latest/submission_metadata/):
     setup.sh          run once, as root, when Gradescope builds the image: installs
                       Python, bubblewrap, the CPU build of torch and this project
     run_autograder    run for each submission, with /autograder as working folder
-    reward-drills/    the project: pyproject.toml, autograder/, tiny_model/, solutions/
+    reward-drills/    the project: pyproject.toml, autograder/, tiny_model/, solutions/ (only
+                      the bundled assignment's solution when one is given)
     drills-bundle.json  the assignment, visibility and timeout chosen at bundling
     course.secret     the course secret, when given (students never see the source; mode
                       0600, as the zip itself, which holds every solution)
@@ -67,6 +68,9 @@ SETUP_SH = """#!/usr/bin/env bash
 set -euo pipefail
 ROOT="${AUTOGRADER_ROOT:-/autograder}"
 SRC="$ROOT/source"
+# The course (solutions, case modules, the secret) for root only: where bubblewrap cannot start,
+# learner code runs as another uid, which file modes keep out.
+chmod -R go-rwx "$SRC"
 if [ -n "${DRILLS_PYTHON:-}" ]; then
     # An interpreter that already has reward-drills installed (used by the test suite).
     echo "$DRILLS_PYTHON" > "$SRC/python-path"
@@ -81,12 +85,20 @@ python3 -m venv "$ROOT/venv"
 "$ROOT/venv/bin/python" -m pip install --index-url https://download.pytorch.org/whl/cpu "torch==2.13.0"
 "$ROOT/venv/bin/python" -m pip install "$SRC/reward-drills"
 echo "$ROOT/venv/bin/python" > "$SRC/python-path"
+# The installed grader (its case modules) and tiny_model (reference maths) for root only too;
+# the sandboxed child imports neither.
+"$ROOT/venv/bin/python" -c 'import importlib.util, sys
+for n in ("autograder", "tiny_model"):
+    s = importlib.util.find_spec(n)
+    print(*(s.submodule_search_locations if s else []))' | xargs -r chmod -R go-rwx
+chmod -R go-rwx "$SRC"
 """
 
 RUN_AUTOGRADER = """#!/usr/bin/env bash
 # Gradescope runs this for every submission, from /autograder.
 set -uo pipefail
 ROOT="${AUTOGRADER_ROOT:-/autograder}"
+chmod -R go-rwx "$ROOT/source"  # as setup.sh left it, whatever the image did since
 PY="$(cat "$ROOT/source/python-path")"
 export DRILLS_COURSE_ROOT="$ROOT/source/reward-drills"
 cd "$ROOT"
@@ -94,14 +106,18 @@ exec "$PY" -m autograder.course.exports.gradescope run --root "$ROOT"
 """
 
 
-def _project_files(root: Path) -> list[tuple[Path, str]]:
-    """(file, name in the zip) of what `pip install` and the grader need from the course."""
+def _project_files(root: Path, assignment: str | None = None) -> list[tuple[Path, str]]:
+    """(file, name in the zip) of what `pip install` and the grader need from the course: with
+    ``assignment``, the source notebook of that assignment only (a bundle for one assignment
+    carries no other assignment's solution)."""
     files = [(root / "pyproject.toml", "pyproject.toml"), (root / "README.md", "README.md")]
     for pkg in ("autograder", "tiny_model"):
         for p in sorted((root / pkg).rglob("*")):
             if p.is_file() and "__pycache__" not in p.parts and p.suffix in (".py", ".pt"):
                 files.append((p, str(p.relative_to(root))))
     for a in notebook.available_assignments(root):
+        if assignment is not None and a != assignment:
+            continue
         p = notebook.source_path(a, root)
         files.append((p, str(p.relative_to(root))))
     return [(p, f"{PROJECT}/{name}") for p, name in files]
@@ -144,7 +160,7 @@ def bundle(
         if secret_file is not None:
             secret = seeds.course_secret(secret_file=secret_file)
             _add(z, "course.secret", (secret + "\n").encode(), 0o600)
-        for path, name in _project_files(root):
+        for path, name in _project_files(root, assignment):
             _add(z, name, path.read_bytes())
     os.replace(tmp, out)
     return out
