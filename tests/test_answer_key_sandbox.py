@@ -81,3 +81,42 @@ def test_no_sandboxed_function_reaches_tiny_models_reference(submitted, tmp_path
             f"{s['student']}: {fn} took {f['score']} points from tiny_model's reference "
             f"({f.get('error') or f.get('diagnosis')})"
         )
+
+
+def test_a_root_grader_without_bubblewrap_refuses_answers_other_uids_can_read(monkeypatch):
+    """Without bubblewrap a root grader runs learner code as a separate uid, which read the
+    checkout's solutions/ (0755/0644) and forged full marks. With a course secret (a graded
+    class), does grading refuse while the solutions, the case modules or tiny_model are open
+    to other users, naming the path and the chmod, and go on once they are closed?"""
+    import tempfile
+
+    from autograder.course.grade_cli import Grader
+    from autograder.engine import sandbox
+
+    # under /tmp, reachable by others as a checkout is (pytest's own folders are private)
+    top = Path(tempfile.mkdtemp(prefix="drills-answer-reach-"))
+    try:
+        course = top / "course"
+        (course / "solutions").mkdir(parents=True)
+        answers = top / "pkg"
+        answers.mkdir()
+        for p in (top, course, course / "solutions"):
+            p.chmod(0o755)
+        answers.chmod(0o700)
+        monkeypatch.setattr(sandbox, "_answer_dirs", lambda: [answers])
+        iso = sandbox.Isolation(mode="reduced", drop_uid=True)
+        why = sandbox.answer_exposure(iso, course)
+        assert why and str(course / "solutions") in why and "chmod -R go-rwx" in why
+        (course / "solutions").chmod(0o700)
+        assert sandbox.answer_exposure(iso, course) is None
+        answers.chmod(0o755)
+        assert str(answers) in sandbox.answer_exposure(iso, course)
+        bwrap = sandbox.Isolation(mode="bwrap", drop_uid=True)
+        assert sandbox.answer_exposure(bwrap, course) is None
+
+        monkeypatch.setattr(sandbox, "detect", lambda hidden, force_reduced=False: iso)
+        monkeypatch.setattr(sandbox, "secret_exposure", lambda iso, private: None)
+        with pytest.raises(sandbox.SecretExposed, match="chmod -R go-rwx"):
+            Grader(root=course, secret="a course secret")
+    finally:
+        shutil.rmtree(top, ignore_errors=True)

@@ -46,11 +46,12 @@ _honest_forward_kl = forward_kl
 
 def _steal():
     found = []
-    try:
-        with open({path!r}) as f:
-            found.append(f.read())
-    except OSError:
-        pass
+    for target in ({path!r}, {solution!r}):
+        try:
+            with open(target) as f:
+                found.append(f.read()[:60])
+        except OSError:
+            pass
     for pid in _os.listdir("/proc"):
         if pid.isdigit():
             try:
@@ -70,10 +71,17 @@ def forward_kl(policy, reference):
 """
 
 
-def _attack(folder: Path, secret_path: Path) -> Path:
-    """submitted/mallory/01_exact_kl/01_exact_kl.ipynb: the solution plus the attack cell."""
+def _attack(folder: Path, secret_path: Path, course: Path = REPO) -> Path:
+    """submitted/mallory/01_exact_kl/01_exact_kl.ipynb: the solution with the attack in its
+    graded forward_kl cell (a cell without a grade_id is never run by the grader: an attack
+    there would prove nothing), reading the secret, every environment and the solution."""
     nb = nbformat.read(str(CORPUS / "solution.ipynb"), as_version=4)
-    nb.cells.append(nbformat.v4.new_code_cell(_ATTACK.format(path=str(secret_path))))
+    solution = course / "solutions" / A / f"{A}.ipynb"
+    attack = _ATTACK.format(path=str(secret_path), solution=str(solution))
+    (cell,) = [
+        c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "forward_kl"
+    ]
+    cell.source += "\n" + attack
     target = folder / "submitted" / "mallory" / A / f"{A}.ipynb"
     target.parent.mkdir(parents=True)
     nbformat.write(nb, str(target))
@@ -100,9 +108,11 @@ def test_the_attack_reads_the_secret_where_nothing_stops_it(tmp_path):
     secret = _secret(tmp_path, 0o600)
     nb = nbformat.read(str(_attack(tmp_path, secret) / "mallory" / A / f"{A}.ipynb"), 4)
     scope: dict = {}
-    for cell in nb.cells:
-        if cell.cell_type == "code":
-            exec(cell.source, scope)  # noqa: S102 (the test's own attack, in the test's process)
+    for cell in nb.cells:  # what the grader runs: the setup and the graded cells
+        meta = cell.metadata.get("nbgrader", {})
+        if cell.cell_type == "code" and (meta.get("solution") or meta.get("locked")):
+            if "grade_id" in meta and not meta.get("grade", False):
+                exec(cell.source, scope)  # noqa: S102 (the test's own attack, in this process)
     assert SECRET in scope["forward_kl"]([0.5, 0.5], [0.5, 0.5])
 
 
@@ -161,6 +171,8 @@ def test_without_bubblewrap_as_a_separate_uid_only_a_private_secret_is_used():
     try:
         top.chmod(0o755)
         course = unprivileged.readable_course(top)  # a Python other users can read
+        for answers in ("solutions", "autograder", "tiny_model"):  # as the refusal asks
+            subprocess.run(["chmod", "-R", "go-rwx", str(course / answers)], check=True)
         private = top / "private"
         private.mkdir(mode=0o700)
         env = {
@@ -173,7 +185,11 @@ def test_without_bubblewrap_as_a_separate_uid_only_a_private_secret_is_used():
         drills = str(course / ".venv" / "bin" / "drills")
 
         def grade(secret: Path, out: Path) -> subprocess.CompletedProcess:
-            subs = _attack(out.parent, secret) if not (out.parent / "submitted").exists() else None
+            subs = (
+                _attack(out.parent, secret, course)
+                if not (out.parent / "submitted").exists()
+                else None
+            )
             args = [drills, "grade", str(subs or out.parent / "submitted"), "--out", str(out)]
             return subprocess.run(
                 [*args, "--secret-file", str(secret)],

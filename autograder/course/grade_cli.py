@@ -147,7 +147,9 @@ class Grader:
         self.limits = limits or sandbox.Limits()
         self.isolation = sandbox.detect([self.root, *(hidden or [])], force_reduced=force_reduced)
         if self.secret != seeds.PUBLIC_DEFAULT_SECRET:
-            why = sandbox.secret_exposure(self.isolation, list(hidden or []))
+            why = sandbox.secret_exposure(self.isolation, list(hidden or [])) or (
+                sandbox.answer_exposure(self.isolation, self.root)
+            )
             if why:
                 raise sandbox.SecretExposed(f"refusing to grade with the course secret: {why}")
         self._prepared: dict[str, Prepared] = {}

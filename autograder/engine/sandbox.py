@@ -223,6 +223,26 @@ def secret_exposure(iso: Isolation, private: list[Path]) -> str | None:
     return None
 
 
+def answer_exposure(iso: Isolation, course_root: Path) -> str | None:
+    """Why learner code could read the answers (the solution notebooks, the grader's case
+    modules, tiny_model's reference maths) under ``iso``; None when it cannot.
+
+    Under bubblewrap none of them is in the child's view. A child running as the grader's own
+    user can read them all (and :func:`secret_exposure` already refuses a secret there). A
+    child running as a separate uid (a root grader) is kept out by file modes only, so each
+    must be closed to other users."""
+    if iso.mode == "bwrap" or not iso.drop_uid:
+        return None
+    for path in [Path(course_root) / "solutions", *_answer_dirs()]:
+        if path.exists() and _others_can_open(path):
+            return (
+                f"without bubblewrap, learner code runs as a separate uid that can read {path} "
+                "(it holds answers: a learner's function could return the reference's value). "
+                f"Close it to other users (chmod -R go-rwx {path}), or grade with bubblewrap"
+            )
+    return None
+
+
 def _bind_sources() -> list[Path]:
     exe, prefix = _interpreter()
     return [exe, prefix, *library_dirs()]
