@@ -247,7 +247,9 @@ def test_corpus_scores_match_expected(corpus_run, name):
     for fn, raised in exp.get("got_raised", {}).items():
         by_id = {c["id"]: c["got"].get("raised") for c in fns[fn]["cases"]}
         for case_id, r in raised.items():
-            assert by_id[case_id] == r
+            # a list: any of these (the fork bomb meets the process limit, BlockingIOError,
+            # or on a loaded machine its step timeout first; it scores 0 either way)
+            assert by_id[case_id] in (r if isinstance(r, list) else [r]), (fn, case_id)
     for fn, text in exp.get("case_says", {}).items():  # some case's outcome message says it
         said = [str(c["got"].get("message")) for c in fns[fn]["cases"]]
         assert any(text in m for m in said), (fn, text, said[:3])
