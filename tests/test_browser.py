@@ -768,3 +768,37 @@ def test_solution_runs_clean_and_check_my_work_gives_full_marks(lab, page, assig
     assert m, f"'Check my work' showed no score:\n{check_text}"
     assert float(m.group(1)) == float(m.group(2)) > 0, f"not full marks:\n{check_text}"
     assert "older than what you ran" not in check_text, check_text  # it ran what it saved
+
+
+def test_check_my_work_names_an_import_the_grader_does_not_run(lab, page):
+    """A solution whose forward_kl uses `statistics`, imported only in an exploration cell: in
+    JupyterLab its self-check passes (the kernel has the module), while the grader's program
+    does not run that cell. Does Check my work name the module, its cell and the fix, as
+    `drills check` does?"""
+    A = "01_exact_kl"
+    if not browser_notebook(A):
+        pytest.skip(f"{A} is not among the notebooks this session runs in the browser")
+    nb = json.loads((lab.root / "solutions" / A / f"{A}.ipynb").read_text())
+    cell = next(
+        c for c in nb["cells"] if c["metadata"].get("nbgrader", {}).get("grade_id") == "forward_kl"
+    )
+    at = nb["cells"].index(cell)
+    src = "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
+    before, doc, after = src.split('"""', 2)  # the call goes right after the docstring
+    cell["source"] = f'{before}"""{doc}"""\n    statistics.fmean([1.0]){after}'
+    nb["cells"].insert(
+        at,
+        {"cell_type": "code", "metadata": {}, "source": "import statistics", "outputs": [],
+         "execution_count": None},
+    )  # fmt: skip
+    variant = lab.root / "variants" / A / f"{A}.ipynb"
+    variant.parent.mkdir(parents=True)
+    variant.write_text(json.dumps(nb))
+    cells, check_text = _open_run_check(page, lab, "variant", A, run_all_cells)
+    errors = [(i, c["first_line"], c["errors"]) for i, c in enumerate(cells) if c["errors"]]
+    assert not errors, f"the kernel ran it without an error (its self-checks pass): {errors}"
+    assert f"`statistics` is imported in cell {at + 1}, which is not graded" in check_text, (
+        check_text
+    )
+    assert "import it in your function's cell" in check_text, check_text
+    assert "NameError" in check_text, check_text  # the grade: forward_kl raises there
