@@ -442,7 +442,7 @@ def render_report(report: dict, path: Path | None = None, stale: list[str] | Non
 DIAGNOSIS_LABELS = {
     "concept": "Recognised mistake",
     "validation": "Recognised mistake (input checks)",
-    "shape": "What your outputs show",
+    "shape": "What your function does",
 }
 
 

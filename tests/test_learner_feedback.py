@@ -587,3 +587,29 @@ def test_06_says_of_a_python_loop_in_token_scores_what_the_grader_does():
     docstring = re.sub(r"\s+", " ", cell.source)
     assert "the grader checks the values only: a loop earns the same points" in docstring
     assert "a double loop earns the same points" in re.sub(r"\s+", " ", text)
+
+
+def test_the_feedback_page_keeps_a_syntax_errors_caret_under_its_column(tmp_path):
+    """The page printed a syntax error's line and caret in a paragraph, where HTML collapses
+    the spaces that put the caret under the column: is the message kept line for line?"""
+    from autograder.course.grade_cli import check_notebook
+    from autograder.course.report import feedback_html
+
+    a = "01_exact_kl"
+    nb = json.loads(
+        (Path(__file__).resolve().parent.parent / "solutions" / a / f"{a}.ipynb").read_text()
+    )
+    cell = next(
+        c for c in nb["cells"] if c["metadata"].get("nbgrader", {}).get("grade_id") == "forward_kl"
+    )
+    src = "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
+    cell["source"] = src.replace(
+        "def forward_kl(policy, reference):", "def forward_kl(policy, reference)"
+    )
+    path = tmp_path / f"{a}.ipynb"
+    path.write_text(json.dumps(nb))
+    page = feedback_html(check_notebook(path, a))
+    blocks = re.findall(r"<pre class=\"msg[^\"]*\">(.*?)</pre>", page, re.S)
+    with_caret = [b for b in blocks if re.search(r"\n +\^", html.unescape(b))]
+    assert with_caret, page[:3000]
+    assert "def forward_kl(policy, reference)" in html.unescape(with_caret[0])

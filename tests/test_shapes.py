@@ -330,7 +330,7 @@ def test_uncatalogued_mistake_on_a_real_function_gets_an_error_shape():
     first = r.diagnoses[0]
     assert first.kind == "shape" and first.id == "shape:factor", r.diagnoses
     assert "axis 1 of `h_a`" in first.text
-    assert "What your outputs show" in evaluate.feedback_text(r)
+    assert "What your function does" in evaluate.feedback_text(r)
 
 
 # -- generated cases: nothing of their inputs, nothing the learner chose ------------------------

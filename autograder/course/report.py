@@ -399,12 +399,21 @@ h1{font-size:1.4rem} h2{font-size:1.1rem;margin-top:1.6rem}
 table{border-collapse:collapse;width:100%;font-size:.9rem} td,th{border-bottom:1px solid #ddd;padding:.25rem .4rem;text-align:left;vertical-align:top}
 code{font-family:ui-monospace,monospace;font-size:.85rem;white-space:pre-wrap;word-break:break-all}
 .diag{background:#eef4ff;padding:.4rem .6rem;border-radius:4px}
+pre.msg{font-family:ui-monospace,monospace;font-size:.85rem;white-space:pre-wrap;word-break:break-word}
 footer.run{margin-top:2rem;color:#666;font-size:.8rem}
 """
 
 
 def _e(x: Any) -> str:
     return html.escape(str(x), quote=True)
+
+
+def _message(text: str, cls: str = "") -> str:
+    """A message of the grader: a paragraph, or when it spans lines (a syntax error's line and
+    the caret under it) a block that keeps its lines and spaces, so the caret stays put."""
+    if "\n" not in text:
+        return f'<p class="{cls}">{_e(text)}</p>' if cls else f"<p>{_e(text)}</p>"
+    return f'<pre class="{("msg " + cls).strip()}">{_e(text)}</pre>'
 
 
 # What a learner can do about a notebook that could not be graded, by what its reason says
@@ -475,14 +484,14 @@ def feedback_html(
     else:
         out.append(f'<p class="total">Score: {r.score:g} / {r.max_score:g} points</p>')
     for w in r.warnings:
-        out.append(f'<p class="warn">{_e(w)}</p>')
+        out.append(_message(w, "warn"))
     for f in r.functions if not r.error else ():
         cls = "ok" if f.score >= f.points else "bad"
         out.append(
             f'<h2><code>{_e(f.function)}</code>: <span class="{cls}">{f.score:g} / {f.points:g}</span></h2>'
         )
         if f.error:
-            out.append(f"<p>{_e(f.error)}</p>")
+            out.append(_message(f.error))
             continue
         if not f.attempted:
             out.append(
@@ -493,7 +502,7 @@ def feedback_html(
         if f.kinds:
             out.append(f"<p>{_e(kinds_text(f.kinds))}</p>")
         if getattr(f, "note", ""):
-            out.append(f"<p>{_e(f.note)}</p>")
+            out.append(_message(f.note))
         for d in f.diagnoses:
             out.append(f'<p class="diag">{_e(diagnosis_line(d, show_hidden))}</p>')
         if getattr(f, "unexplained_checks", 0):

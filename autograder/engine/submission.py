@@ -432,7 +432,8 @@ def compilable_part(source: str, gid: str, number: int) -> tuple[str, dict[str, 
                 if names
                 else f"lines {first + 1}-{end}"
             )
-            + " does not compile, so it was left out (the rest of the cell ran): "
+            + " does not compile, so the grader left it out and graded the rest of the cell"
+            + " without it (Jupyter runs none of a cell that does not compile): "
             + why
         )
     part = "".join(kept)

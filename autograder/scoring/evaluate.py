@@ -1215,7 +1215,7 @@ def kinds_text(kinds: list[KindScore]) -> str:
 DIAGNOSIS_LABELS = {
     "concept": "Recognised mistake",
     "validation": "Recognised mistake (input checks)",
-    "shape": "What your outputs show",
+    "shape": "What your function does",
 }
 
 
