@@ -643,7 +643,7 @@ def _execute_callers_apart(
 def _clean_execution(ex: sandbox.Execution) -> sandbox.Execution:
     """The sandbox boundary: everything the child sent, made safe for every writer, once.
 
-    The child's records were checked for form (sandbox.validate_outcome); here their text
+    The child's records were checked for form (records.validate_outcome); here their text
     loses lone surrogates and a value holding an integer too large to compare becomes an
     UnsupportedReturn (codec.clean_outcome), and so do the cell errors, notes and output.
     """
