@@ -646,6 +646,15 @@ def _override(modes: tuple, formula):
     return wrong
 
 
+def _multiplied_mask(per_token_loss, mask, mode, max_len):
+    """Every mode with its row sums taken as (per_token_loss * mask): right while the padding
+    is finite, NaN as soon as it holds NaN or ±inf."""
+    v, m, _, counts = _rows(per_token_loss, mask)
+    with np.errstate(invalid="ignore", over="ignore"):
+        sums = (v * m).sum(axis=1)
+    return _formula(mode, v, m, sums, counts, max_len)
+
+
 def _mode_falls_back(ns):
     """aggregate_loss that treats an unknown mode as token-mean instead of raising."""
     reference = ns["aggregate_loss"]
@@ -779,6 +788,20 @@ AGGREGATE_LOSS = FunctionSpec(
             )
             for tag, mode in (("grpo", SMTM), ("dapo", TM), ("seq-sum", SMTS), ("dr-grpo", NORM))
         ],
+        *[
+            Case(
+                f"{tag}-non-finite-padding",
+                (
+                    np.array([[1.0, NAN, INF, 3.0], [-INF, 2.0, 4.0, 1e308]]),
+                    np.array([[1, 0, 0, 1], [0, 1, 1, 0]]),
+                    mode,
+                ),
+                {"max_len": 6} if mode == NORM else {},
+                note=f"NaN, ±inf and 1e308 at padded positions are ignored (padding may hold anything), {mode}",
+                kind="edge",
+            )
+            for tag, mode in (("grpo", SMTM), ("dapo", TM), ("seq-sum", SMTS), ("dr-grpo", NORM))
+        ],
         Case(
             "unknown-mode",
             (HAND_VALUES, HAND_MASK, "mean"),
@@ -907,6 +930,12 @@ AGGREGATE_LOSS = FunctionSpec(
             "in seq-mean-token-sum-norm you divided the masked sum by max_len only; Dr. GRPO divides by B · max_len (a mean over rows of sums over a fixed budget)",
             formula=_override((NORM,), lambda v, m, s, c, L: s.sum() / L),
             source="verl-project/verl#3741: seq-mean-token-sum-norm summed the row sums over the batch and divided by loss_mask.shape[-1] only, not by the number of rows",
+        ),
+        Mistake(
+            "nan-poisoning",
+            "you masked by multiplying (per_token_loss * mask): 0 · NaN and 0 · inf are NaN, so non-finite padding poisons the loss; select the valid entries with np.where(mask, per_token_loss, 0.0)",
+            formula=_multiplied_mask,
+            source="ecmwf/WeatherGenerator#2717: masking by multiplication let a NaN at an excluded position poison the whole loss",
         ),
         Mistake(
             "max-len-ignored",
