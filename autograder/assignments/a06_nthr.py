@@ -89,6 +89,12 @@ PREDICTION_ERRORS = FunctionSpec(
         ),
         Case("random-one", make=_pe_case(1, 3, 1.0), note="one position", kind="edge"),
         Case(
+            "large-logits",
+            (_t([[100.0, 0.0, -50.0], [1000.0, 999.0, 0.0]]), torch.tensor([1, 0])),
+            note="large finite logits (exp overflows float32 above about 88): softmax stays finite",
+            kind="edge",
+        ),
+        Case(
             "one-dim-logits",
             (torch.zeros(4), torch.tensor([1])),
             raises=ValueError,
@@ -173,6 +179,12 @@ PREDICTION_ERRORS = FunctionSpec(
             "you took the softmax over the positions (dim 0); each position has its own distribution over the vocabulary: softmax over dim -1",
             formula=_pe(lambda e, z: e - torch.softmax(z, 0)),
             source="fxia22/pointnet.pytorch#27: log_softmax applied along the batch instead of the class channels, fixed",
+        ),
+        Mistake(
+            "softmax-without-max-shift",
+            "you computed softmax as exp(z) / sum(exp(z)): exp overflows for large logits (inf / inf is NaN); subtract each row's max first, or use torch.softmax",
+            formula=_pe(lambda e, z: e - torch.exp(z) / torch.exp(z).sum(-1, keepdim=True)),
+            source="pyg-team/pytorch_geometric#53: a softmax computed by exp without subtracting the row max gave NaN, fixed by subtracting it",
         ),
         Mistake(
             "causal-shift",
