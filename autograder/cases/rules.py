@@ -160,6 +160,10 @@ RULES: dict[str, dict[str, str]] = {
         "empty-row-dapo": "a row with no valid token",
         "empty-row-seq-sum": "a row with no valid token",
         "empty-row-dr-grpo": "a row with no valid token",
+        "grpo-non-finite-padding": "padded positions may hold anything",
+        "dapo-non-finite-padding": "padded positions may hold anything",
+        "seq-sum-non-finite-padding": "padded positions may hold anything",
+        "dr-grpo-non-finite-padding": "padded positions may hold anything",
     },
     "extract_code": {
         "unclosed": "when it is not closed",
@@ -240,6 +244,7 @@ RULES: dict[str, dict[str, str]] = {
     },
     "prediction_errors": {
         "random-peaked": "softmax(logits[t])",
+        "large-logits": "without overflowing exp",
         "random-one": "one per position",
         "one-dim-logits": "wrong dimensions",
         "length-mismatch": "wrong dimensions or lengths",
