@@ -74,6 +74,7 @@ def main(argv: list[str] | None = None) -> int:
                         grade_cli.grade_course(fl.command_line(course, students, form), out, grader)
                     rows = fl.results_rows(out)
                     assert len(rows) == len(set(rows)) == len(subs), (rows, subs)
+                    fl.check_huge_graded(out, students, form)
                     tally["classes graded"] += 1
             except Exception:  # noqa: BLE001 (a failure is counted and printed, the run goes on)
                 failures.append(f"{students!r} {form}\n{traceback.format_exc(limit=4)}")

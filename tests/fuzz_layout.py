@@ -5,7 +5,8 @@ A class is a list of students, each a name and a shape, written under ``submitte
 - names: plain, with spaces or punctuation, accented (composed and decomposed), other
   scripts, dot names, names of assignments, names shaped like a collision row's id
   (``ann_lee+e49591``, ``ann_lee~e49591``), and two names that give one id;
-- shapes: nbgrader's ``<student>/<assignment>/<assignment>.ipynb``, a notebook beside the
+- shapes: nbgrader's ``<student>/<assignment>/<assignment>.ipynb`` (its graded cell also with a
+  literal past the grader's parse limit), a notebook beside the
   folder (``<student>/<assignment>.ipynb``), a lone notebook at the root, an empty folder, a
   chain of folders (deeper or shallower than the budget), a folder of many files (more or
   fewer than the budget), a link (to another student, outside, or dangling) in place of a
@@ -41,7 +42,9 @@ SOLUTION = (REPO / "tests" / "fixtures" / "corpus" / "solution.ipynb").read_byte
 A = "01_exact_kl"
 DEPTH, ENTRIES = 6, 60  # the budget while fuzzing (the real one: layout.MAX_DEPTH, MAX_ENTRIES)
 
-GOOD = ("nbgrader", "flat", "shallow", "few")  # shapes graded under the student's own id
+# shapes graded under the student's own id ("huge": a 300,000-character literal in a graded
+# cell, past what the grader parses: that cell's functions score 0, the row stays)
+GOOD = ("nbgrader", "flat", "shallow", "few", "huge")
 SHAPES = GOOD + (
     "lone",
     "empty",
@@ -116,9 +119,19 @@ def small_budget():
         layout.MAX_DEPTH, layout.MAX_ENTRIES = saved
 
 
-def _nb(path: Path) -> None:
+def _nb(path: Path, huge: bool = False) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(SOLUTION)
+    path.write_bytes(HUGE if huge else SOLUTION)
+
+
+def _huge() -> bytes:
+    nb = json.loads(SOLUTION)
+    cell = next(c for c in nb["cells"] if c["metadata"].get("nbgrader", {}).get("solution"))
+    cell["source"] = "DATA = [" + "1," * 150_000 + "]\n" + "".join(cell["source"])
+    return json.dumps(nb).encode()
+
+
+HUGE = _huge()
 
 
 def write_tree(course: Path, students: list[Student]) -> None:
@@ -146,7 +159,7 @@ def write_tree(course: Path, students: list[Student]) -> None:
         elif s.shape == "nested-other":
             _nb(home / "bob" / A / f"{A}.ipynb")
         else:
-            _nb(home / A / f"{A}.ipynb")
+            _nb(home / A / f"{A}.ipynb", huge=s.shape == "huge")
             if s.shape == "two-notebooks":
                 _nb(home / A / f"{A}-Copy1.ipynb")
             elif s.shape in ("deep", "shallow"):
@@ -186,7 +199,7 @@ def expected_good(students: list[Student], form: str) -> dict[str, str]:
     for s in students:
         if s.shape not in GOOD or len(ids[safe_id(s.name)]) > 1:
             continue
-        if form in ("glob", "files") and s.shape != "nbgrader":
+        if form in ("glob", "files") and s.shape not in ("nbgrader", "huge"):
             continue  # those forms name only <student>/<assignment>/ folders
         if s.name in (A, "02_clipped_estimators") and form != "files":
             continue  # a student folder named like an assignment: a documented special case
@@ -251,3 +264,16 @@ def check_discovery(course: Path, students: list[Student], form: str) -> list:
 def results_rows(out: Path) -> list[tuple[str, str]]:
     doc = json.loads((out / "results.json").read_text(encoding="utf-8"))
     return [(s["student"], s["assignment"]) for s in doc["submissions"]]
+
+
+def check_huge_graded(out: Path, students: list[Student], form: str) -> None:
+    """A good student whose graded cell is past the parse limit keeps a graded row (no error),
+    with the warning that the cell was not run."""
+    doc = json.loads((out / "results.json").read_text(encoding="utf-8"))
+    by_id = {s["student"]: s for s in doc["submissions"]}
+    for sid, name in expected_good(students, form).items():
+        if next(s for s in students if s.name == name).shape != "huge":
+            continue
+        row = by_id[sid]
+        assert row["error"] is None, (name, row["error"])
+        assert any("was not run" in w for w in row["warnings"]), row["warnings"]

@@ -41,6 +41,7 @@ _GRADER: list[grade_cli.Grader] = []
 
 @settings(max_examples=4, **SETTINGS)
 @given(fl.class_tree())
+@example(([fl.Student("ann", "huge", 1), fl.Student("bob", "nbgrader", 1)], "glob"))
 def test_a_generated_class_is_graded_one_row_per_discovered_submission(tree):
     """The same classes graded (children faked): is every discovered row in results.json,
     each once, and does every output parse?"""
@@ -57,6 +58,7 @@ def test_a_generated_class_is_graded_one_row_per_discovered_submission(tree):
         with fl.small_budget(), fz.fake_sandbox():
             grade_cli.grade_course(fl.command_line(course, students, form), out, _GRADER[0])
         rows = fl.results_rows(out)
+        fl.check_huge_graded(out, students, form)
         assert len(rows) == len(set(rows)) == len(subs)
         # a lone notebook's assignment is told by its cells when it is read
         assert sorted(r[0] for r in rows) == sorted(s.student for s in subs)
