@@ -20,6 +20,7 @@ own process); then `drills grade` runs it with a course secret:
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -159,12 +160,67 @@ def _why_no_separate_uid() -> str | None:
     return unprivileged.why_not_as_user()
 
 
+def _how(where: str) -> tuple[dict[str, str], list[str]]:
+    """(environment, command prefix) of a run without bubblewrap: forced off, or in an
+    environment that refuses user namespaces as a container does (tests/namespace_less.py)."""
+    if where == "sandbox-off":
+        return {"DRILLS_SANDBOX": "none"}, []
+    import namespace_less
+
+    why = namespace_less.why_not()
+    if why:
+        pytest.skip(why)
+    return {}, namespace_less.command([])
+
+
+def test_the_namespace_less_environment_refuses_user_namespaces():
+    """The emulated container must stop bubblewrap, or the runs "namespace-less" below would
+    test bubblewrap again: do `unshare -U` and bwrap both fail in it?"""
+    import namespace_less
+
+    why = namespace_less.why_not()
+    if why:
+        pytest.skip(why)
+    for cmd in (
+        ["unshare", "-U", "true"],
+        ["bwrap", "--unshare-all", "--ro-bind", "/", "/", "true"],
+    ):
+        if shutil.which(cmd[0]) is None:
+            continue
+        p = subprocess.run(namespace_less.command(cmd), capture_output=True, text=True)
+        assert p.returncode != 0, f"{cmd[0]} started a namespace: {p.stdout}{p.stderr}"
+
+
+@pytest.mark.parametrize("where", ["sandbox-off", "namespace-less"])
+def test_without_bubblewrap_as_the_graders_own_user_a_secret_is_refused_anywhere(tmp_path, where):
+    """Where bubblewrap cannot start (a container refusing user namespaces) and the child would
+    run as the grader's own uid: is the secret refused before any learner code runs?"""
+    env_extra, prefix = _how(where)
+    secret = _secret(tmp_path, 0o600)
+    out = tmp_path / "out"
+    env = dict(os.environ, DRILLS_SANDBOX_UID="keep", **env_extra)
+    env.pop("DRILLS_SECRET", None)
+    p = subprocess.run(
+        [*prefix, sys.executable, "-m", "autograder.cli", "grade", str(_attack(tmp_path, secret)),
+         "--out", str(out), "--secret-file", str(secret)],
+        env=env, capture_output=True, text=True, timeout=300, cwd=REPO,
+    )  # fmt: skip
+    assert p.returncode == 2 and REFUSED in p.stderr, p.stdout + p.stderr
+    assert not (out / "results.json").exists()
+    if where == "namespace-less":  # it tried bubblewrap, which could not start
+        assert "failed to start a sandbox" in p.stderr, p.stderr
+
+
 @pytest.mark.skipif(_why_no_separate_uid() is not None, reason=f"{_why_no_separate_uid()}")
-def test_without_bubblewrap_as_a_separate_uid_only_a_private_secret_is_used():
+@pytest.mark.parametrize("where", ["sandbox-off", "namespace-less"])
+def test_without_bubblewrap_as_a_separate_uid_only_a_private_secret_is_used(where):
     """The grader is root and its Python is readable by others, so children run as separate
     uids (Gradescope's case when bubblewrap cannot start): is the attack kept from a private
-    secret (0600) with full marks, and is a secret readable by others refused?"""
+    secret (0600) and from the solutions with full marks, and is a secret readable by others
+    refused? With bubblewrap turned off, and where a container's rule keeps it from starting."""
     import unprivileged
+
+    env_extra, prefix = _how(where)
 
     unprivileged.ensure_user()  # readable_course checks readability as this user
     top = Path(tempfile.mkdtemp(prefix="drills-secret-reach-"))
@@ -179,8 +235,8 @@ def test_without_bubblewrap_as_a_separate_uid_only_a_private_secret_is_used():
             "PATH": "/usr/bin:/bin",
             "HOME": str(private / "home"),
             "LANG": "C.UTF-8",
-            "DRILLS_SANDBOX": "none",
             "DRILLS_CACHE_DIR": str(private / "cache"),
+            **env_extra,
         }
         drills = str(course / ".venv" / "bin" / "drills")
 
@@ -190,7 +246,14 @@ def test_without_bubblewrap_as_a_separate_uid_only_a_private_secret_is_used():
                 if not (out.parent / "submitted").exists()
                 else None
             )
-            args = [drills, "grade", str(subs or out.parent / "submitted"), "--out", str(out)]
+            args = [
+                *prefix,
+                drills,
+                "grade",
+                str(subs or out.parent / "submitted"),
+                "--out",
+                str(out),
+            ]
             return subprocess.run(
                 [*args, "--secret-file", str(secret)],
                 env=env, capture_output=True, text=True, timeout=300,

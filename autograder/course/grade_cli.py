@@ -151,7 +151,13 @@ class Grader:
                 sandbox.answer_exposure(self.isolation, self.root)
             )
             if why:
-                raise sandbox.SecretExposed(f"refusing to grade with the course secret: {why}")
+                # why bubblewrap is not in use, when it was tried (an instructor in a container
+                # needs that more than anything else here)
+                tried = [w for w in self.isolation.warnings if "failed to start a sandbox" in w]
+                raise sandbox.SecretExposed(
+                    f"refusing to grade with the course secret: {why}"
+                    + (f". ({tried[0]})" if tried else "")
+                )
         self._prepared: dict[str, Prepared] = {}
         self._prepare_lock = threading.RLock()
         self._sources: dict[str, set[str]] | None = None
