@@ -264,3 +264,18 @@ def test_a_roster_student_whose_folders_collided_is_not_said_to_have_not_handed_
     assert roster.unmatched == []
     (row,) = roster.no_grade
     assert row["why"].startswith("could not be graded: two folders give this id")
+
+
+def test_a_fifo_named_on_the_command_line_is_its_students_row(tmp_path):
+    """Two students' notebooks that are FIFOs, named as files (`submitted/*/01_exact_kl/*.ipynb`):
+    each was said not to exist and both became a student `01_exact_kl`, two rows under one id.
+    Is each its own student's error row, saying what it is?"""
+    root = tmp_path / "submitted"
+    paths = []
+    for s in ("ann", "bob"):
+        (root / s / A).mkdir(parents=True)
+        os.mkfifo(root / s / A / f"{A}.ipynb")
+        paths.append(root / s / A / f"{A}.ipynb")
+    subs = layout.discover(paths)
+    assert [(s.student, s.assignment) for s in subs] == [("ann", A), ("bob", A)]
+    assert all("is not a regular file" in s.error for s in subs)

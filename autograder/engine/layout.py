@@ -330,7 +330,7 @@ def _given_file(nb: Path, known: set[str], forced: str | None) -> Submission:
         student, assignment, up = parts[-2], nb.stem, 1
     if student is None:
         student = nb.stem
-    kind = "link" if nb.is_symlink() else "file"
+    kind = "link" if nb.is_symlink() else "file" if nb.is_file() else "other"
     sub = _notebook(nb, kind, student, assignment, forced)
     sub.origin = Path(*parts[: len(parts) - up]) if up else nb
     return sub
@@ -358,6 +358,9 @@ def discover(
     for raw in paths:
         p = Path(raw)
         if p.is_file() or (p.is_symlink() and _is_notebook(p.name)):
+            found.append(_given_file(p, known, assignment))
+            continue
+        if os.path.lexists(p) and not p.is_dir():  # a FIFO, a device, a socket: named, refused
             found.append(_given_file(p, known, assignment))
             continue
         if not p.is_dir():
