@@ -34,9 +34,20 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from hypothesis import HealthCheck, Phase
 from hypothesis import strategies as st
 
 from autograder.engine import sandbox
+
+# The fuzz tests' settings (tests/test_fuzz_grade.py, tests/test_fuzz_layout.py): fixed-seed, and
+# no shrinking: a failing class is reported as generated, in seconds rather than minutes
+FUZZ_SETTINGS = dict(
+    phases=[Phase.explicit, Phase.reuse, Phase.generate],
+    derandomize=True,
+    database=None,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
 
 REPO = Path(__file__).resolve().parent.parent
 BASE = json.loads((REPO / "tests" / "fixtures" / "corpus" / "solution.ipynb").read_text())

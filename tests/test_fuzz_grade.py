@@ -30,20 +30,13 @@ from pathlib import Path
 
 import fuzz_submissions as fz
 import pytest
-from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from autograder import cli
 from autograder.course import grade_cli, results_cache
 
-FUZZ_SETTINGS = dict(
-    # no shrinking: a failing class is reported as generated, in seconds rather than minutes
-    phases=[Phase.explicit, Phase.reuse, Phase.generate],
-    derandomize=True,
-    database=None,
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-)
+FUZZ_SETTINGS = fz.FUZZ_SETTINGS
 _GRADER: list[grade_cli.Grader] = []
 
 

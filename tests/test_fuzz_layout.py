@@ -8,17 +8,11 @@ from pathlib import Path
 
 import fuzz_layout as fl
 import fuzz_submissions as fz
-from hypothesis import HealthCheck, Phase, example, given, settings
+from hypothesis import example, given, settings
 
 from autograder.course import grade_cli
 
-SETTINGS = dict(
-    phases=[Phase.explicit, Phase.reuse, Phase.generate],
-    derandomize=True,
-    database=None,
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-)
+SETTINGS = fz.FUZZ_SETTINGS
 
 
 @settings(max_examples=100, **SETTINGS)

@@ -412,26 +412,45 @@ def _more(listed: dict[str, Any], where: str = "results.json") -> str:
     return f"<p>and {extra} more (see {where}).</p>" if extra > 0 else ""
 
 
+def _student_table(
+    listed: dict[str, Any] | None,
+    anchor: str,
+    title: str,
+    intro: str,
+    row: tuple[str, str, str],
+    none: str,
+) -> list[str]:
+    """A section of one row per student and assignment, each student linked to their page:
+    ``row`` is (the rows' class, the third column's heading, the item's key that fills it)."""
+    listed = listed or {"count": 0, "listed": []}
+    out = [f'<h2 id="{anchor}">{title} ({listed["count"]})</h2>']
+    if not listed["count"]:
+        return out + [f"<p>{none}</p>"]
+    cls, heading, key = row
+    out.append(f"<p>{intro}</p>")
+    out.append(f"<table><tr><th>student</th><th>assignment</th><th>{heading}</th></tr>")
+    for item in listed["listed"]:
+        out.append(
+            f'<tr class="{cls}"><td>{_student_link(item["student"], item["assignment"])}'
+            f"</td><td>{_e(item['assignment'])}</td><td>{_e(item[key])}</td></tr>"
+        )
+    out.append("</table>" + _more(listed))
+    return out
+
+
 def _actions(body: dict[str, Any]) -> list[str]:
     """The sections an instructor acts on: who could not be graded, who did not hand in, every
     warning, and the Canvas roster's gaps."""
     out = []
-    errors = body.get("could_not_grade") or {"count": 0, "listed": []}
-    out.append(f'<h2 id="could-not-be-graded">Could not be graded ({errors["count"]})</h2>')
-    if errors["count"]:
-        out.append(
-            "<p>No grade is exported for these (an empty cell in grades.csv and canvas.csv, "
-            "not a 0); each feedback page says why and what the student can do.</p>"
-        )
-        out.append("<table><tr><th>student</th><th>assignment</th><th>reason</th></tr>")
-        for item in errors["listed"]:
-            out.append(
-                f'<tr class="not-graded"><td>{_student_link(item["student"], item["assignment"])}'
-                f"</td><td>{_e(item['assignment'])}</td><td>{_e(item['reason'])}</td></tr>"
-            )
-        out.append("</table>" + _more(errors))
-    else:
-        out.append("<p>Every submission was graded.</p>")
+    out += _student_table(
+        body.get("could_not_grade"),
+        "could-not-be-graded",
+        "Could not be graded",
+        "No grade is exported for these (an empty cell in grades.csv and canvas.csv, not a 0); "
+        "each feedback page says why and what the student can do.",
+        ("not-graded", "reason", "reason"),
+        "Every submission was graded.",
+    )
     gaps = body.get("did_not_hand_in") or {}
     total = sum(len(v) for v in gaps.values())
     out.append(f'<h2 id="did-not-hand-in">Did not hand in ({total})</h2>')
@@ -461,22 +480,15 @@ def _actions(body: dict[str, Any]) -> list[str]:
             )
     else:
         out.append("<p>Everyone in this run handed in every assignment of the run.</p>")
-    warnings = body.get("warnings") or {"count": 0, "listed": []}
-    out.append(f'<h2 id="warnings">Warnings ({warnings["count"]})</h2>')
-    if warnings["count"]:
-        out.append(
-            "<p>Graded, but worth a look: a student id rewritten, another notebook or a second "
-            "submission ignored, a time budget used up.</p>"
-        )
-        out.append("<table><tr><th>student</th><th>assignment</th><th>warning</th></tr>")
-        for item in warnings["listed"]:
-            out.append(
-                f'<tr class="warning"><td>{_student_link(item["student"], item["assignment"])}'
-                f"</td><td>{_e(item['assignment'])}</td><td>{_e(item['text'])}</td></tr>"
-            )
-        out.append("</table>" + _more(warnings))
-    else:
-        out.append("<p>None.</p>")
+    out += _student_table(
+        body.get("warnings"),
+        "warnings",
+        "Warnings",
+        "Graded, but worth a look: a student id rewritten, another notebook or a second "
+        "submission ignored, a time budget used up.",
+        ("warning", "warning", "text"),
+        "None.",
+    )
     roster = body.get("roster")
     if roster is not None:
         out.append('<h2 id="roster">Canvas roster</h2>')

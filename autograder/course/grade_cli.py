@@ -432,25 +432,18 @@ class Grader:
                 f"{name} is not defined: its definition does not compile. {prog.uncompiled[name]}"
             )
         gid = prog.defined_in.get(name, name)
-        large = [
-            prog.too_large[i]
-            for i, (g, _) in enumerate(prog.cells)
-            if g == gid and i in prog.too_large
-        ]
-        if large:
-            return f"{name} is not defined: your cell {gid!r} was not run: {large[-1]}"
-        syntax = [
-            prog.syntax[i] for i, (g, _) in enumerate(prog.cells) if g == gid and i in prog.syntax
-        ]
-        if syntax:
-            return f"{name} is not defined: its cell does not compile. {syntax[-1]}"
-        errors = [
-            ex.cell_errors[i]
-            for i, (g, _) in enumerate(prog.cells)
-            if g == gid and i in ex.cell_errors
-        ]
-        if errors:
-            return f"{name} is not defined: your cell {gid!r} failed ({errors[-1]})"
+
+        def last(table: dict[int, str]) -> str | None:
+            """What ``table`` says of the last copy of the function's cell, if anything."""
+            said = [table[i] for i, (g, _) in enumerate(prog.cells) if g == gid and i in table]
+            return said[-1] if said else None
+
+        if (large := last(prog.too_large)) is not None:
+            return f"{name} is not defined: your cell {gid!r} was not run: {large}"
+        if (syntax := last(prog.syntax)) is not None:
+            return f"{name} is not defined: its cell does not compile. {syntax}"
+        if (error := last(ex.cell_errors)) is not None:
+            return f"{name} is not defined: your cell {gid!r} failed ({error})"
         return f"{name} is not defined after your solution cells ran (was it renamed?)"
 
     def results(

@@ -103,9 +103,9 @@ def _is_notebook(name: str) -> bool:
 
 
 def _holds_notebooks(folder: Path, budget: Budget, depth: int) -> list[Path]:
-    """Up to three notebooks anywhere under ``folder`` (``depth`` folders below the student's),
-    links not followed, checkpoints left out; walked with a stack, not by recursion, so a chain
-    of folders of any depth costs no Python stack; past ``budget``: :class:`TooLarge`."""
+    """Notebooks under ``folder`` (``depth`` folders below the student's), read until three are
+    found, links not followed, checkpoints left out; walked with a stack, not by recursion, so a
+    chain of folders of any depth costs no Python stack; past ``budget``: :class:`TooLarge`."""
     found: list[Path] = []
     stack = [(folder, depth)]
     while stack and len(found) < 3:
@@ -432,20 +432,16 @@ def _same_id(found: list[Submission]) -> list[Submission]:
         key = (sub.student, sub.assignment)
         if id(sub) in refused:
             others = sorted({str(s.origin or s.path) for s in groups[key] if s is not sub})
-            row = Submission(
-                path=sub.path,
-                student=collision_id(sub.student, _where(sub.origin or sub.path)),
-                assignment=sub.assignment,
-                given_id=sub.given_id,
-                origin=sub.origin,
+            out.append(
+                _refused(
+                    sub,
+                    _where(sub.origin or sub.path),
+                    f"{sub.origin or sub.path} and {', '.join(others)} all name student "
+                    f"{sub.student!r} for {sub.assignment}: two people, or one person's work in "
+                    "two places; neither was graded. Give each student one folder (or grade the "
+                    "folders in separate runs, each with its own --out)",
+                )
             )
-            row.error = (
-                f"{sub.origin or sub.path} and {', '.join(others)} all name student "
-                f"{sub.student!r} for {sub.assignment}: two people, or one person's work in two "
-                "places; neither was graded. Give each student one folder (or grade the "
-                "folders in separate runs, each with its own --out)"
-            )
-            out.append(row)
             continue
         if sub.assignment is not None and key in seen:
             seen[key].warnings.append(
@@ -508,18 +504,28 @@ def _collisions(found: list[Submission]) -> list[Submission]:
                 " (the same name written in two Unicode forms, with a composed and with a "
                 "combining accent)"
             )
-        row = Submission(
-            path=sub.path,
-            student=collision_id(sub.student, sub.given_id),
-            assignment=sub.assignment,
-            given_id=sub.given_id,
-            origin=sub.origin,
+        out.append(
+            _refused(
+                sub,
+                sub.given_id,
+                f"{len(given)} student folders become the one student id {sub.student!r}: "
+                f"{listed}. None of them was graded (this row is {ascii(sub.given_id)}'s): rename "
+                "the folders so that each student has one id (letters, digits and . _ @ + - are "
+                "kept; any other character becomes _)",
+            )
         )
-        row.error = (
-            f"{len(given)} student folders become the one student id {sub.student!r}: "
-            f"{listed}. None of them was graded (this row is {ascii(sub.given_id)}'s): rename the "
-            "folders so that each student has one id (letters, digits and . _ @ + - are kept; "
-            "any other character becomes _)"
-        )
-        out.append(row)
     return out
+
+
+def _refused(sub: Submission, tell_apart: str, why: str) -> Submission:
+    """``sub``'s error row, under :func:`collision_id` of ``tell_apart`` (what distinguishes it
+    from the others behind its id: its exact folder name, or where it was found)."""
+    row = Submission(
+        path=sub.path,
+        student=collision_id(sub.student, tell_apart),
+        assignment=sub.assignment,
+        given_id=sub.given_id,
+        origin=sub.origin,
+    )
+    row.error = why
+    return row

@@ -150,30 +150,26 @@ def canvas_csv(rows: Iterable[Row], roster: Roster | None = None) -> str:
         for row in roster.rows:
             student = by_row.get(id(row))
             got = scores.get(student, {}) if student else {}
+            login = row.get("SIS Login ID", "").strip()
             for a in assignments:
-                if a in collided.get(id(row), set()) and a not in got:
-                    roster.no_grade.append(
-                        {
-                            "student": student or "",
-                            "name": row.get("Student", "").strip(),
-                            "login": row.get("SIS Login ID", "").strip(),
-                            "assignment": a,
-                            "why": "could not be graded: two folders give this id (see the "
-                            f"rows {row.get('SIS Login ID', '').strip()}{COLLISION_MARK}…)",
-                        }
+                if a in got:
+                    continue
+                if a in collided.get(id(row), set()):
+                    why = (
+                        "could not be graded: two folders give this id (see the rows "
+                        f"{login}{COLLISION_MARK}…)"
                     )
-                elif a not in got:
-                    roster.no_grade.append(
-                        {
-                            "student": student or "",
-                            "name": row.get("Student", "").strip(),
-                            "login": row.get("SIS Login ID", "").strip(),
-                            "assignment": a,
-                            "why": "could not be graded"
-                            if (student, a) in ungradable
-                            else "did not hand in",
-                        }
-                    )
+                else:
+                    why = "could not be graded" if (student, a) in ungradable else "did not hand in"
+                roster.no_grade.append(
+                    {
+                        "student": student or "",
+                        "name": row.get("Student", "").strip(),
+                        "login": login,
+                        "assignment": a,
+                        "why": why,
+                    }
+                )
             w.writerow(
                 [row.get(c, "") for c in IDENTITY]
                 + [_num(got[a]) if a in got else "" for a in assignments]
