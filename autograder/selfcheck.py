@@ -19,17 +19,31 @@ work" button's warm-up (widgets.warm_up: for a learner in JupyterLab only, never
 nbgrader or nbclient, once per kernel) if the notebook's first code cell has not already
 started it, which then has the whole time the learner spends on the notebook to get ready
 for the first click.
+
+A self-check runs the kernel's functions; the grade reads the saved file. Where the two differ
+for the function checked, the check says so once, above its result (JupyterLab only, where the
+kernel knows its notebook file): a definition the kernel holds and the saved file does not
+(deleted, renamed, or edited and not saved), and a name the function uses that the grader's
+program does not define (an exploration cell's import, a helper since deleted). The second is
+worked out by the grader's own code (submission.build_program), so the kernel and
+`drills check` say the same sentence.
 """
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
 from typing import Any
 
 
 class SelfCheck:
-    def __init__(self, assignment: str) -> None:
+    def __init__(self, assignment: str, path: Path | str | None = None) -> None:
+        """``path``: the saved notebook the kernel's definitions are compared with; by default
+        this kernel's notebook in JupyterLab (widgets.notebook_path), none elsewhere."""
         self.assignment = assignment
         self._spec = None
+        self._path = Path(path) if path is not None else None
+        self._noted: set[tuple] = set()
         from autograder.widgets import warm_up
 
         warm_up(assignment)
@@ -51,6 +65,7 @@ class SelfCheck:
 
         name = getattr(fn, "__name__", "the function")
         call = f"{name}({_args(args, kwargs)})"
+        self._say_kernel_differences(fn)
         got = fn(*args, **kwargs)
         rtol, atol = self.tolerance(name)
         want = {"value": encode(expected)}
@@ -76,6 +91,7 @@ class SelfCheck:
         """``fn(*args, **kwargs)`` must raise ``error`` (as a graded input check requires)."""
         name = getattr(fn, "__name__", "the function")
         call = f"{name}({_args(args, kwargs)})"
+        self._say_kernel_differences(fn)
         try:
             got = fn(*args, **kwargs)
         except error:
@@ -87,6 +103,85 @@ class SelfCheck:
                 f"{call} should raise {error.__name__}; it raised {type(e).__name__}: {e}"
             ) from None
         raise AssertionError(f"{call} should raise {error.__name__}; it returned {_short(got)}")
+
+
+    def _saved_notebook(self) -> Path | None:
+        if self._path is not None:
+            return self._path
+        if not os.environ.get("JPY_SESSION_NAME"):
+            return None  # nbgrader, nbclient, a script: no saved file to differ from
+        from autograder.widgets import notebook_path
+
+        return notebook_path(self.assignment)
+
+    def _say_kernel_differences(self, fn) -> None:
+        """Print, once per definition and saved version, how the kernel's ``fn`` differs from
+        what the grader will run (kernel_differences)."""
+        path = self._saved_notebook()
+        code = getattr(fn, "__code__", None)
+        if path is None or code is None:
+            return
+        try:
+            key = (getattr(fn, "__name__", ""), id(code), path.stat().st_mtime_ns)
+        except OSError:
+            return
+        if key in self._noted:
+            return
+        self._noted.add(key)
+        for line in kernel_differences(self.assignment, fn, path):
+            print(f"⚠ {line}")
+
+
+def kernel_differences(assignment: str, fn, path: Path) -> list[str]:
+    """What the grader will run differently from this kernel's ``fn`` (a graded function), in
+    sentences: the definitions ``fn`` reaches that the saved file holds otherwise (edited and
+    not saved, or changed since), and the names it uses that the grader's program lacks
+    (submission.build_program's note, as `drills check` shows it). [] when they agree or
+    when it cannot be told (no source notebook, an unreadable file): it says nothing it
+    cannot show."""
+    from autograder import assignments
+    from autograder.engine import submission
+    from autograder.notebooks import notebook
+    from autograder.widgets import stale_definitions
+
+    name = getattr(fn, "__name__", "")
+    ns = getattr(fn, "__globals__", {})
+    lines = []
+    reached = {name} | _names_read(fn)
+    stale = [n for n in stale_definitions(path, ns) if n in reached]
+    if stale:
+        lines.append(
+            f"this check ran the kernel's {', '.join(f'`{n}`' for n in stale)}, which differs "
+            f"from the saved notebook's {path.name} (edited and not saved yet, or the cell "
+            "changed after it ran): the grade reads the saved file, so save it (Ctrl+S / ⌘S) "
+            "and run the cell again"
+        )
+    try:
+        spec = assignments.get(assignment)
+        if name not in spec.names:
+            return lines
+        source_nb = notebook.read(notebook.source_path(assignment))
+        prog = submission.build_program(
+            assignment, source_nb, submission.load_notebook(path), spec.names
+        )
+    except Exception:  # noqa: BLE001 (no source notebook, a file mid-save: say nothing)
+        return lines
+    if name in prog.unbound_notes:
+        lines.append(prog.unbound_notes[name])
+    return lines
+
+
+def _names_read(fn) -> set[str]:
+    """The global names ``fn``'s code (and the code nested in it) reads."""
+    out: set[str] = set()
+    todo = [getattr(fn, "__code__", None)]
+    while todo:
+        code = todo.pop()
+        if code is None:
+            continue
+        out |= set(code.co_names)
+        todo += [c for c in code.co_consts if hasattr(c, "co_names")]
+    return out
 
 
 def _short(x: Any, limit: int = 120) -> str:

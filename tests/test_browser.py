@@ -802,3 +802,8 @@ def test_check_my_work_names_an_import_the_grader_does_not_run(lab, page):
     )
     assert "import it in your function's cell" in check_text, check_text
     assert "NameError" in check_text, check_text  # the grade: forward_kl raises there
+    # the self-check in the kernel says it too, above its "passed"
+    warned = [c["text"] for c in cells if "self-check passed" in c["text"] and "⚠" in c["text"]]
+    assert warned and f"`statistics` is imported in cell {at + 1}" in warned[0], [
+        c["text"][:300] for c in cells if "forward_kl: self-check passed" in c["text"]
+    ]

@@ -106,3 +106,88 @@ def test_jupyters_own_names_are_said_to_be_jupyters():
     names = unbound.missing_names([], ["def f(x):\n    display(x)\n    return x\n"], ["f"], {})
     text = unbound.note("f", names["f"], [])
     assert "`display` is Jupyter's own" in text and "restart" not in text
+
+
+# -- the self-check in the kernel says what `drills check` says ------------------------------
+
+
+def _kernel_module(tmp_path: Path, nb: dict, name: str = "kernel_cells"):
+    """The setup and solution cells of ``nb`` as a module with source (as IPython's cells have:
+    inspect.getsource works on its functions), standing in for a learner's kernel."""
+    import importlib.util
+
+    roles = ("setup", "solution")
+    src = "\n\n".join(
+        "".join(c["source"])
+        for c in nb["cells"]
+        if c["cell_type"] == "code"
+        and (
+            c["metadata"].get("nbgrader", {}).get("solution")
+            or str(c["metadata"].get("nbgrader", {}).get("grade_id", "")).startswith(roles[0])
+        )
+    )
+    path = tmp_path / f"{name}.py"
+    path.write_text(src)
+    spec = importlib.util.spec_from_file_location(name, path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def _self_check(mod, saved: Path, capsys) -> str:
+    from autograder.selfcheck import SelfCheck
+
+    check = SelfCheck(A, path=saved)
+    p, q = [0.25, 0.75], [0.5, 0.5]
+    for _ in range(2):  # a second call with nothing changed says nothing again
+        check.value(mod.forward_kl, p, q, expected=mod.forward_kl(p, q))
+    return capsys.readouterr().out
+
+
+def test_the_self_check_names_a_helper_the_saved_notebook_lost(tmp_path, capsys):
+    """The kernel still holds `_clip`, the saved file no longer defines it: the self-check
+    passes there. Does it say, once and above its result, the sentence `drills check` gives?"""
+    kernel = copy.deepcopy(SOLUTION)
+    _forward_kl_using(kernel, "_clip(0.5)")
+    mod = _kernel_module(tmp_path, kernel)
+    mod._clip = lambda x: x  # defined by a cell since deleted
+    out = _self_check(mod, _write(tmp_path, kernel), capsys)
+    assert out.count("⚠ ") == 1, out
+    assert "`_clip` is defined in no cell of the saved notebook" in out, out
+    r = check_notebook(tmp_path / f"{A}.ipynb", A)
+    (f,) = [f for f in r.functions if f.function == "forward_kl"]
+    assert out.strip().removeprefix("⚠ ") in f.note  # the same words as the grade's feedback
+
+
+def test_the_self_check_says_when_the_kernels_function_is_not_the_saved_one(tmp_path, capsys):
+    """A learner edits forward_kl, runs its cell and checks without saving: the check ran code
+    the grade will not read. Does it say so and say to save?"""
+    edited = copy.deepcopy(SOLUTION)
+    _forward_kl_using(edited, "unused = 1")
+    mod = _kernel_module(tmp_path, edited)
+    out = _self_check(mod, _write(tmp_path, SOLUTION), capsys)
+    assert out.count("⚠ ") == 1, out
+    assert "this check ran the kernel's `forward_kl`, which differs from the saved" in out, out
+    assert "save it" in out
+
+
+def test_the_self_check_says_nothing_when_kernel_and_saved_file_agree(tmp_path, capsys):
+    """No false cause: the saved solution and a kernel that ran it (comments aside)."""
+    mod = _kernel_module(tmp_path, SOLUTION)
+    assert _self_check(mod, _write(tmp_path, SOLUTION), capsys) == ""
+
+
+def test_the_self_check_compares_nothing_outside_jupyterlab(tmp_path, capsys, monkeypatch):
+    """Under nbgrader or nbclient (no JPY_SESSION_NAME) there is no saved file to differ from,
+    even when a file of the notebook's name lies in the folder."""
+    from autograder.selfcheck import SelfCheck
+
+    monkeypatch.delenv("JPY_SESSION_NAME", raising=False)
+    monkeypatch.chdir(tmp_path)
+    kernel = copy.deepcopy(SOLUTION)
+    _forward_kl_using(kernel, "_clip(0.5)")
+    _write(tmp_path, kernel)
+    mod = _kernel_module(tmp_path, kernel)
+    mod._clip = lambda x: x
+    SelfCheck(A).value(mod.forward_kl, [0.5, 0.5], [0.5, 0.5], expected=0.0)
+    assert capsys.readouterr().out == ""
