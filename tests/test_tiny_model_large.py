@@ -105,3 +105,49 @@ def test_cuda_device_is_refused_with_a_message_when_absent():
     with pytest.raises(ValueError, match="no CUDA device"):
         experiment.resolve_device("cuda")
     assert experiment.resolve_device("auto").type == "cpu"
+
+
+def test_large_config_on_a_cpu_says_what_its_warm_up_costs_and_does_not_start(
+    monkeypatch, capsys, tmp_path
+):
+    """`--config large` without a GPU used to start a 20,000-step warm-up on the CPU with no
+    output. Does it now measure a step, say the cost, and stop (exit 2) unless told to go on?"""
+    import tiny_model.__main__ as cli
+
+    monkeypatch.setattr(cli, "has_warm_model", lambda config: False)
+    monkeypatch.setattr(cli, "seconds_per_step", lambda config: 1.8)
+    started = []
+    monkeypatch.setattr(cli, "load_warm", lambda *a, **k: started.append(a))
+    rc = cli.main(["probe", "--config", "large", "--device", "cpu", "--out", str(tmp_path)])
+    err = capsys.readouterr().err
+    assert rc == 2 and not started, "it started the warm-up"
+    assert "up to 20,000 steps" in err and "a step took 1.80 s" in err, err
+    assert "about 10.0 h" in err and "--cpu-warmup" in err, err
+
+
+def test_large_config_on_a_cpu_with_cpu_warmup_shows_progress(monkeypatch, capsys):
+    """With --cpu-warmup it warms up, printing a line every 5 % (a log file shows it too, not
+    only a terminal's bar)."""
+    import tiny_model.__main__ as cli
+
+    monkeypatch.setattr(cli, "has_warm_model", lambda config: False)
+    monkeypatch.setattr(cli, "seconds_per_step", lambda config: 0.5)
+
+    def fake_warm(device, config, progress=None):
+        for _ in range(config.steps):
+            progress(1)
+
+    monkeypatch.setattr(cli, "load_warm", fake_warm)
+    args = cli.build_parser().parse_args(["probe", "--config", "large", "--cpu-warmup"])
+    assert cli._large_on_cpu(args, LARGE_WARMUP) == 0
+    lines = [line for line in capsys.readouterr().err.splitlines() if "warm-up step" in line]
+    assert len(lines) == 20 and lines[-1].strip() == "warm-up step 20,000 of at most 20,000"
+
+
+def test_a_warm_up_step_is_measured_on_this_cpu():
+    """The estimate is a measurement: seconds_per_step runs real steps (a small recipe here)."""
+    from tiny_model.warm import seconds_per_step
+
+    config = WarmupConfig(steps=800, batch_size=4, task=SMALL, model=TinyConfig(
+        block_size=SMALL.block_size, n_layer=1, n_head=2, d_model=16))  # fmt: skip
+    assert 0 < seconds_per_step(config, steps=2) < 60

@@ -26,7 +26,16 @@ from tiny_model.grpo import ALL_METHODS, LOSS_AGG_MODES, METHODS
 from tiny_model.pooled import parse_seeds
 from tiny_model.probe import OPTIMIZERS, ProbeConfig
 from tiny_model.training import LR_SCHEDULES, TrainConfig
-from tiny_model.warm import CHECKPOINT_MULTI, LARGE_WARMUP, MULTI_WARMUP, WarmupConfig, cache_path
+from tiny_model.warm import (
+    CHECKPOINT_MULTI,
+    LARGE_WARMUP,
+    MULTI_WARMUP,
+    WarmupConfig,
+    cache_path,
+    has_warm_model,
+    load_warm,
+    seconds_per_step,
+)
 
 CONFIGS = {"course": WarmupConfig(), "multi": MULTI_WARMUP, "large": LARGE_WARMUP}
 
@@ -69,6 +78,12 @@ def build_parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True)
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--device", default="auto", choices=("auto", "cpu", "cuda"))
+    common.add_argument(
+        "--cpu-warmup",
+        action="store_true",
+        help="with --config large on a CPU: warm its model up here (hours; measured and said "
+        "before it starts) instead of stopping",
+    )
     common.add_argument(
         "--config",
         default="course",
@@ -198,6 +213,10 @@ def main(argv: list[str] | None = None) -> int:
             parser.error("--write-shipped multi goes with --config multi, and only with it")
     if args.command == "train" and args.compare_shipped and args.config != "multi":
         parser.error("--compare-shipped compares with the multi-answer study: --config multi")
+    if args.config == "large" and device.type == "cpu":
+        refused = _large_on_cpu(args, warm)
+        if refused:
+            return refused
     if args.command == "warmup":
         config = dataclasses.replace(warm, seed=args.seed, steps=args.steps or warm.steps)
         shipped = {"course": experiment.CHECKPOINT, "multi": CHECKPOINT_MULTI}
@@ -267,6 +286,42 @@ def main(argv: list[str] | None = None) -> int:
                 print(text)
                 return 0 if agrees else 1
     print(f"wrote {out}/metrics.json and figures")
+    return 0
+
+
+def _large_on_cpu(args, warm: WarmupConfig) -> int:
+    """The GPU configuration asked on a CPU: say what its warm-up would cost here, measured,
+    and go on only with --cpu-warmup (then with a progress line every 5 %); 0 to go on."""
+    steps = (args.steps or warm.steps) if args.command == "warmup" else warm.steps
+    if args.command != "warmup" and has_warm_model(warm):
+        return 0  # built before (cached): the run itself is what it is
+    per_step = seconds_per_step(warm)
+    hours = per_step * steps / 3600
+    print(
+        f"--config large warms a {warm.model.n_layer}x{warm.model.d_model} model up for up to "
+        f"{steps:,} steps before anything else (it stops once {warm.target_accuracy:.0%} of "
+        f"sampled answers are right; minutes on a GPU). On this CPU a step took "
+        f"{per_step:.2f} s, so up to about {hours:.1f} h of warm-up alone.",
+        file=sys.stderr,
+    )
+    if not args.cpu_warmup:
+        print(
+            "Not started: run it where there is a GPU (--device cuda), or add --cpu-warmup to "
+            "warm up here (the model is then cached for later runs).",
+            file=sys.stderr,
+        )
+        return 2
+    if args.command == "warmup":
+        return 0  # the warm-up command shows its own progress bar
+    every = max(1, steps // 20)
+    done = [0]
+
+    def progress(n: int) -> None:
+        done[0] += n
+        if done[0] % every == 0:
+            print(f"  warm-up step {done[0]:,} of at most {steps:,}", file=sys.stderr, flush=True)
+
+    load_warm("cpu", warm, progress=progress)
     return 0
 
 

@@ -18,7 +18,7 @@ import hashlib
 import json
 import math
 import os
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 import torch
@@ -242,12 +242,43 @@ def load_checkpoint(path: Path, device: str | torch.device = "cpu") -> TinyModel
 _WARM: dict[str, dict[str, torch.Tensor]] = {}
 
 
+def has_warm_model(config: WarmupConfig) -> bool:
+    """Whether :func:`load_warm` finds ``config``'s warm model without warming up (shipped or
+    cached)."""
+    if config.key() in _WARM:
+        return True
+    for path in (CHECKPOINT, CHECKPOINT_MULTI, cache_path(config)):
+        if path.is_file():
+            try:
+                blob = torch.load(path, map_location="cpu", weights_only=True)
+            except Exception:  # noqa: BLE001 (an unreadable cache is rebuilt)
+                continue
+            if blob.get("recipe") == config.to_dict():
+                return True
+    return False
+
+
+def seconds_per_step(config: WarmupConfig, steps: int = 3) -> float:
+    """Measured seconds of one warm-up step of ``config`` on this CPU (one thread, as the
+    warm-up runs there): the mean of ``steps`` steps after a first one that is not counted."""
+    import time
+
+    probe = replace(config, steps=1, target_accuracy=None)
+    with deterministic(threads=1):
+        warmup(probe, "cpu")  # first call: allocation, kernels chosen
+        t0 = time.perf_counter()
+        warmup(replace(probe, steps=steps), "cpu")
+        return (time.perf_counter() - t0) / steps
+
+
 def cache_path(config: WarmupConfig) -> Path:
     """Where a recipe's warm model is kept once built (the course's ships as CHECKPOINT)."""
     return CACHE_DIR / f"warm-{config.key()}.pt"
 
 
-def load_warm(device: str | torch.device = "cpu", config: WarmupConfig | None = None) -> TinyModel:
+def load_warm(
+    device: str | torch.device = "cpu", config: WarmupConfig | None = None, progress=None
+) -> TinyModel:
     """The warm model (mid competence), a fresh copy on every call.
 
     The shipped checkpoint when its recipe matches ``config``; otherwise a
@@ -255,7 +286,8 @@ def load_warm(device: str | torch.device = "cpu", config: WarmupConfig | None = 
     on one CPU thread for the course's model (the same bits every time on one
     machine; another CPU's kernels lead the warm-up to other weights, which is
     why the default recipe's checkpoint ships); on ``device`` for a larger
-    recipe (``LARGE_WARMUP``: minutes on a GPU).
+    recipe (``LARGE_WARMUP``: minutes on a GPU). ``progress(n)`` is told of each warm-up step
+    when it has to warm up.
     """
     config = config or WarmupConfig()
     device = resolve_device(str(device)) if str(device) == "auto" else torch.device(device)
@@ -270,11 +302,11 @@ def load_warm(device: str | torch.device = "cpu", config: WarmupConfig | None = 
                     break
         if model is None:
             if config in (WarmupConfig(), MULTI_WARMUP) or device.type == "cpu":
-                with deterministic(threads=1):
-                    model, _ = warmup(config, "cpu")  # one thread: the same bits on this machine
+                with deterministic(threads=1):  # one thread: the same bits on this machine
+                    model, _ = warmup(config, "cpu", progress=progress)
             else:
                 with deterministic():
-                    model, _ = warmup(config, device)
+                    model, _ = warmup(config, device, progress=progress)
             with contextlib.suppress(OSError):
                 save_checkpoint(model.cpu(), cache_path(config), config, {})
         _WARM[key] = {k: v.detach().cpu().clone() for k, v in model.state_dict().items()}
