@@ -73,12 +73,13 @@ def catalogued_mistakes(conceptual_only: bool = False) -> list[tuple[str, str, s
     ]
 
 
-def run_drills(*args: str, timeout: float = 1200, cwd=None, **env_extra: str):
-    """`drills ARGS` in a fresh process (as a user runs it), with no secret from our environment."""
+def run_drills(*args: str, timeout: float = 1200, cwd=None, prefix=(), **env_extra: str):
+    """`drills ARGS` in a fresh process (as a user runs it), with no secret from our environment;
+    ``prefix``: a command it runs under (tests/namespace_less.py's, for a container's rules)."""
     env = dict(os.environ, **env_extra)
     env.pop("DRILLS_SECRET", None)
     return subprocess.run(
-        [sys.executable, "-m", "autograder.cli", *args],
+        [*prefix, sys.executable, "-m", "autograder.cli", *args],
         capture_output=True,
         text=True,
         env=env,

@@ -145,7 +145,22 @@ MODES = {
     "bubblewrap-warm": {"DRILLS_WARM": "on"},
     "bubblewrap-cold": {"DRILLS_WARM": "off"},
     "reduced-cold": {"DRILLS_WARM": "off", "DRILLS_SANDBOX": "none"},
+    # where a container's seccomp rule keeps bubblewrap from starting (tests/namespace_less.py):
+    # the grader finds that out itself and falls back
+    "namespace-less-cold": {"DRILLS_WARM": "off"},
+    "namespace-less-warm": {"DRILLS_WARM": "on"},
 }
+
+
+def _prefix(mode: str) -> list[str]:
+    if not mode.startswith("namespace-less"):
+        return []
+    import namespace_less
+
+    why = namespace_less.why_not()
+    if why:
+        pytest.skip(why)
+    return namespace_less.command([])
 
 
 @pytest.mark.slow
@@ -155,10 +170,15 @@ def test_no_attack_on_the_gradient_check_scores_more_than_its_wrong_function(
 ):
     """Each attack is the wrong surrogate plus one way to hide its gradient from the check:
     none may score above the wrong surrogate alone (bubblewrap where installed, warm and cold,
-    and the reduced mode)."""
+    the reduced mode, and where a container's rule stops bubblewrap, warm and cold)."""
     out = tmp_path / "out"
-    p = run_drills("grade", str(submitted), "--out", str(out), "--jobs", "2", **MODES[mode])
+    p = run_drills(
+        "grade", str(submitted), "--out", str(out), "--jobs", "2", prefix=_prefix(mode),
+        **MODES[mode],
+    )  # fmt: skip
     assert p.returncode == 0, p.stderr[-3000:]
+    if mode.startswith("namespace-less"):  # or this would test bubblewrap again
+        assert "failed to start a sandbox" in p.stderr, p.stderr[-3000:]
     res = json.loads((out / "results.json").read_text())
     score = {
         s["student"]: next(f["score"] for f in s["functions"] if f["function"] == FN)
