@@ -21,6 +21,22 @@ from pathlib import Path
 from autograder.notebooks import notebook
 
 
+def _answer_keys(assignments: list[str] | None) -> list:
+    """The answer keys the released notebooks hold (course.answer_key.scan), each printed."""
+    from autograder.course import answer_key
+
+    root = notebook.course_root()
+    released = [
+        notebook.release_path(a, root)
+        for a in (assignments or notebook.available_assignments(root))
+        if notebook.release_path(a, root).is_file()
+    ]
+    found = answer_key.scan(released)
+    for f in found:
+        print(f"answer key: {f}", file=sys.stderr)
+    return found
+
+
 def _release(args: argparse.Namespace) -> int:
     from autograder.notebooks.release import ReleaseError, release
 
@@ -29,13 +45,18 @@ def _release(args: argparse.Namespace) -> int:
     except ReleaseError as e:
         print(str(e), file=sys.stderr)
         return 1
+    keys = _answer_keys(args.assignments or None)
     if args.check:
         if diff:
             print("exercises/ is stale; run `drills release` and commit the result:")
             print(diff.summary())
             return 1
-        print("exercises/ is up to date with solutions/")
+        if keys:
+            return 1
+        print("exercises/ is up to date with solutions/, and holds no answer key")
         return 0
+    if keys:
+        return 1
     print(
         "exercises/ regenerated"
         + (

@@ -96,7 +96,9 @@ def test_functions_that_call_nothing_else_are_served_nothing():
     assert served.served_names("03_sum_vs_mean", "aggregate_loss") == ["_check_batch"]
     assert served.served_names("04_rlef_turn_rewards", "extract_code") == []
     got = served.served_names("04_rlef_turn_rewards", "turn_rewards")
-    assert set(got) == {"task_reward", "extract_code"}
+    # and 03's mean_sampled_log_ratio, which 04 asks the learner to copy: graded in 03
+    assert set(got) == {"task_reward", "extract_code", "mean_sampled_log_ratio"}
+    assert served.provided_names("04_rlef_turn_rewards") == {"mean_sampled_log_ratio"}
     assert served.served_names("05_grpo_lld", "group_advantages") == []
     assert set(served.served_names("05_grpo_lld", "lld_rate")) == {
         "_require_tensor",

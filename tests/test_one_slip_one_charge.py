@@ -6,7 +6,9 @@ error, and with it left as the exercise's stub. Graded in one `drills grade` run
 workers). The slip must cost points at exactly one graded function: the broken one itself,
 or, for a helper, the graded function of the cell the notebook gives it in; every other
 function (its callers included) keeps full marks, graded with the reference helper or
-callee served by value (autograder.scoring.served).
+callee served by value (autograder.scoring.served). A function a notebook asks the learner to
+bring from the notebook that grades it (04's copy of 03's mean_sampled_log_ratio) costs nothing
+where it is copied.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from conftest import ROOT, run_drills
 from autograder import assignments
 from autograder.engine import sandbox
 from autograder.notebooks import notebook
+from autograder.scoring import served
 
 pytestmark = [
     pytest.mark.slow,
@@ -99,9 +102,13 @@ def test_a_slip_in_one_definition_costs_only_its_own_function(graded, k):
     a, gid, name, how = VARIANTS[k]
     r = graded[f"v{k:03d}"]
     names = assignments.get(a).names
+    scores = {f["function"]: (f["score"], f["points"], f) for f in r["functions"]}
+    if name in served.provided_names(a):  # graded in another notebook: served, never charged
+        lost = sorted(f for f, (s, p, _) in scores.items() if s < p)
+        assert lost == [], f"a slip in the copy of {name}, graded elsewhere, cost {lost}"
+        return
     owner = name if name in names else gid
     assert owner in names, f"{name} is in cell {gid}, which no graded function owns"
-    scores = {f["function"]: (f["score"], f["points"], f) for f in r["functions"]}
     lost = sorted(f for f, (s, p, _) in scores.items() if s < p)
     assert lost == [owner], {
         f: (s, p, fr.get("error"), fr.get("diagnosis")) for f, (s, p, fr) in scores.items()

@@ -564,8 +564,11 @@ def build_program(assignment: str, source_nb, learner_nb, functions: list[str]) 
         own_defs = {k: v for k, v in defs.items() if k == f or k not in candidates[f] - {name}}
         return name in stubs.names_reached(own_defs, f)
 
+    # functions graded in another notebook (04's copy of 03's mean_sampled_log_ratio): always
+    # served, never charged here
+    provided = served.provided_names(assignment)
     served_helpers: dict[str, tuple[str, str | None]] = {}  # helper -> (why, owner charged)
-    for name in [n for n in owners if n not in functions]:
+    for name in [n for n in owners if n not in functions and n not in provided]:
         if name in broken:
             why = "does not compile"
         elif name not in defs:
@@ -579,7 +582,8 @@ def build_program(assignment: str, source_nb, learner_nb, functions: list[str]) 
             continue  # its function does without it: it is charged to every caller, as written
         served_helpers[name] = (why, owner if owner is not None and owner in defs else None)
     serve = {
-        f: {n for n in candidates[f] if n in functions or n in served_helpers} for f in functions
+        f: {n for n in candidates[f] if n in functions or n in served_helpers or n in provided}
+        for f in functions
     }
     prog.served = {f: sorted(names) for f, names in serve.items()}
     # names the learner's kernel has and the grader's program does not (an exploration

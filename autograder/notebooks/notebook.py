@@ -121,6 +121,15 @@ def code_cells(nb, roles: set[str]) -> list[tuple[str, str, str]]:
     return out
 
 
+def top_level_function_names(source: str) -> set[str]:
+    """Names of the functions ``source`` defines at its top level (none if it does not parse)."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return set()
+    return {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+
+
 _DEFS: dict[str, dict[str, ast.FunctionDef]] = {}
 
 

@@ -119,10 +119,11 @@ def _served_here(assignment: str, name: str, fn, ns: dict) -> tuple[set[str], st
         return set(), ""
     owners = served.owner_cells(assignment)
     candidates = set(served.served_names(assignment, name))
-    keep = {n for n in candidates if n in graded}
+    provided = served.provided_names(assignment)  # graded in another notebook: always served
+    keep = {n for n in candidates if n in graded or n in provided}
     lines = []
     for helper in owners:
-        if helper in graded:
+        if helper in graded or helper in provided:
             continue
         obj = ns.get(helper)
         if obj is None:

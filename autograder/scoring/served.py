@@ -64,6 +64,33 @@ def owner_cells(assignment: str, root: Path | None = None) -> dict[str, str]:
         return {}
 
 
+_PROVIDED: dict[str, frozenset[str]] = {}
+
+
+def provided_names(assignment: str, root: Path | None = None) -> frozenset[str]:
+    """Functions the notebook asks the learner to bring from another notebook (a solution cell
+    whose metadata says ``"drills": {"graded_in": "<assignment>"}``: 04's
+    ``mean_sampled_log_ratio``, graded in 03). They are graded there, so here they are always
+    served by value, never charged: the notebook does not hand out another notebook's answer,
+    and a slip in the copy costs points only where the function is graded."""
+    try:
+        path = notebook.source_path(assignment, root)
+    except (KeyError, OSError, ValueError):
+        return frozenset()
+    if str(path) not in _PROVIDED:
+        names: set[str] = set()
+        try:
+            cells = notebook.read(path).cells
+        except (OSError, ValueError):
+            cells = []
+        for cell in cells:
+            meta = cell.get("metadata", {}).get("drills", {})
+            if cell.get("cell_type") == "code" and isinstance(meta, dict) and meta.get("graded_in"):
+                names |= notebook.top_level_function_names(cell.source)
+        _PROVIDED[str(path)] = frozenset(names)
+    return _PROVIDED[str(path)]
+
+
 _SERVED: dict[tuple, list[str]] = {}
 _GRADED: dict[tuple[str, str], list[str]] = {}  # (notebook, assignment) -> graded functions
 
@@ -286,16 +313,40 @@ def note(assignment: str, function: str, root: Path | None = None) -> str:
     graded = _graded_names(assignment, root)
     if graded is None:
         return ""
-    names = [
-        n for n in served_names(assignment, function, root, graded=sorted(graded)) if n in graded
-    ]
-    if not names:
-        return ""
-    listed = " and ".join(f"`{n}`" for n in names)
-    return (
-        f"Graded with the reference {listed} in place of yours: a slip there costs points "
-        "only there, once."
-    )
+    reached = served_names(assignment, function, root, graded=sorted(graded))
+    names = [n for n in reached if n in graded]
+    brought = [n for n in reached if n in provided_names(assignment, root)]
+    lines = []
+    if names:
+        listed = " and ".join(f"`{n}`" for n in names)
+        lines.append(
+            f"Graded with the reference {listed} in place of yours: a slip there costs points "
+            "only there, once."
+        )
+    if brought:
+        listed = " and ".join(f"`{n}`" for n in brought)
+        lines.append(
+            f"Graded with the reference {listed} in place of your copy: "
+            f"{'it is' if len(brought) == 1 else 'they are'} graded in "
+            f"{_graded_in(assignment, brought[0], root)}, not here."
+        )
+    return " ".join(lines)
+
+
+def _graded_in(assignment: str, name: str, root: Path | None) -> str:
+    """The notebook a provided function is graded in, as its cell's metadata names it."""
+    try:
+        for cell in notebook.read(notebook.source_path(assignment, root)).cells:
+            meta = cell.get("metadata", {}).get("drills", {})
+            if (
+                isinstance(meta, dict)
+                and meta.get("graded_in")
+                and name in notebook.top_level_function_names(cell.get("source", ""))
+            ):
+                return f"notebook {meta.get('graded_in', 'another notebook')}"
+    except (KeyError, OSError, ValueError):
+        pass
+    return "another notebook"
 
 
 def charged_text(helper: str, why: str, owner: str | None, others: list[str]) -> str:
