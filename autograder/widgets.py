@@ -443,6 +443,7 @@ DIAGNOSIS_LABELS = {
     "concept": "Recognised mistake",
     "validation": "Recognised mistake (input checks)",
     "shape": "What your function does",
+    "helper": "A helper to fix",
 }
 
 
