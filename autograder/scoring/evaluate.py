@@ -1176,13 +1176,38 @@ def _arg_names(assignment: str, function: str) -> list[str]:
 # -- feedback text -----------------------------------------------------------------------------
 
 
+NOT_ATTEMPTED = "not attempted yet: it still raises NotImplementedError"
+NOT_GRADED = "Not graded: none of its checks counted"
+
+
+def lost_points(r: FunctionResult) -> float:
+    """What the function lost, as its cost lines say it (2 decimals)."""
+    return round(round(r.points, 2) - r.score, 2)
+
+
+def not_attempted_line(r: FunctionResult) -> str:
+    """What feedback says of a function left as the exercise's stub: not attempted, and what
+    that costs (its own points: its callers are graded with the reference)."""
+    return f"{NOT_ATTEMPTED} (costs {points_text(lost_points(r))})"
+
+
+def not_graded_line(r: FunctionResult) -> str:
+    """The cost line under the reason a function could not be graded (``r.error``)."""
+    return f"{NOT_GRADED} (costs {points_text(lost_points(r))})"
+
+
 def feedback_text(r: FunctionResult, show_hidden: bool = False, max_cases: int = 6) -> str:
+    """One function's feedback as `drills check` prints it. Every point lost has its cost
+    line, in the words report.feedback_html and widgets.render_report use: a diagnosis (a
+    helper to fix among them) or the unexplained checks, the reason it was not graded, or
+    that it was not attempted."""
     lines = [f"{r.function}: {r.score:g} / {r.points:g} points"]
     if r.error:
         lines[0] += f" — {r.error}"
+        lines.append("  " + not_graded_line(r))
         return "\n".join(lines)
     if not r.attempted:
-        lines[0] += " — not attempted yet (it still raises NotImplementedError)"
+        lines[0] += " — " + not_attempted_line(r)
         return "\n".join(lines)
     lines[0] += f" ({r.passed} of {len(r.cases)} checks passed)"
     if r.kinds:
