@@ -344,6 +344,29 @@ def _points(x) -> str:
     return f"{p:g} point" + ("" if p == 1 else "s")
 
 
+# What a function left as its stub, or not graded, costs, as the terminal says it
+# (evaluate.NOT_ATTEMPTED, evaluate.NOT_GRADED; not imported: this module stays light)
+NOT_ATTEMPTED = "not attempted yet: it still raises NotImplementedError"
+NOT_GRADED = "Not graded: none of its checks counted"
+
+
+def _lost(f: dict) -> float:
+    """What a function lost (evaluate.lost_points), from its report entry."""
+    try:
+        return round(round(float(f.get("points", 0)), 2) - float(f.get("score", 0)), 2)
+    except (TypeError, ValueError):
+        return 0.0
+
+
+def _message(text: str) -> str:
+    """A message of the grader: inline, or when it spans lines (a syntax error's line and the
+    caret under it) a block that keeps its lines and spaces in monospace, so the caret stays
+    under its column."""
+    if "\n" not in text:
+        return html.escape(text)
+    return f'<div class="drills-why">{html.escape(text)}</div>'
+
+
 def _fmt(x) -> str:
     try:
         return f"{float(x):g}"
@@ -378,17 +401,17 @@ def render_report(report: dict, path: Path | None = None, stale: list[str] | Non
     for f in report.get("functions", []):
         cases = f.get("cases") or []
         passed = sum(1 for c in cases if c.get("passed"))
+        # every point lost has its cost line, in evaluate.feedback_text's words
+        lost = _lost(f)
         if f.get("error"):
-            # could not be graded (a cell that does not compile, a helper left as a stub, a
-            # deleted cell): the reason, as `drills check` prints it, never "not attempted"
+            # could not be graded (its own definition does not compile, a deleted cell, a
+            # crashed run): the reason, as `drills check` prints it, never "not attempted"
             cls, feedback = "bad", f'<div class="drills-why">{e(str(f["error"]))}</div>'
-            if f.get("note"):  # e.g. where a helper of its cell was charged
-                feedback += e(str(f["note"]))
+            if f.get("note"):
+                feedback += e(str(f["note"])) + "<br>"
+            feedback += f"{e(NOT_GRADED)} (costs {_points(lost)})"
         elif not f.get("attempted", True):
-            cls, feedback = (
-                "todo",
-                "not attempted yet: it still raises <code>NotImplementedError</code>",
-            )
+            cls, feedback = "todo", f"{e(NOT_ATTEMPTED)} (costs {_points(lost)})"
         elif cases and passed == len(cases) and not f.get("error"):
             cls, feedback = "ok", "all checks passed"
             if f.get("note"):  # graded with a reference callee: said, as `drills check` does
@@ -431,7 +454,7 @@ def render_report(report: dict, path: Path | None = None, stale: list[str] | Non
     if warnings:
         parts.append(
             "<p><b>Warnings</b></p><ul>"
-            + "".join(f"<li>{e(str(w))}</li>" for w in warnings)
+            + "".join(f"<li>{_message(str(w))}</li>" for w in warnings)
             + "</ul>"
         )
     parts.append("</div>")
@@ -443,6 +466,7 @@ DIAGNOSIS_LABELS = {
     "concept": "Recognised mistake",
     "validation": "Recognised mistake (input checks)",
     "shape": "What your function does",
+    "helper": "A helper to fix",
 }
 
 

@@ -205,8 +205,8 @@ def _stub_require_tensor(gid: str, source: str) -> str:
 @pytest.mark.slow
 def test_a_helper_left_as_a_stub_is_charged_once_to_the_function_of_its_cell(tmp_path):
     """05 with `_require_tensor` still the stub. It is given in group_advantages' cell: that
-    function raises NotImplementedError and is told which helper to write (never "not
-    attempted yet"); the other functions that call it are graded with the reference helper,
+    function raises NotImplementedError and is told which helper to write, with its cost
+    (never "not attempted yet"); the other functions that call it are graded with the reference helper,
     at full marks, and told so. Do `drills check` and the button say both?"""
     path = learner_notebook(tmp_path, "05_grpo_lld", _stub_require_tensor)
     text = terminal(path)
@@ -222,7 +222,10 @@ def test_a_helper_left_as_a_stub_is_charged_once_to_the_function_of_its_cell(tmp
         assert f"{name} calls `_require_tensor`" not in text
     for shown in (text, page):
         assert "not attempted" not in shown
-        assert "which still raises NotImplementedError: write its body too" in shown
+        assert (
+            "which still raises NotImplementedError: the grader graded group_advantages with "
+            "your stub" in shown
+        )
         assert charged in shown
 
 

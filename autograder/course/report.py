@@ -44,6 +44,8 @@ from autograder.scoring.evaluate import (
     _render_inputs,
     diagnosis_line,
     kinds_text,
+    not_attempted_line,
+    not_graded_line,
     render_values,
     shows_values,
     unexplained_line,
@@ -490,13 +492,13 @@ def feedback_html(
         out.append(
             f'<h2><code>{_e(f.function)}</code>: <span class="{cls}">{f.score:g} / {f.points:g}</span></h2>'
         )
+        # every point lost has its cost line, in evaluate.feedback_text's words
         if f.error:
             out.append(_message(f.error))
+            out.append(f'<p class="diag">{_e(not_graded_line(f))}</p>')
             continue
         if not f.attempted:
-            out.append(
-                "<p>Not attempted yet: it still raises <code>NotImplementedError</code>.</p>"
-            )
+            out.append(f'<p class="diag">{_e(not_attempted_line(f))}</p>')
             continue
         out.append(f"<p>{f.passed} of {len(f.cases)} checks passed.</p>")
         if f.kinds:

@@ -592,7 +592,11 @@ def build_program(assignment: str, source_nb, learner_nb, functions: list[str]) 
         [src for _, src in setup], [src for _, src in prog.cells], functions, serve
     )
     for f, names in lacking.items():
-        prog.unbound_notes[f] = unbound.note(f, names, ungraded)
+        # a helper whose definition does not compile is in a cell: its own line says so
+        # (broken_notes), never "defined in no cell of the saved notebook"
+        unknown = [n for n in names if n not in broken]
+        if unknown:
+            prog.unbound_notes[f] = unbound.note(f, unknown, ungraded)
     for f in functions:
         own_defs = {k: v for k, v in defs.items() if k == f or k not in serve[f]}
         helpers = stubs.stub_callees(own_defs, f)
@@ -610,17 +614,7 @@ def build_program(assignment: str, source_nb, learner_nb, functions: list[str]) 
         )
         lost = [n for n in reached if n in broken and n not in serve[f]]
         if lost:
-            prog.broken_notes[f] = (
-                f"{f} calls "
-                + " and ".join(f"`{n}`" for n in lost)
-                + (
-                    ", not defined because its definition does not compile: fix the SyntaxError "
-                    "reported for it, then check again"
-                    if len(lost) == 1
-                    else ", not defined because their definitions do not compile: fix the "
-                    "SyntaxError reported for each of them, then check again"
-                )
-            )
+            prog.broken_notes[f] = stubs.broken_text(f, lost)
     # where each served helper's slip is charged: said at the function that pays it and at
     # those served the reference in its place (a graded callee is charged at its own cases,
     # and its callers say so in their note)

@@ -90,7 +90,7 @@ class Diagnosis:
 
     id: str  # a mistake id, or "shape:<name>"
     text: str  # what a learner may read: nothing of a generated case (see shapes)
-    kind: str  # "concept" | "validation" | "shape"
+    kind: str  # "concept" | "validation" | "shape" | "helper" (a stubbed or broken helper)
     points: float  # the points lost on the cases it explains
     detail: str = ""  # the text with the generated cases' specifics: --show-hidden only
 
@@ -1033,11 +1033,12 @@ def score(
     ``fixed_apart``: the fixed cases ran in processes that held no generated input (`drills
     grade` under a course secret), or the secret is the public default (its generated inputs
     are anyone's to draw), so none of them is marked ``after_generated``.
-    ``stub_note``: the function calls helpers that are still stubs (stubs.stub_text): when
-    every case raises NotImplementedError it is the reason given (``error``), never "not
-    attempted"; when some do, the first diagnosis. ``broken_note``: it calls helpers left
-    undefined because their cell does not compile (submission.Program.broken_notes): the first
-    diagnosis when some case raises NameError.
+    ``stub_note``: the function calls helpers that are still stubs (stubs.stub_text), so the
+    function itself was written (attempted, even when every case raises NotImplementedError):
+    the first diagnosis, costing the checks the stubs made raise. ``broken_note``: it calls
+    helpers left undefined because their definitions do not compile (stubs.broken_text): the
+    first diagnosis, costing the checks that raise NameError. Both are kind "helper", one form
+    for the two slips, each with its cost in every view.
     """
     times = times or [0.0] * len(inputs)
     got = _cleaned_messages(assignment, fspec, inputs, expected, got)
@@ -1061,7 +1062,9 @@ def score(
             )
         )
         seen = seen or (case.hidden and not fixed_apart)
-    attempted = not all(g.get("raised") == "NotImplementedError" for g in got)
+    # a function written on top of a stubbed helper is attempted: what the stub costs it is
+    # a cost line (below), not "not attempted" or "not graded yet"
+    attempted = bool(stub_note) or not all(g.get("raised") == "NotImplementedError" for g in got)
     if attempted and any(c.after_generated and not (c.passed or c.hidden) for c in cases):
         _show_explained(fspec, cases, got, mutants)
     passed = [c.passed for c in cases] if attempted else [False] * len(cases)
@@ -1077,8 +1080,6 @@ def score(
         kinds=kind_scores(fspec, points, passed),
         note=callee_note(inputs, assignment, fspec.name),
     )
-    if stub_note and not attempted:
-        result.error = "not graded yet: " + stub_note
     if attempted and fraction < 1.0:
         # one cause, one line: the checks a stubbed or undefined helper makes raise are
         # that helper's, and no other diagnosis is read from them
@@ -1094,7 +1095,7 @@ def score(
             ]
             if note and hit:
                 line = f"{note} ({len(hit)} of {len(got)} checks raise {raised})"
-                helpers.append((Diagnosis(did, line, "shape", 0.0), frozenset(hit)))
+                helpers.append((Diagnosis(did, line, "helper", 0.0), frozenset(hit)))
         taken = set().union(*(idx for _, idx in helpers)) if helpers else set()
         rest = [expected[i] if i in taken else g for i, g in enumerate(got)]
         explained = helpers + explain(
@@ -1175,13 +1176,38 @@ def _arg_names(assignment: str, function: str) -> list[str]:
 # -- feedback text -----------------------------------------------------------------------------
 
 
+NOT_ATTEMPTED = "not attempted yet: it still raises NotImplementedError"
+NOT_GRADED = "Not graded: none of its checks counted"
+
+
+def lost_points(r: FunctionResult) -> float:
+    """What the function lost, as its cost lines say it (2 decimals)."""
+    return round(round(r.points, 2) - r.score, 2)
+
+
+def not_attempted_line(r: FunctionResult) -> str:
+    """What feedback says of a function left as the exercise's stub: not attempted, and what
+    that costs (its own points: its callers are graded with the reference)."""
+    return f"{NOT_ATTEMPTED} (costs {points_text(lost_points(r))})"
+
+
+def not_graded_line(r: FunctionResult) -> str:
+    """The cost line under the reason a function could not be graded (``r.error``)."""
+    return f"{NOT_GRADED} (costs {points_text(lost_points(r))})"
+
+
 def feedback_text(r: FunctionResult, show_hidden: bool = False, max_cases: int = 6) -> str:
+    """One function's feedback as `drills check` prints it. Every point lost has its cost
+    line, in the words report.feedback_html and widgets.render_report use: a diagnosis (a
+    helper to fix among them) or the unexplained checks, the reason it was not graded, or
+    that it was not attempted."""
     lines = [f"{r.function}: {r.score:g} / {r.points:g} points"]
     if r.error:
         lines[0] += f" — {r.error}"
+        lines.append("  " + not_graded_line(r))
         return "\n".join(lines)
     if not r.attempted:
-        lines[0] += " — not attempted yet (it still raises NotImplementedError)"
+        lines[0] += " — " + not_attempted_line(r)
         return "\n".join(lines)
     lines[0] += f" ({r.passed} of {len(r.cases)} checks passed)"
     if r.kinds:
@@ -1216,6 +1242,7 @@ DIAGNOSIS_LABELS = {
     "concept": "Recognised mistake",
     "validation": "Recognised mistake (input checks)",
     "shape": "What your function does",
+    "helper": "A helper to fix",
 }
 
 

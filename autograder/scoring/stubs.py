@@ -164,7 +164,9 @@ def live_names_reached(fn, namespace: dict, skip: set[str] = frozenset()) -> lis
 
 
 def stub_text(function: str, helpers: list[str], where: dict[str, str] | None = None) -> str:
-    """The sentence that names the stubs ``function`` calls."""
+    """The sentence that names the stubs ``function`` calls and says what the grader did with
+    them (graded ``function`` with them as they are). Its twin for a helper that does not
+    compile is :func:`broken_text`: the two slips are told in one form."""
     where = where or {}
 
     def one(h: str) -> str:
@@ -175,6 +177,28 @@ def stub_text(function: str, helpers: list[str], where: dict[str, str] | None = 
     one_ = len(helpers) == 1
     return (
         f"{function} calls {names}, which still {'raises' if one_ else 'raise'} "
-        f"NotImplementedError: write {'its' if one_ else 'their'} body too (the exercise "
-        "leaves the helpers to you as well), then check again"
+        f"NotImplementedError: the grader graded {function} with your "
+        f"{'stub' if one_ else 'stubs'}, so every check that reaches "
+        f"{'it' if one_ else 'one'} raises; write {'its' if one_ else 'their'} body too (the "
+        "exercise leaves the helpers to you as well), then check again"
+    )
+
+
+def broken_text(function: str, helpers: list[str]) -> str:
+    """The sentence that names the helpers ``function`` calls whose definitions do not compile
+    and says what the grader did with them (left them out, graded the rest of their cells
+    without them): :func:`stub_text`'s form."""
+    names = " and ".join(f"`{h}`" for h in helpers)
+    if len(helpers) == 1:
+        return (
+            f"{function} calls {names}, not defined because its definition does not compile: "
+            "the grader left it out and graded the rest of the cell without it, so every check "
+            "that reaches it raises NameError; fix the SyntaxError reported for it, then check "
+            "again"
+        )
+    return (
+        f"{function} calls {names}, not defined because their definitions do not compile: "
+        "the grader left them out and graded the rest of their cells without them, so every "
+        "check that reaches one raises NameError; fix the SyntaxError reported for each of "
+        "them, then check again"
     )
