@@ -20,7 +20,9 @@ evaluated by the launcher for a process with no capability.
   `drills grade` grades two copies of the reference solution in bubblewrap, warm workers
   included, with full marks and the secret not refused; calls outside the five still fail
   as under the default;
-- the profile differs from its input only in the rules for those five calls (pure JSON).
+- the profile differs from its input only in the rules for those five calls (pure JSON);
+- what it does not lift: with /proc masked as a container runtime masks it, bubblewrap still
+  cannot mount the sandbox's own /proc, and `drills grade` refuses the secret again.
 """
 
 from __future__ import annotations
@@ -280,6 +282,53 @@ def test_under_the_generated_profile_bubblewrap_starts_and_grades_with_the_secre
     assert SECRET not in text
     warm = json.loads((out / "run.json").read_text())["warm_workers"]
     assert warm["warm_jobs"] > 0 and warm["worker_failures"] == 0, warm
+
+
+# /proc as a runtime leaves it in a container: runc applies the OCI spec's readonlyPaths
+# (/proc/sys, ... bound read-only onto themselves) and maskedPaths (/proc/acpi, ... under an
+# empty read-only tmpfs; files under /dev/null). Two of them, in a new mount and pid namespace
+# with its own /proc, as runc makes a container's.
+MASK_PROC = (
+    "mount --bind /proc/sys /proc/sys && mount -o remount,bind,ro /proc/sys && "
+    '{ [ ! -d /proc/acpi ] || mount -t tmpfs -o ro tmpfs /proc/acpi; } && exec "$@"'
+)
+
+
+def _masked(argv: list[str]) -> list[str]:
+    if shutil.which("unshare") is None:
+        pytest.skip("unshare (util-linux) is not installed")
+    return ["unshare", "--mount", "--pid", "--fork", "--mount-proc", "sh", "-c", MASK_PROC,
+            "mask-proc", *argv]  # fmt: skip
+
+
+@pytest.mark.slow
+def test_with_proc_masked_as_in_a_container_bubblewrap_still_fails_and_the_secret_is_refused(
+    tmp_path,
+):
+    """What the seccomp profile does not lift: with /proc masked as runc masks a container's
+    (Pod Security "restricted" keeps procMount Default), the kernel refuses bubblewrap a new
+    /proc even under the Localhost profile. Does bubblewrap say so (and start without its own
+    /proc, so seccomp is not what stops it), and does `drills grade`, which gives every
+    sandbox its own /proc, fall back and refuse the secret rather than grade unsafely?"""
+    _, local = _profiles(tmp_path)
+    p = subprocess.run(
+        _masked(oci_seccomp.command(local, [*BWRAP[:-1], "--proc", "/proc", "true"])),
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert p.returncode != 0 and "Can't mount proc" in p.stderr, p.stderr
+    p = subprocess.run(
+        _masked(oci_seccomp.command(local, BWRAP)), capture_output=True, text=True, timeout=60
+    )
+    assert p.returncode == 0, p.stderr
+    out = tmp_path / "out"
+    secret = _secret(tmp_path)
+    p = run_drills(
+        "grade", str(_submissions(tmp_path, 1)), "--out", str(out), "--secret-file", str(secret),
+        timeout=300, prefix=_masked(oci_seccomp.command(local, [])), DRILLS_SANDBOX_UID="keep",
+    )  # fmt: skip
+    assert p.returncode == 2 and REFUSED in p.stderr, p.stdout + p.stderr
+    assert NOT_STARTED in p.stderr and "Can't mount proc" in p.stderr, p.stderr
+    assert not (out / "results.json").exists()
 
 
 if __name__ == "__main__":  # pragma: no cover
