@@ -2,9 +2,11 @@
 
     python deploy/k8s/seccomp/bwrap_profile.py DEFAULT.json -o drills-bwrap.json
 
-DEFAULT.json is the seccomp profile your container runtime applies as ``RuntimeDefault`` (for
-Docker and containerd, moby's ``profiles/seccomp/default.json``, in Docker's format with
-``includes``/``excludes``; a plain OCI runtime-spec profile works too). The output differs from
+DEFAULT.json is the seccomp profile your container runtime applies as ``RuntimeDefault``: for
+Docker, moby's ``profiles/seccomp/default.json`` (Docker's format, with ``includes``/
+``excludes``); containerd builds its default in Go (``contrib/seccomp``) with the same rules for
+these calls, so moby's file serves there too, as does the ``linux.seccomp`` of the runtime
+spec of a container it started under RuntimeDefault (a plain OCI profile). The output differs from
 it only by what bubblewrap needs in a pod without CAP_SYS_ADMIN: ``clone`` (any flags),
 ``unshare``, ``mount``, ``umount2`` and ``pivot_root`` allowed unconditionally. Every rule the
 input had for those names is taken out first (moby's default allows them only with
