@@ -1,10 +1,11 @@
-"""Run a command where user namespaces are refused, as in a Docker or CRI-O container.
+"""Run a command where user namespaces are refused, as in a Docker or containerd container.
 
     setpriv --bounding-set=-sys_admin --inh-caps=-sys_admin python tests/namespace_less.py CMD...
 
-Docker's and CRI-O's default seccomp profiles refuse ``unshare`` and ``clone`` with
+Docker's default seccomp profile (moby's) and containerd's refuse ``unshare`` and ``clone`` with
 ``CLONE_NEWUSER`` to a process without CAP_SYS_ADMIN (Gradescope's container, a Kubernetes pod
-under ``RuntimeDefault``): bubblewrap cannot start there. This launcher installs the same rule as
+under ``RuntimeDefault``): bubblewrap cannot start there. (The containers/common profile,
+Debian 12's /usr/share/containers/seccomp.json, does not refuse them.) tests/oci_seccomp.py applies a whole OCI profile instead. This launcher installs the same rule as
 a seccomp filter (the grader's own ``sandbox.seccomp_filter``: unshare/clone with CLONE_NEWUSER
 fail with EPERM, clone3 with ENOSYS), after ``no_new_privs``, and execs CMD; the ``setpriv`` in
 front drops CAP_SYS_ADMIN, which a container's root lacks. :func:`command` builds the whole line.

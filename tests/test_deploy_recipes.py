@@ -291,9 +291,9 @@ def _apply(*args: str, **env: str) -> subprocess.CompletedProcess:
     )
 
 
-def _rendered(shards: int = 3, jobs_only: bool = True) -> list[dict]:
+def _rendered(shards: int = 3, jobs_only: bool = True, **env: str) -> list[dict]:
     """The manifests as deploy/k8s/apply.sh would apply them (the Jobs: grade, merge)."""
-    p = _apply("--render", SHARDS=str(shards), IMAGE=DIGEST)
+    p = _apply("--render", SHARDS=str(shards), IMAGE=DIGEST, **env)
     assert p.returncode == 0, p.stderr
     docs = list(yaml.safe_load_all(p.stdout))
     return [d for d in docs if d["kind"] == "Job"] if jobs_only else docs
@@ -331,6 +331,18 @@ def test_manifests_pass_the_kubernetes_schema_strictly():
         kv.validate(bad, kv.latest_version(), strict=True)
 
 
+def _seccomp_problems(profile: dict) -> list[str]:
+    """RuntimeDefault, or Localhost naming a profile below the kubelet's seccomp folder."""
+    if profile.get("type") not in ("RuntimeDefault", "Localhost"):
+        return ["no RuntimeDefault or Localhost seccomp profile"]
+    local = profile.get("localhostProfile")
+    if (profile["type"] == "Localhost") != bool(local) or (
+        local and (local.startswith("/") or ".." in local.split("/"))
+    ):
+        return ["a Localhost profile needs a relative localhostProfile, and only it"]
+    return []
+
+
 def _restricted_problems(doc: dict) -> list[str]:
     """What Pod Security "restricted" (Kubernetes' Pod Security Standards) would refuse in a
     Job's pod, plus this recipe's own rules: limits on every container, private secret mounts,
@@ -362,13 +374,14 @@ def _restricted_problems(doc: dict) -> list[str]:
         caps = sc.get("capabilities", {})
         if "ALL" not in caps.get("drop", []) or set(caps.get("add", [])) - {"NET_BIND_SERVICE"}:
             problems.append(f"{name}: capabilities are not all dropped")
-        if sc.get("seccompProfile", {}).get("type") not in ("RuntimeDefault", "Localhost"):
-            problems.append(f"{name}: no RuntimeDefault or Localhost seccomp profile")
+        problems += [f"{name}: {p}" for p in _seccomp_problems(sc.get("seccompProfile", {}))]
         limits = c.get("resources", {}).get("limits", {})
         if not {"cpu", "memory"} <= set(limits):
             problems.append(f"{name}: no cpu and memory limits")
         if "@sha256:" not in c["image"] or c["image"].endswith("0" * 64):
             problems.append(f"{name}: image not pinned by digest")
+    if "seccompProfile" in psc:
+        problems += [f"pod: {p}" for p in _seccomp_problems(psc["seccompProfile"])]
     for v in pod.get("volumes", []):
         if "hostPath" in v:
             problems.append(f"volume {v['name']}: hostPath")
@@ -397,6 +410,88 @@ def test_rendered_jobs_meet_pod_security_restricted_and_fail_instead_of_hanging(
         assert wanted <= doc["spec"]["template"]["metadata"]["labels"].items()
 
 
+PROFILE = "drills-bwrap.json"  # the name seccomp/install-profile.yaml installs
+
+
+def _seccomp(doc: dict) -> list[dict]:
+    """A Job's seccompProfile settings: the pod's, then each container's."""
+    pod = doc["spec"]["template"]["spec"]
+    return [pod["securityContext"]["seccompProfile"]] + [
+        c["securityContext"]["seccompProfile"] for c in pod["containers"]
+    ]
+
+
+def test_the_localhost_variant_meets_pod_security_restricted_and_names_the_profile():
+    """SECCOMP_PROFILE given to apply.sh: do the grading pods (pod and container) run under
+    that Localhost profile, still "restricted" and schema-valid, while the merge Job (no
+    learner code) keeps the runtime's default, and without it does nothing change?"""
+    grade, merge = _rendered(SECCOMP_PROFILE=PROFILE)
+    local = {"type": "Localhost", "localhostProfile": PROFILE}
+    assert _seccomp(grade) == [local, local]
+    assert _seccomp(merge) == [{"type": "RuntimeDefault"}] * 2
+    for doc in (grade, merge):
+        assert _restricted_problems(doc) == [], doc["metadata"]["name"]
+    default_grade, _ = _rendered()
+    assert _seccomp(default_grade) == [{"type": "RuntimeDefault"}] * 2
+    for where in ("pod", "grade"):  # the check sees a Localhost profile without its file
+        broken = yaml.safe_load(yaml.safe_dump(grade))
+        pod = broken["spec"]["template"]["spec"]
+        sc = pod["securityContext"] if where == "pod" else pod["containers"][0]["securityContext"]
+        del sc["seccompProfile"]["localhostProfile"]
+        assert any(p.startswith(f"{where}: a Localhost") for p in _restricted_problems(broken))
+    kv = pytest.importorskip("kubernetes_validate", reason="pip install kubernetes-validate")
+    for version in ("1.27.0", kv.latest_version()):
+        kv.validate(grade, version, strict=True)
+
+
+def _installer() -> dict:
+    p = _apply("--render-profile-installer", IMAGE=DIGEST)
+    assert p.returncode == 0, p.stderr
+    (doc,) = list(yaml.safe_load_all(p.stdout))
+    return doc
+
+
+def test_the_profile_installer_writes_the_named_file_into_the_kubelets_folder(tmp_path):
+    """The DaemonSet that puts the profile on every node: schema-valid, pinned to IMAGE, the
+    host's /var/lib/kubelet/seccomp its only host folder, and outside "restricted" only by
+    running as root and by that hostPath (hence its own namespace)? Its script run here, as
+    root with every capability dropped where this machine allows: is the ConfigMap's file
+    installed under the name SECCOMP_PROFILE gives, 0644, with no temporary file left?"""
+    doc = _installer()
+    kv = pytest.importorskip("kubernetes_validate", reason="pip install kubernetes-validate")
+    kv.validate(doc, kv.latest_version(), strict=True)
+    assert doc["kind"] == "DaemonSet" and doc["metadata"]["namespace"] != "default"
+    pod = doc["spec"]["template"]["spec"]
+    (container,) = pod["containers"]
+    assert container["image"] == DIGEST
+    hosts = [v["hostPath"]["path"] for v in pod["volumes"] if "hostPath" in v]
+    assert hosts == ["/var/lib/kubelet/seccomp"]
+    problems = [p for p in _restricted_problems(doc) if not p.startswith("no ")]  # Job-only
+    assert sorted(problems) == ["install: may run as root", "volume host-seccomp: hostPath"]
+    # the script, with the volumes mapped to folders here and `sleep` a no-op
+    profile, host, bin_ = tmp_path / "profile", tmp_path / "host", tmp_path / "bin"
+    for folder in (profile, host, bin_):
+        folder.mkdir()
+    host.chmod(0o755)
+    (profile / PROFILE).write_text('{"defaultAction": "SCMP_ACT_ERRNO"}\n')
+    (bin_ / "sleep").write_text("#!/bin/sh\nexit 0\n")
+    (bin_ / "sleep").chmod(0o755)
+    script = container["args"][0].replace("/profile/", f"{profile}/")
+    script = script.replace("/host-seccomp/", f"{host}/")
+    prefix = []
+    if os.geteuid() == 0 and shutil.which("setpriv"):
+        prefix = ["setpriv", "--inh-caps=-all", "--bounding-set=-all"]
+    p = subprocess.run(
+        [*prefix, "bash", "-c", script], env=_env(PATH=f"{bin_}:/usr/bin:/bin"),
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert p.returncode == 0, p.stderr
+    assert (host / PROFILE).read_text() == (profile / PROFILE).read_text()
+    assert (host / PROFILE).stat().st_mode & 0o777 == 0o644
+    assert sorted(x.name for x in host.iterdir()) == [PROFILE]
+    assert f"installed {host}/{PROFILE}" in p.stdout
+
+
 @pytest.mark.parametrize(
     "env, says",
     [
@@ -407,6 +502,11 @@ def test_rendered_jobs_meet_pod_security_restricted_and_fail_instead_of_hanging(
         ),
         ({"SHARDS": "three", "IMAGE": DIGEST}, "whole number"),
         ({"IMAGE": DIGEST}, "SHARDS"),
+        (
+            {"SHARDS": "3", "IMAGE": DIGEST, "SECCOMP_PROFILE": "/var/lib/kubelet/seccomp/p.json"},
+            "SECCOMP_PROFILE",
+        ),
+        ({"SHARDS": "3", "IMAGE": DIGEST, "SECCOMP_PROFILE": "../p.json"}, "SECCOMP_PROFILE"),
     ],
 )
 def test_apply_refuses_a_tag_a_placeholder_digest_or_a_bad_shard_count(env, says, tmp_path):

@@ -18,28 +18,55 @@
 #
 # Before the Jobs it applies network-policy.yaml: no network for the pods.
 #
+# SECCOMP_PROFILE=drills-bwrap.json: the grading pods run under that Localhost seccomp profile
+# (a path below the kubelet's seccomp folder, /var/lib/kubelet/seccomp by default, on every
+# node) instead of the runtime's default, which stops bubblewrap; write it with
+# seccomp/bwrap_profile.py and install it with seccomp/install-profile.yaml:
+#
+#   IMAGE=registry.example.edu/reward-drills@sha256:<digest> \
+#       deploy/k8s/apply.sh --render-profile-installer    print the installer DaemonSet, stop
+#
 # KUBECTL (default kubectl) and WAIT_TIMEOUT (default 7h, past the Job's own deadline) may
 # be set.
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 KUBECTL="${KUBECTL:-kubectl}"
 WAIT_TIMEOUT="${WAIT_TIMEOUT:-7h}"
-: "${SHARDS:?set SHARDS to the number of shards (pods of the grading Job), e.g. SHARDS=8}"
+SECCOMP_PROFILE="${SECCOMP_PROFILE:-}"
 : "${IMAGE:?set IMAGE to the pushed image by digest, e.g. registry.example.edu/reward-drills@sha256:<64 hex digits>}"
-if ! [[ "$SHARDS" =~ ^[1-9][0-9]*$ ]]; then
-    echo "apply.sh: SHARDS must be a whole number >= 1, not '$SHARDS'" >&2
-    exit 2
-fi
 if ! [[ "$IMAGE" =~ ^[^@[:space:]]+@sha256:[0-9a-f]{64}$ ]] || [[ "$IMAGE" =~ @sha256:0{64}$ ]]; then
     echo "apply.sh: IMAGE must name the pushed image by its digest (name@sha256:<64 hex>)," \
         "not '$IMAGE': a tag can move between pods" >&2
     exit 2
+fi
+if [ "${1:-}" = "--render-profile-installer" ]; then
+    sed -e "s|registry\.example\.edu/reward-drills@sha256:0\{64\}|$IMAGE|" \
+        "$HERE/seccomp/install-profile.yaml"
+    exit 0
+fi
+: "${SHARDS:?set SHARDS to the number of shards (pods of the grading Job), e.g. SHARDS=8}"
+if ! [[ "$SHARDS" =~ ^[1-9][0-9]*$ ]]; then
+    echo "apply.sh: SHARDS must be a whole number >= 1, not '$SHARDS'" >&2
+    exit 2
+fi
+# the kubelet takes a relative path that descends from its seccomp folder
+if [ -n "$SECCOMP_PROFILE" ] && { ! [[ "$SECCOMP_PROFILE" =~ ^[A-Za-z0-9._-]+(/[A-Za-z0-9._-]+)*$ ]] \
+    || [[ "/$SECCOMP_PROFILE/" == */../* ]] || [[ "/$SECCOMP_PROFILE/" == */./* ]]; }; then
+    echo "apply.sh: SECCOMP_PROFILE must be a relative path below the kubelet's seccomp" \
+        "folder, such as drills-bwrap.json, not '$SECCOMP_PROFILE'" >&2
+    exit 2
+fi
+if [ -n "$SECCOMP_PROFILE" ]; then
+    SECCOMP="{type: Localhost, localhostProfile: $SECCOMP_PROFILE}"
+else
+    SECCOMP="{type: RuntimeDefault}"
 fi
 
 render() {
     sed -e "s|registry\.example\.edu/reward-drills@sha256:0\{64\}|$IMAGE|" \
         -e "s|^\(  completions: \)[0-9]*\( # set by apply.sh from SHARDS\)$|\1$SHARDS\2|" \
         -e "s|^\( *value: \)\"[0-9]*\"\( # set by apply.sh from SHARDS\)$|\1\"$SHARDS\"\2|" \
+        -e "s|^\( *seccompProfile: \){type: RuntimeDefault}\( # set by apply.sh from SECCOMP_PROFILE\)$|\1$SECCOMP\2|" \
         "$HERE/$1"
 }
 

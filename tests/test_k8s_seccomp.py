@@ -1,0 +1,335 @@
+"""The grading pods' Localhost seccomp profile (deploy/k8s/seccomp/bwrap_profile.py) lets
+bubblewrap start where the runtime's default stops it, and changes nothing else.
+
+There is no cluster here. A pod is emulated (tests/oci_seccomp.py): CAP_SYS_ADMIN dropped with
+setpriv and an OCI seccomp profile loaded through libseccomp, as runc would load it. The
+"runtime default" is :func:`runtime_default`, written here, moby-like and not moby's file:
+defaultAction SCMP_ACT_ERRNO (EPERM); every x86_64 system call allowed except those moby's
+default leaves to a capability or does not list (mount, namespace and new-mount-API calls,
+pivot_root, modules, kexec, clock setting, tracing, keyrings, swap, ...); moby's namespace
+rules as its profile states them: the CAP_SYS_ADMIN calls allowed only with that capability,
+``clone`` without it only when its flags masked with 0x7E020000 (the namespace flags) are 0,
+``clone3`` ENOSYS without it. Its conditions are Docker-format ``includes``/``excludes``,
+evaluated by the launcher for a process with no capability.
+
+- under it, bubblewrap cannot start, and `drills grade` with a course secret falls back to
+  running learner code as its own user and so refuses the secret, saying bubblewrap "failed
+  to start a sandbox" (as tests/test_secret_reach.py's namespace-less case);
+- under the profile bwrap_profile.py writes from it, bubblewrap starts (as root without
+  CAP_SYS_ADMIN, and as an unprivileged uid holding no capability, the pod's case), and
+  `drills grade` grades two copies of the reference solution in bubblewrap, warm workers
+  included, with full marks and the secret not refused; calls outside the five still fail
+  as under the default;
+- the profile differs from its input only in the rules for those five calls (pure JSON);
+- what it does not lift: with /proc masked as a container runtime masks it, bubblewrap still
+  cannot mount the sandbox's own /proc, and `drills grade` refuses the secret again.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import oci_seccomp
+import pytest
+from conftest import ROOT, run_drills
+
+GENERATOR = ROOT / "deploy" / "k8s" / "seccomp" / "bwrap_profile.py"
+SOLUTION = ROOT / "solutions" / "01_exact_kl" / "01_exact_kl.ipynb"
+SECRET = "k8s-seccomp-secret-4242"
+REFUSED = "refusing to grade with the course secret"
+NOT_STARTED = "failed to start a sandbox"
+BWRAP_CALLS = ("clone", "mount", "pivot_root", "umount2", "unshare")
+NAMESPACE_FLAGS = 0x7E020000  # CLONE_NEWNS|NEWCGROUP|NEWUTS|NEWIPC|NEWUSER|NEWPID|NEWNET
+
+# moby's default allows these only to a process holding CAP_SYS_ADMIN
+ADMIN_CALLS = [
+    "bpf", "clone", "clone3", "fanotify_init", "fsconfig", "fsmount", "fsopen", "fspick",
+    "lookup_dcookie", "mount", "mount_setattr", "move_mount", "open_tree", "perf_event_open",
+    "quotactl", "quotactl_fd", "setdomainname", "sethostname", "setns", "syslog", "umount",
+    "umount2", "unshare",
+]  # fmt: skip
+# ... and these only with another capability
+CAP_CALLS = {
+    "CAP_SYS_PTRACE": ["kcmp", "pidfd_getfd", "process_madvise"],
+    "CAP_SYS_CHROOT": ["chroot"],
+    "CAP_SYS_MODULE": ["init_module", "finit_module", "delete_module"],
+    "CAP_SYS_TIME": ["settimeofday", "clock_settime"],
+    "CAP_SYS_BOOT": ["reboot"],
+    "CAP_SYS_RAWIO": ["iopl", "ioperm"],
+    "CAP_SYS_NICE": ["get_mempolicy", "mbind", "set_mempolicy"],
+}
+TRACING = ["ptrace", "process_vm_readv", "process_vm_writev"]  # allowed from a kernel version
+# and these not at all
+UNLISTED = [
+    "pivot_root", "kexec_load", "kexec_file_load", "swapon", "swapoff", "add_key", "keyctl",
+    "request_key", "userfaultfd", "uselib", "acct", "vhangup", "nfsservctl", "_sysctl",
+]  # fmt: skip
+
+
+def runtime_default(names: list[str]) -> dict:
+    """The moby-like "RuntimeDefault" of this file's docstring; ``names``: the system calls
+    the machine has (the restricted ones are taken out of the plain allow rule)."""
+    held_back = {*ADMIN_CALLS, *UNLISTED, *TRACING, "socket"}
+    held_back.update(n for group in CAP_CALLS.values() for n in group)
+    rules = [
+        {"names": sorted(set(names) - held_back), "action": "SCMP_ACT_ALLOW"},
+        {"names": TRACING, "action": "SCMP_ACT_ALLOW", "includes": {"minKernel": "4.8"}},
+        {  # no AF_VSOCK
+            "names": ["socket"],
+            "action": "SCMP_ACT_ALLOW",
+            "args": [{"index": 0, "value": 40, "op": "SCMP_CMP_NE"}],
+        },
+        {"names": ["arch_prctl"], "action": "SCMP_ACT_ALLOW", "includes": {"arches": ["amd64"]}},
+        {"names": ADMIN_CALLS, "action": "SCMP_ACT_ALLOW", "includes": {"caps": ["CAP_SYS_ADMIN"]}},
+        {
+            "names": ["clone"],
+            "action": "SCMP_ACT_ALLOW",
+            "args": [{"index": 0, "value": NAMESPACE_FLAGS, "op": "SCMP_CMP_MASKED_EQ"}],
+            "excludes": {"caps": ["CAP_SYS_ADMIN"]},
+        },
+        {
+            "names": ["clone3"],
+            "action": "SCMP_ACT_ERRNO",
+            "errnoRet": 38,
+            "excludes": {"caps": ["CAP_SYS_ADMIN"]},
+        },
+        *[
+            {"names": group, "action": "SCMP_ACT_ALLOW", "includes": {"caps": [cap]}}
+            for cap, group in CAP_CALLS.items()
+        ],
+    ]
+    return {
+        "defaultAction": "SCMP_ACT_ERRNO",
+        "defaultErrnoRet": 1,
+        "archMap": [
+            {"architecture": "SCMP_ARCH_X86_64", "subArchitectures": ["SCMP_ARCH_X86"]},
+            {"architecture": "SCMP_ARCH_AARCH64", "subArchitectures": ["SCMP_ARCH_ARM"]},
+        ],
+        "syscalls": rules,
+    }
+
+
+def _generator():
+    spec = importlib.util.spec_from_file_location("bwrap_profile", GENERATOR)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _per_call(profile: dict, keep=lambda rule: True) -> dict[str, list]:
+    """name -> its rules (action, errno, args), in order, of the rules ``keep`` admits."""
+    calls: dict[str, list] = {}
+    for rule in profile["syscalls"]:
+        if keep(rule):
+            what = (rule["action"], rule.get("errnoRet"), json.dumps(rule.get("args")))
+            for name in rule["names"]:
+                calls.setdefault(name, []).append(what)
+    return calls
+
+
+# a few names for the pure-JSON test: any list will do, the restricted ones are held back
+SOME_CALLS = ["read", "write", "openat", "close", "mmap", "execve", "wait4", "pipe2", "prctl"]
+
+
+def test_the_generated_profile_differs_from_its_input_only_in_bwraps_calls(capsys, tmp_path):
+    """Written from the runtime default: is every system call other than the five ruled
+    exactly as the runtime would rule it for a pod with no capability (the input's
+    includes/excludes evaluated by the launcher, independently of the generator), the five
+    allowed by one unconditional rule and no other, no condition left for containerd to drop,
+    and are the changes printed?"""
+    gen = _generator()
+    src = runtime_default(SOME_CALLS + ADMIN_CALLS + ["clone3"])
+    (tmp_path / "default.json").write_text(json.dumps(src))
+    out_path = tmp_path / "drills-bwrap.json"
+    assert gen.main([str(tmp_path / "default.json"), "-o", str(out_path), "--arch", "x86_64"]) == 0
+    out = json.loads(out_path.read_text())
+    said = capsys.readouterr().err
+
+    assert {k: out[k] for k in ("defaultAction", "defaultErrnoRet")} == {
+        "defaultAction": "SCMP_ACT_ERRNO",
+        "defaultErrnoRet": 1,
+    }
+    assert out["architectures"] == ["SCMP_ARCH_X86_64", "SCMP_ARCH_X86"]
+    assert all(set(rule) <= {"names", "action", "errnoRet", "args"} for rule in out["syscalls"])
+    before = _per_call(src, oci_seccomp.applies)
+    after = _per_call(out)
+    for name in set(before) | set(after):
+        if name in BWRAP_CALLS:
+            assert after[name] == [("SCMP_ACT_ALLOW", None, "null")], name
+        else:
+            assert after.get(name) == before.get(name), name
+    assert before["clone"] == [("SCMP_ACT_ALLOW", None, json.dumps(src["syscalls"][5]["args"]))]
+    assert "pivot_root" not in before and "mount" not in before  # refused by the default
+    assert after["clone3"] == [("SCMP_ACT_ERRNO", 38, "null")]
+    assert "setns" not in after and "setns" not in before  # refused by the default, still
+    assert "ptrace" in after and "kcmp" not in after  # minKernel met; CAP_SYS_PTRACE not held
+    # what was changed is said, and nothing else
+    changed = said.split("changed for bubblewrap:")[1].strip().splitlines()
+    assert len(changed) == 2 and "clone" in changed[0] and "MASKED_EQ" in changed[0], said
+    assert "clone,mount,pivot_root,umount2,unshare" in changed[1], said
+    # the output is its own fixed point: generating again changes nothing
+    again, _ = gen.with_bwrap(gen.resolve(out, "x86_64", frozenset(), "6.1")[0])
+    assert again == out
+
+
+def _why_no_pod() -> str | None:
+    why = oci_seccomp.why_not()
+    if why is None and shutil.which("bwrap") is None:
+        why = "bubblewrap is not installed"
+    return why
+
+
+def _profiles(tmp_path: Path) -> tuple[Path, Path]:
+    """(the runtime default, the generated Localhost profile), written to tmp_path."""
+    why = _why_no_pod()
+    if why:
+        pytest.skip(why)
+    default = tmp_path / "runtime-default.json"
+    default.write_text(json.dumps(runtime_default(oci_seccomp.syscall_names())))
+    local = tmp_path / "drills-bwrap.json"
+    p = subprocess.run(
+        [sys.executable, str(GENERATOR), str(default), "-o", str(local)],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    assert p.returncode == 0, p.stderr
+    return default, local
+
+
+def _run(profile: Path, argv: list[str]) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        oci_seccomp.command(profile, argv), capture_output=True, text=True, timeout=60
+    )
+
+
+BWRAP = ["bwrap", "--unshare-all", "--ro-bind", "/", "/", "true"]
+AS_NOBODY = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+AS_NOBODY += ["--inh-caps=-all", "--bounding-set=-all"]
+# setns(-1, 0) and clone3(NULL, 0): EPERM and ENOSYS from the filter (the kernel: EBADF, EINVAL)
+ERRNOS = (
+    "import ctypes; c = ctypes.CDLL(None, use_errno=True); out = []\n"
+    "for nr, args in ((308, (-1, 0)), (435, (None, 0))):\n"
+    "    c.syscall(nr, *args); out.append(ctypes.get_errno())\n"
+    "print(*out)"
+)
+
+
+def _submissions(folder: Path, n: int = 2) -> Path:
+    for k in range(n):
+        target = folder / "submitted" / f"student{k}" / "01_exact_kl"
+        target.mkdir(parents=True)
+        shutil.copy(SOLUTION, target / SOLUTION.name)
+    return folder / "submitted"
+
+
+def _secret(folder: Path) -> Path:
+    path = folder / "course.secret"
+    path.write_text(SECRET + "\n")
+    path.chmod(0o600)
+    return path
+
+
+@pytest.mark.slow
+def test_under_the_runtime_default_bubblewrap_fails_and_the_secret_is_refused(tmp_path):
+    """The pod as it is today: does bubblewrap fail (and `unshare -U`), while an ordinary
+    program runs (else the refusal below would prove nothing), and does `drills grade` with a
+    secret fall back, say bubblewrap failed to start, and refuse the secret?"""
+    default, _ = _profiles(tmp_path)
+    for argv in (BWRAP, [*AS_NOBODY, *BWRAP], ["unshare", "-U", "true"]):
+        p = _run(default, argv)
+        assert p.returncode != 0, f"{argv} started a namespace under the default"
+    p = _run(default, [sys.executable, "-c", ERRNOS])
+    assert p.returncode == 0 and p.stdout.split() == ["1", "38"], p.stdout + p.stderr
+    out = tmp_path / "out"
+    secret = _secret(tmp_path)
+    p = run_drills(
+        "grade", str(_submissions(tmp_path)), "--out", str(out), "--secret-file", str(secret),
+        timeout=300, prefix=oci_seccomp.command(default, []), DRILLS_SANDBOX_UID="keep",
+    )  # fmt: skip
+    assert p.returncode == 2 and REFUSED in p.stderr, p.stdout + p.stderr
+    assert NOT_STARTED in p.stderr, p.stderr
+    assert not (out / "results.json").exists()
+
+
+@pytest.mark.slow
+def test_under_the_generated_profile_bubblewrap_starts_and_grades_with_the_secret(tmp_path):
+    """The pod under the Localhost profile: does bubblewrap start, as root without
+    CAP_SYS_ADMIN and as an unprivileged uid with no capability, do other calls still fail
+    as under the default, and does `drills grade` with a private secret grade two reference
+    solutions in bubblewrap (warm workers too) with full marks, the secret nowhere?"""
+    _, local = _profiles(tmp_path)
+    for argv in (BWRAP, [*AS_NOBODY, *BWRAP]):
+        p = _run(local, argv)
+        assert p.returncode == 0, f"{argv}: {p.stderr}"
+    p = _run(local, [sys.executable, "-c", ERRNOS])
+    assert p.returncode == 0 and p.stdout.split() == ["1", "38"], p.stdout + p.stderr
+    out = tmp_path / "out"
+    secret = _secret(tmp_path)
+    p = run_drills(
+        "grade", str(_submissions(tmp_path)), "--out", str(out), "--secret-file", str(secret),
+        timeout=300, prefix=oci_seccomp.command(local, []), DRILLS_SANDBOX_UID="keep",
+    )  # fmt: skip
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert NOT_STARTED not in p.stderr and REFUSED not in p.stderr, p.stderr
+    text = (out / "results.json").read_text()
+    results = json.loads(text)
+    assert results["isolation"]["mode"] == "bwrap", results["isolation"]
+    assert [s["score"] for s in results["submissions"]] == [7.0, 7.0]
+    assert SECRET not in text
+    warm = json.loads((out / "run.json").read_text())["warm_workers"]
+    assert warm["warm_jobs"] > 0 and warm["worker_failures"] == 0, warm
+
+
+# /proc as a runtime leaves it in a container: runc applies the OCI spec's readonlyPaths
+# (/proc/sys, ... bound read-only onto themselves) and maskedPaths (/proc/acpi, ... under an
+# empty read-only tmpfs; files under /dev/null). Two of them, in a new mount and pid namespace
+# with its own /proc, as runc makes a container's.
+MASK_PROC = (
+    "mount --bind /proc/sys /proc/sys && mount -o remount,bind,ro /proc/sys && "
+    '{ [ ! -d /proc/acpi ] || mount -t tmpfs -o ro tmpfs /proc/acpi; } && exec "$@"'
+)
+
+
+def _masked(argv: list[str]) -> list[str]:
+    if shutil.which("unshare") is None:
+        pytest.skip("unshare (util-linux) is not installed")
+    return ["unshare", "--mount", "--pid", "--fork", "--mount-proc", "sh", "-c", MASK_PROC,
+            "mask-proc", *argv]  # fmt: skip
+
+
+@pytest.mark.slow
+def test_with_proc_masked_as_in_a_container_bubblewrap_still_fails_and_the_secret_is_refused(
+    tmp_path,
+):
+    """What the seccomp profile does not lift: with /proc masked as runc masks a container's
+    (Pod Security "restricted" keeps procMount Default), the kernel refuses bubblewrap a new
+    /proc even under the Localhost profile. Does bubblewrap say so (and start without its own
+    /proc, so seccomp is not what stops it), and does `drills grade`, which gives every
+    sandbox its own /proc, fall back and refuse the secret rather than grade unsafely?"""
+    _, local = _profiles(tmp_path)
+    p = subprocess.run(
+        _masked(oci_seccomp.command(local, [*BWRAP[:-1], "--proc", "/proc", "true"])),
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert p.returncode != 0 and "Can't mount proc" in p.stderr, p.stderr
+    p = subprocess.run(
+        _masked(oci_seccomp.command(local, BWRAP)), capture_output=True, text=True, timeout=60
+    )
+    assert p.returncode == 0, p.stderr
+    out = tmp_path / "out"
+    secret = _secret(tmp_path)
+    p = run_drills(
+        "grade", str(_submissions(tmp_path, 1)), "--out", str(out), "--secret-file", str(secret),
+        timeout=300, prefix=_masked(oci_seccomp.command(local, [])), DRILLS_SANDBOX_UID="keep",
+    )  # fmt: skip
+    assert p.returncode == 2 and REFUSED in p.stderr, p.stdout + p.stderr
+    assert NOT_STARTED in p.stderr and "Can't mount proc" in p.stderr, p.stderr
+    assert not (out / "results.json").exists()
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(pytest.main([__file__, "-q"]))
