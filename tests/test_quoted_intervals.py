@@ -1,0 +1,118 @@
+"""Every interval the tiny-model notebooks and docs quote comes from a shipped file.
+
+The text of 05-07 and docs/tiny-model.md quotes paired differences as "mean [low, high]" (95 %
+t intervals over seeds). Each must be one the shipped results hold (tiny_model/results/*.json:
+every {mean, ci_low, ci_high} in them, and the paired run-means of each study, which the text
+also quotes, e.g. 06's "averaged over the 16 evaluations"), at the digits shown; "0.152 [0.048,
+0.256] fewer" quotes the negation of a stored −0.152 [−0.256, −0.048]. A figure made by an
+older run, or by a rule the code no longer offers, fails here with where it is quoted.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+import numpy as np
+from conftest import ROOT
+
+from tiny_model.study import TrainStudy, paired_t_interval
+
+RESULTS = sorted((ROOT / "tiny_model" / "results").glob("*.json"))
+TEXTS = [
+    ROOT / "solutions" / n / f"{n}.ipynb" for n in ("05_grpo_lld", "06_nthr", "07_beyond_nthr")
+]
+TEXTS += [ROOT / "docs" / "tiny-model.md"]
+NUM = r"[−+-]?\d+\.\d+(?:e[−+-]?\d+)?"
+INTERVAL = re.compile(rf"({NUM})\s*\[\s*({NUM}),\s*({NUM})\s*\]")
+
+
+def _value(text: str) -> float:
+    return float(text.replace("−", "-"))
+
+
+def _decimals(text: str) -> int:
+    body = text.replace("−", "-").lstrip("+-")
+    if "e" in body:
+        mantissa, exponent = body.split("e")
+        return len(mantissa.split(".")[1]) - int(exponent)
+    return len(body.split(".")[1])
+
+
+def _stored(x):
+    if isinstance(x, dict):
+        if {"mean", "ci_low", "ci_high"} <= set(x):
+            yield (x["mean"], x["ci_low"], x["ci_high"])
+        for v in x.values():
+            yield from _stored(v)
+    elif isinstance(x, list):
+        for v in x:
+            yield from _stored(v)
+
+
+def shipped_intervals() -> list[tuple[float, float, float]]:
+    out = []
+    for path in RESULTS:
+        data = json.loads(path.read_text())
+        out += list(_stored(data))
+        try:
+            study = TrainStudy.from_dict(data)
+        except (KeyError, TypeError, ValueError):
+            continue
+        first = study.runs[study.methods[0]][study.seeds[0]]
+        for metric in first:
+            if len(first[metric]) < 2:
+                continue
+            means = {
+                m: np.array([float(np.nanmean(study.runs[m][s][metric][1:])) for s in study.seeds])
+                for m in study.methods
+            }
+            for a in study.methods:
+                for b in study.methods:
+                    if a != b and len(study.seeds) > 1:
+                        p = paired_t_interval(means[a] - means[b])
+                        out.append((p["mean"], p["ci_low"], p["ci_high"]))
+    return out
+
+
+def quoted():
+    for path in TEXTS:
+        if path.suffix == ".ipynb":
+            cells = json.loads(path.read_text())["cells"]
+            parts = [(f"{path.name} cell {i}", "".join(c["source"])) for i, c in enumerate(cells)]
+        else:
+            parts = [(str(path.relative_to(ROOT)), path.read_text())]
+        for where, text in parts:
+            for m in INTERVAL.finditer(text):
+                yield where, m.group(0).replace("\n", " "), [m.group(k) for k in (1, 2, 3)]
+
+
+def _matches(shown: list[str], stored: tuple[float, float, float]) -> bool:
+    mean, low, high = stored
+    for candidate in ((mean, low, high), (-mean, -high, -low)):  # "N [a, b] fewer"
+        if all(
+            abs(round(v, _decimals(q)) - _value(q)) <= 0.5 * 10 ** -_decimals(q) + 1e-12
+            for q, v in zip(shown, candidate)
+        ):
+            return True
+    return False
+
+
+def test_every_quoted_interval_is_one_the_shipped_results_hold():
+    stored = shipped_intervals()
+    found = list(quoted())
+    assert len(found) >= 30, f"only {len(found)} intervals found: has the text's form changed?"
+    missing = [f"{where}: {text}" for where, text, shown in found if not any(
+        _matches(shown, s) for s in stored)]  # fmt: skip
+    assert not missing, "quoted, but in no shipped result:\n" + "\n".join(missing)
+
+
+def test_a_figure_no_file_holds_is_caught():
+    """The check's power: an interval moved in its last digit is not matched."""
+    stored = shipped_intervals()
+    where, text, shown = next(quoted())
+    moved = shown[:2] + [
+        f"{_value(shown[2]) + 2 * 10 ** -_decimals(shown[2]):+.{_decimals(shown[2])}f}"
+    ]
+    assert any(_matches(shown, s) for s in stored), f"{where}: {text}"
+    assert not any(_matches(moved, s) for s in stored), f"{moved} matched a stored interval"
