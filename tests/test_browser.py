@@ -48,6 +48,7 @@ Chromium, so CI runs them).
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import json
 import os
@@ -771,25 +772,40 @@ def test_solution_runs_clean_and_check_my_work_gives_full_marks(lab, page, assig
 
 
 def test_check_my_work_names_an_import_the_grader_does_not_run(lab, page):
-    """A solution whose forward_kl uses `statistics`, imported only in an exploration cell: in
-    JupyterLab its self-check passes (the kernel has the module), while the grader's program
-    does not run that cell. Does Check my work name the module, its cell and the fix, as
-    `drills check` does?"""
+    """Two names the kernel has and the grader's program lacks, in one notebook: forward_kl
+    uses `statistics`, imported only in an exploration cell, and log_ratios calls
+    `_check_distributions`, whose definition the saved file no longer holds (an exploration
+    cell makes it with exec, as a kernel keeps a deleted cell's definition). In JupyterLab both
+    self-checks pass. Do they say, above "passed", what the grader lacks, and does Check my
+    work name each name, where it comes from and the fix, as `drills check` does?"""
     A = "01_exact_kl"
     if not browser_notebook(A):
         pytest.skip(f"{A} is not among the notebooks this session runs in the browser")
     nb = json.loads((lab.root / "solutions" / A / f"{A}.ipynb").read_text())
-    cell = next(
-        c for c in nb["cells"] if c["metadata"].get("nbgrader", {}).get("grade_id") == "forward_kl"
+
+    def cell_of(gid):
+        return next(
+            c for c in nb["cells"] if c["metadata"].get("nbgrader", {}).get("grade_id") == gid
+        )
+
+    def text(cell):
+        return "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
+
+    fkl = cell_of("forward_kl")
+    before, doc, after = text(fkl).split('"""', 2)  # the call goes right after the docstring
+    fkl["source"] = f'{before}"""{doc}"""\n    statistics.fmean([1.0]){after}'
+    lr = cell_of("log_ratios")
+    lines = text(lr).splitlines(keepends=True)
+    helper = next(
+        n for n in ast.parse(text(lr)).body if getattr(n, "name", "") == "_check_distributions"
     )
-    at = nb["cells"].index(cell)
-    src = "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
-    before, doc, after = src.split('"""', 2)  # the call goes right after the docstring
-    cell["source"] = f'{before}"""{doc}"""\n    statistics.fmean([1.0]){after}'
+    old = "".join(lines[helper.lineno - 1 : helper.end_lineno])
+    lr["source"] = "".join(lines[: helper.lineno - 1] + lines[helper.end_lineno :])
+    at = nb["cells"].index(lr)
     nb["cells"].insert(
         at,
-        {"cell_type": "code", "metadata": {}, "source": "import statistics", "outputs": [],
-         "execution_count": None},
+        {"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None,
+         "source": f"import statistics\nexec({old!r})  # a definition the saved file lacks"},
     )  # fmt: skip
     variant = lab.root / "variants" / A / f"{A}.ipynb"
     variant.parent.mkdir(parents=True)
@@ -797,13 +813,15 @@ def test_check_my_work_names_an_import_the_grader_does_not_run(lab, page):
     cells, check_text = _open_run_check(page, lab, "variant", A, run_all_cells)
     errors = [(i, c["first_line"], c["errors"]) for i, c in enumerate(cells) if c["errors"]]
     assert not errors, f"the kernel ran it without an error (its self-checks pass): {errors}"
-    assert f"`statistics` is imported in cell {at + 1}, which is not graded" in check_text, (
-        check_text
-    )
+    said = {
+        "forward_kl": f"`statistics` is imported in cell {at + 1}, which is not graded",
+        "log_ratios": "`_check_distributions` is defined in no cell of the saved notebook",
+    }
+    for function, cause in said.items():
+        assert cause in check_text, check_text
+        # the self-check in the kernel says it too, above its "passed"
+        warned = [c["text"] for c in cells if f"{function}: self-check passed" in c["text"]]
+        assert warned and "⚠" in warned[0] and cause in warned[0], (function, warned)
     assert "import it in your function's cell" in check_text, check_text
-    assert "NameError" in check_text, check_text  # the grade: forward_kl raises there
-    # the self-check in the kernel says it too, above its "passed"
-    warned = [c["text"] for c in cells if "self-check passed" in c["text"] and "⚠" in c["text"]]
-    assert warned and f"`statistics` is imported in cell {at + 1}" in warned[0], [
-        c["text"][:300] for c in cells if "forward_kl: self-check passed" in c["text"]
-    ]
+    assert "restart the kernel and run all cells" in check_text, check_text
+    assert "NameError" in check_text, check_text  # the grade: both raise there
