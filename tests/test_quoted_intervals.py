@@ -116,3 +116,27 @@ def test_a_figure_no_file_holds_is_caught():
     ]
     assert any(_matches(shown, s) for s in stored), f"{where}: {text}"
     assert not any(_matches(moved, s) for s in stored), f"{moved} matched a stored interval"
+
+
+def test_07s_probe_figures_are_the_shipped_probes():
+    """07 quotes the one-step probe of six methods (GRPO's change per step, each fix's paired
+    difference and its share of GRPO's change) from `python -m tiny_model probe --methods
+    grpo,nthr,thr_exploit,thr_explore,nll,smaug --seeds 0-4`, shipped as
+    tiny_model/results/probe_07.json: does every figure of that sentence agree with the file?"""
+    probe = json.loads((ROOT / "tiny_model" / "results" / "probe_07.json").read_text())
+    nb = json.loads((ROOT / "solutions" / "07_beyond_nthr" / "07_beyond_nthr.ipynb").read_text())
+    text = " ".join("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "markdown")
+    text = " ".join(text.split())
+    grpo = re.search(rf"GRPO raises the correct responses by ({NUM}) nats per step", text)
+    assert grpo, "07 no longer quotes GRPO's probe change in the form this test reads"
+    base = probe["summary"]["grpo"]["mean_change"]
+    assert _matches([grpo.group(1)] * 3, (base, base, base)), (grpo.group(1), base)
+    labels = {"NTHR adds": "nthr", "thr_exploit": "thr_exploit", "the NLL": "nll",
+              "thr_explore takes away": "thr_explore"}  # fmt: skip
+    for label, method in labels.items():
+        m = re.search(rf"{re.escape(label)} ({NUM}) \(({NUM}) %", text)
+        assert m, f"07 no longer quotes {label} … (… %)"
+        diff = probe["paired"][f"{method}-grpo"]["mean"]
+        assert _matches([m.group(1)] * 3, (diff, diff, diff)), (label, m.group(1), diff)
+        share = abs(diff) / base * 100
+        assert _matches([m.group(2)] * 3, (share, share, share)), (label, m.group(2), share)
