@@ -39,6 +39,13 @@ _ORIGIN = "<released notebook {}>"
 
 
 @dataclass(frozen=True)
+class _ModuleName:
+    """A module where a scan takes a notebook's path (its ``stem`` is what a Finding shows)."""
+
+    stem: str
+
+
+@dataclass(frozen=True)
 class Finding:
     notebook: str  # the released notebook that holds the function
     cell: int  # its code cell's number in the notebook (1-based, over all cells)
@@ -132,11 +139,28 @@ def _accepts(fn, inp: dict, ns: dict) -> bool:
     return True
 
 
-def scan(released: list[Path], course: list[str] | None = None) -> list[Finding]:
-    """Every function of the ``released`` notebooks that computes a graded function of
-    ``course`` (default: every assignment with a source notebook)."""
+def module_functions(module) -> tuple[list[tuple[int, str, object]], dict]:
+    """The functions a Python module defines (not those it imports), as released_functions
+    gives a notebook's (line number in place of cell number), and its namespace."""
+    ns = vars(module)
+    found = [
+        (obj.__code__.co_firstlineno, name, obj)
+        for name, obj in ns.items()
+        if inspect.isfunction(obj) and obj.__module__ == module.__name__
+    ]
+    return found, ns
+
+
+def scan(
+    released: list[Path], course: list[str] | None = None, modules: tuple = ()
+) -> list[Finding]:
+    """Every function of the ``released`` notebooks (and of ``modules``, Python modules a
+    learner's environment holds) that computes a graded function of ``course`` (default:
+    every assignment with a source notebook). A module's finding names the module as its
+    notebook and the function's line as its cell."""
     course = course or notebook.available_assignments()
     candidates = [(p, released_functions(p)) for p in released]
+    candidates += [(_ModuleName(m.__name__), module_functions(m)) for m in modules]
     findings: list[Finding] = []
     for assignment in course:
         spec = assignments.get(assignment)
