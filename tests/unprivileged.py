@@ -119,9 +119,11 @@ def readable_course(top: Path) -> Path:
     for name in ("python", "python3"):
         if name != exe.name:
             (venv / "bin" / name).symlink_to(exe.name)
-    # the course first (its autograder, not the project's editable install), then the packages
+    # the course first, then the packages, whose own .pth files are not run: one of them is the
+    # project's editable install, which would make the project's checkout importable (a second
+    # copy of the answers, open to everyone) wherever the course's copy is closed
     (venv / site_rel / "drills_course.pth").write_text(
-        f"{course}\nimport site; site.addsitedir({str(packages)!r})\n"
+        f"{course}\nimport sys; sys.path.append({str(packages)!r})\n"
     )
     drills = venv / "bin" / "drills"
     drills.write_text(
