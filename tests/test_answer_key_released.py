@@ -78,9 +78,8 @@ def test_a_cells_other_statements_are_not_run(tmp_path):
 
 def test_drills_release_fails_on_an_answer_key(tmp_path):
     """A course copy whose 04 setup carries 03's function again (a later cell binds the name to
-    the learner's stub, which must not hide it): `drills release` (which regenerates the
-    exercise) and then `drills release --check` fail, naming the function, its cell and what it
-    computes."""
+    the learner's stub, which must not hide it): `drills release`, which regenerates the
+    exercise, fails, naming the function, its cell and what it computes."""
     course = tmp_path / "course"
     for part in ("solutions", "exercises"):
         shutil.copytree(ROOT / part, course / part)
@@ -94,10 +93,11 @@ def test_drills_release_fails_on_an_answer_key(tmp_path):
     setup["source"] = "".join(setup["source"]) + "\n\n\n" + code + "\n"
     path.write_text(json.dumps(nb, indent=1, ensure_ascii=False) + "\n")
     said = "answer key: 04_rlef_turn_rewards: `mean_sampled_log_ratio` (cell 6) gives the"
-    for args in ((), ("--check",)):
-        p = run_drills("release", a, *args, cwd=course, DRILLS_COURSE_ROOT=str(course))
-        assert p.returncode == 1, p.stdout + p.stderr
-        assert said in p.stderr, p.stdout + p.stderr
+    # one run (nbgrader's generation is most of its time); --check scans with the same code
+    # (cli._answer_keys) once the exercises are up to date
+    p = run_drills("release", a, cwd=course, DRILLS_COURSE_ROOT=str(course))
+    assert p.returncode == 1, p.stdout + p.stderr
+    assert said in p.stderr, p.stdout + p.stderr
 
 
 def ast_source(assignment: str, name: str) -> str:

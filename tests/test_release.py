@@ -82,6 +82,7 @@ def test_committed_exercises_match_generated_and_the_cli_says_so():
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "up to date" in proc.stdout
+    assert "holds no answer key" in proc.stdout  # it scanned them (course/answer_key.py)
 
 
 @pytest.mark.parametrize("assignment", available_assignments())
