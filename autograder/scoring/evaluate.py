@@ -813,23 +813,27 @@ def explain(
         first.append(line(m.id, text, "concept", idx))
     if concept_failed and not first:
 
-        def shape_of(idx: list[int]):
+        def shape_of(idx: list[int], kinds: tuple[str, ...]):
+            # the passing checks of the same kinds: a relation they contradict is not named
+            passing = [
+                i
+                for i in range(len(fspec.cases))
+                if fspec.cases[i].kind in kinds and i not in failed
+            ]
             return shapes.find_shape(
-                [
-                    (inputs[i], expected[i], got[i], fspec.cases[i].rtol, fspec.cases[i].atol)
-                    for i in idx
-                ],
+                _rows(fspec, idx, inputs, expected, got),
                 arg_names,
                 [fspec.cases[i].hidden or bool(tainted and tainted[i]) for i in idx],
+                _rows(fspec, passing, inputs, expected, got),
             )
 
         # the shape of the formula's failed checks, and of the edge rules' too when the same
         # shape holds there (a keepdim or a crash is the same on both)
         value_failed = sorted(failed & set(fspec.of_kind("value")))
-        found = shape_of(value_failed)
+        found = shape_of(value_failed, ("value",))
         both = sorted(concept_failed)
         if found is not None and both != value_failed:
-            wider = shape_of(both)  # the same shape on the edge checks too: they are its
+            wider = shape_of(both, ("value", "edge"))  # the same shape on the edge checks too
             if wider is not None and wider.id == found.id:
                 found, value_failed = wider, both
         if found is not None:
@@ -856,12 +860,11 @@ def explain(
     if concept_failed and not first:
         # nor which checks: which entries of each value differ, by a sign rule of the inputs
         value_failed = sorted(failed & set(fspec.of_kind("value")))
+        value_passed = sorted(set(fspec.of_kind("value")) - failed)
         entries = shapes.where_differs(
-            [
-                (inputs[i], expected[i], got[i], fspec.cases[i].rtol, fspec.cases[i].atol)
-                for i in value_failed
-            ],
+            _rows(fspec, value_failed, inputs, expected, got),
             arg_names,
+            _rows(fspec, value_passed, inputs, expected, got),
         )
         if entries is not None:
             first = [line("shape:" + entries.id, entries.text, "shape", value_failed)]
@@ -889,6 +892,11 @@ def explain(
             line("gradient" if cause else GRADIENT_WITH_VALUES, text, "shape", grad_failed)
         )
     return (first + second)[:3]
+
+
+def _rows(fspec: FunctionSpec, idx, inputs, expected, got) -> list[shapes.FailingCase]:
+    """The cases ``idx`` as the error shapes read them: (inputs, expected, yours, rtol, atol)."""
+    return [(inputs[i], expected[i], got[i], fspec.cases[i].rtol, fspec.cases[i].atol) for i in idx]
 
 
 def _argument_features(fspec: FunctionSpec, inp: dict, arg_names) -> dict[tuple, Any]:

@@ -1,0 +1,90 @@
+"""No untrue cause in feedback: every line that explains a loss says what is true of the
+learner's code, or says less.
+
+Each test is named after the mistake it catches, written as a learner would (not a catalogued
+mutant), and checks the line the feedback once gave it: a clamp told of a 04 final reward
+that ignores the public tests (two failing checks fit it, eighteen passing ones do not); "you
+subtracted the other way round" told of a negated THR, which subtracts nothing; "never rebuilt
+from numbers" told of a function that raised under autograd; `log-of-softmax` told of a softmax
+written by hand that overflows exp(200); and one cause, advantages that are not detached,
+told twice with its cost split between the two lines.
+"""
+
+from __future__ import annotations
+
+from conftest import ROOT
+
+from autograder.notebooks import reference
+from autograder.scoring import evaluate, kernel, shapes
+
+
+def _grade(a: str, function: str, make):
+    """The feedback on ``make(ns)``, the learner's function, in the kernel's engine."""
+    ns = reference.namespace(a, ROOT)
+    r = kernel.grade_function(a, function, make(ns), namespace=ns, root=ROOT)
+    return r, evaluate.feedback_text(r, max_cases=2)
+
+
+def _lines(r) -> str:
+    return "\n".join(d.text for d in r.diagnoses)
+
+
+# -- a clamp the passing checks contradict ---------------------------------------------------------
+
+
+def test_a_final_reward_that_ignores_the_public_tests_is_not_told_a_clamp():
+    """04 `task_reward` with +1 for a final turn that passed the private tests, whatever the
+    public ones say: two final turns failing only the public tests get +1 for -1. Read from
+    those two checks alone, the values are "the expected ones clamped at one constant: every
+    expected value below it is that constant in yours"; but the final turns that failed every
+    test pass with -1, below that constant and not clamped. That line is not said."""
+    a = "04_rlef_turn_rewards"
+
+    def make(ns):
+        ref, extract = ns["task_reward"], ns["extract_code"]
+
+        def task_reward(turn, is_final):
+            r = ref(turn, is_final)  # the reference's checks and every other branch
+            if is_final and extract(turn.response) is not None:
+                return 1.0 if turn.private_passed else -1.0
+            return r
+
+        return task_reward
+
+    r, text = _grade(a, "task_reward", make)
+    assert r.score < r.points, text
+    assert not any(d.id == "shape:clamped" for d in r.diagnoses), text
+    assert "clamped" not in _lines(r), text
+    # every point lost is still accounted for, by the line that names no cause
+    assert r.unexplained_checks == len([c for c in r.cases if not c.passed]), text
+
+
+def _row(expected: list[float], got: list[float]):
+    return ({"args": [], "kwargs": {}}, {"value": expected}, {"value": got}, 1e-6, 1e-9)
+
+
+def test_a_clamp_is_named_only_when_no_passing_check_contradicts_it():
+    """The shape itself: two failing checks where -1 became +1 read as a clamp at 1 from
+    below; a passing check where -1 stayed -1 contradicts it, one where 3 stayed 3 does not."""
+    failing = [_row([-1.0, 2.0], [1.0, 2.0]), _row([-2.0, 5.0], [1.0, 5.0])]
+    alone = shapes.find_shape(failing)
+    assert alone is not None and alone.id == "clamped", alone
+    assert shapes.find_shape(failing, passing=[_row([3.0, 4.0], [3.0, 4.0])]) == alone
+    assert shapes.find_shape(failing, passing=[_row([-1.0, 4.0], [-1.0, 4.0])]) is None
+
+
+def test_a_sign_rule_of_the_entries_is_not_named_when_a_passing_check_contradicts_it():
+    """ "Your values differ exactly where x < 0, and are right everywhere else": not when a
+    passing check has an entry with x < 0 that is right."""
+
+    def row(x, e, g):
+        return ({"args": [x], "kwargs": {}}, {"value": e}, {"value": g}, 1e-6, 1e-9)
+
+    failing = [row([-1.0, 2.0, 3.0], [1.0, 2.0, 3.0], [5.0, 2.0, 3.0])] * 2
+    found = shapes.where_differs(failing, ["x"])
+    assert found is not None and "`x` < 0" in found.text, found
+    fine = row([1.0, 2.0, 3.0], [1.0, 2.0, 3.0], [1.0, 2.0, 3.0])
+    assert shapes.where_differs(failing, ["x"], [fine]) == found
+    against = row([-4.0, 2.0, 3.0], [1.0, 2.0, 3.0], [1.0, 2.0, 3.0])
+    less = shapes.where_differs(failing, ["x"], [against])
+    assert less is None or "`x`" not in less.text, less  # at most where, on the failing ones
