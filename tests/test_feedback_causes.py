@@ -12,6 +12,7 @@ told twice with its cost split between the two lines.
 
 from __future__ import annotations
 
+import pytest
 from conftest import ROOT
 
 from autograder.notebooks import reference
@@ -88,3 +89,18 @@ def test_a_sign_rule_of_the_entries_is_not_named_when_a_passing_check_contradict
     against = row([-4.0, 2.0, 3.0], [1.0, 2.0, 3.0], [1.0, 2.0, 3.0])
     less = shapes.where_differs(failing, ["x"], [against])
     assert less is None or "`x`" not in less.text, less  # at most where, on the failing ones
+
+
+# -- a negated result told it subtracted -----------------------------------------------------------
+
+
+@pytest.mark.parametrize("function", ["thr_token_scores", "thr_weights"])
+def test_a_negated_thr_is_not_told_it_subtracted_the_other_way_round(function):
+    """07 `thr_token_scores` (and `thr_weights`) returning minus the right value: a product
+    and a sum, no subtraction anywhere. The line says what is seen, the negatives of the
+    expected values, and where a sign can be lost, not that a difference was reversed."""
+    r, text = _grade("07_beyond_nthr", function, lambda ns: lambda *a: -ns[function](*a))
+    first = r.diagnoses[0]
+    assert first.id == "shape:sign", text
+    assert "you subtracted" not in first.text, text
+    assert "negative of the expected one" in first.text, text

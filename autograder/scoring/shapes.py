@@ -13,7 +13,7 @@ the factor or offset it found, or returns None rather than guess:
     wrong-axis   a reduction of an input over another axis than the expected one
     wrong-shape  any other shape, with the input dimensions its sizes match
     constant     the same number on every failing case, whatever the inputs
-    sign         every value negated
+    sign         every value negated (the sign is flipped; where, the values cannot say)
     abs          every value the absolute value of the expected one (some expected negative)
     factor       every value times one constant: 2, ½, ln 2, ln 10 (log base 2 or 10),
                  a length or a batch size of the inputs (sum vs mean), the number of
@@ -478,8 +478,12 @@ def _sign(cases, pairs, points, distinct, names) -> Shape | None:
         return None
     return Shape(
         "sign",
-        "every value has the wrong sign (−1× the expected one): you subtracted the other way "
-        "round (b − a for a − b) or swapped two arguments",
+        # a sign lost anywhere gives this, not only a difference taken the other way round
+        # (a negated result, a minus too many, a negated factor): say what is seen, then where
+        # to look, never one of them as the cause
+        "every value is the negative of the expected one (−1× it): a sign is flipped "
+        "somewhere; look for a minus sign too many or too few, a difference taken the other "
+        "way round (b − a for a − b) or two arguments swapped",
         holds=lambda e, g, r, a: _close(-e, g, r, a),
     )
 
