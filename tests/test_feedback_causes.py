@@ -13,6 +13,7 @@ told twice with its cost split between the two lines.
 from __future__ import annotations
 
 import pytest
+import torch
 from conftest import ROOT
 
 from autograder.notebooks import reference
@@ -104,3 +105,53 @@ def test_a_negated_thr_is_not_told_it_subtracted_the_other_way_round(function):
     assert first.id == "shape:sign", text
     assert "you subtracted" not in first.text, text
     assert "negative of the expected one" in first.text, text
+
+
+# -- a function that raised, told it rebuilt its result from numbers ---------------------------
+
+
+def _surrogate_raising(how: str):
+    def make(ns):
+        ref = ns["clipped_surrogate"]
+
+        def clipped_surrogate(logp, logp_old, advantages, mask, *args, **kwargs):
+            out = ref(logp, logp_old, advantages, mask, *args, **kwargs)
+            if how == "in-place":
+                ratio = torch.exp(logp - logp_old)
+                ratio.mul_(1.0)  # exp saved its output for backward: autograd raises then
+                return out + 0.0 * ratio.sum()
+            (logp * 1.0).requires_grad_(False)  # a non-leaf: raises when logp has gradient
+            return out
+
+        return clipped_surrogate
+
+    return make
+
+
+@pytest.mark.parametrize("how", ["in-place", "requires_grad_"])
+def test_an_in_place_op_or_requires_grad_on_a_non_leaf_is_not_told_it_was_rebuilt_from_numbers(
+    how,
+):
+    """07 `clipped_surrogate` right in value, raising RuntimeError on every gradient check
+    (an in-place change of a tensor autograd saved; requires_grad_(False) on a computed
+    tensor): the line says the function raised, not "return a torch tensor computed from
+    the inputs, never rebuilt from numbers", which is not what happened."""
+    r, text = _grade("07_beyond_nthr", "clipped_surrogate", _surrogate_raising(how))
+    grad = [c for c in r.cases if c.kind == "gradient"]
+    assert grad and all(c.got.get("raised") == "RuntimeError" for c in grad), text
+    line = next(d for d in r.diagnoses if d.id == "gradient")
+    assert "rebuilt from numbers" not in line.text, text
+    assert "raised RuntimeError" in line.text, text
+    assert line.points == pytest.approx(sum(k.points for k in r.kinds if k.kind == "gradient"))
+
+
+def test_a_result_rebuilt_as_a_float_is_still_told_so():
+    """The cause stays where it is true: a float returned (no tensor, no gradient)."""
+    r, text = _grade(
+        "07_beyond_nthr",
+        "clipped_surrogate",
+        lambda ns: lambda *a, **k: float(ns["clipped_surrogate"](*a, **k)),
+    )
+    line = next(d for d in r.diagnoses if d.id == "gradient")
+    assert "never rebuilt from numbers" in line.text, text
+    assert "raised" not in line.text, text

@@ -621,6 +621,8 @@ def near_miss_text(nm: NearMiss, failed: int, others: list[str] = ()) -> str:
 # too, and a wrong value almost always has a wrong gradient, so a clip, a kink or a detach is
 # one explanation among many and the line says only what differs.
 GRADIENT_WITH_VALUES = "gradient-with-values"
+# what a gradient case's outcome is when the result is not a floating torch tensor (codec)
+NO_GRADIENT_RAISED = "NoGradient"
 
 
 def gradient_text(
@@ -648,13 +650,27 @@ def gradient_text(
     raised = [i for i in idx if "raised" in got[i]]
     parts = []
     cause = False
-    if raised:
+    # NoGradient: the function returned, but not a floating tensor (a float, numbers rebuilt
+    # into a list or an integer tensor): there "rebuilt from numbers" is what happened. Any
+    # other exception the function (or autograd, for it) raised: an in-place change of a
+    # tensor autograd saved, requires_grad_ on a computed tensor, a hook... its own message on
+    # the ✗ line says which; a cause guessed here would be untrue.
+    rebuilt = [i for i in raised if got[i]["raised"] == NO_GRADIENT_RAISED]
+    crashed = [i for i in raised if got[i]["raised"] != NO_GRADIENT_RAISED]
+    if rebuilt:
         cause = True
-        kinds = sorted({got[i]["raised"] for i in raised})
         parts.append(
-            f"on {len(raised)} of the {n} failed gradient checks the result could not be "
-            f"differentiated ({', '.join(kinds)}): return a torch tensor computed from the "
-            "inputs, never rebuilt from numbers"
+            f"on {len(rebuilt)} of the {n} failed gradient checks the result was not a "
+            "floating torch tensor, so no gradient can flow through it: return a torch tensor "
+            "computed from the inputs, never rebuilt from numbers"
+        )
+    if crashed:
+        cause = True
+        kinds = sorted({got[i]["raised"] for i in crashed})
+        parts.append(
+            f"on {len(crashed)} of the {n} failed gradient checks your function raised "
+            f"{', '.join(kinds)} when its inputs require gradient: find the line that raises "
+            "it (call your function on inputs that require gradient to read its message)"
         )
     for name in fspec.detached:
         k = sum(1 for i in idx if of(got[i]).get(name) == GRADIENT)
