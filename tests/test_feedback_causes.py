@@ -155,3 +155,44 @@ def test_a_result_rebuilt_as_a_float_is_still_told_so():
     line = next(d for d in r.diagnoses if d.id == "gradient")
     assert "never rebuilt from numbers" in line.text, text
     assert "raised" not in line.text, text
+
+
+# -- one cause, two lines ------------------------------------------------------------------------
+
+
+def test_advantages_not_detached_beside_another_mistake_is_one_line_with_its_whole_cost():
+    """07 `clipped_surrogate` with symmetric bounds (eps_high ignored) and the advantages not
+    detached: on the gradient checks with eps_high the gradient into logp differs too, so
+    the catalogued `advantages-not-detached` matched half of them and a gradient line said
+    "gradient reaches `advantages`" of the other half, the cost split between the two. One
+    cause, one line: the recognised mistake costs every gradient check."""
+
+    def make(ns):
+        ref = ns["clipped_surrogate"]
+
+        def surrogate(logp, logp_old, adv, mask, eps_low=0.2, eps_high=None, mode="token-mean"):
+            ratio = torch.exp(logp - logp_old.detach())
+            clipped = torch.clamp(ratio, 1 - eps_low, 1 + eps_low)  # eps_high ignored
+            per_token = torch.where(mask, -torch.minimum(ratio * adv, clipped * adv), 0.0)
+            if mode == "token-mean":
+                return per_token.sum() / mask.sum()
+            rows = per_token.sum(dim=1)
+            if mode == "seq-mean-token-sum":
+                return rows.mean()
+            return (rows / mask.sum(dim=1)).mean()
+
+        def clipped_surrogate(*args, **kwargs):
+            ref(*args, **kwargs)
+            return surrogate(*args, **kwargs)
+
+        return clipped_surrogate
+
+    r, text = _grade("07_beyond_nthr", "clipped_surrogate", make)
+    ids = [d.id for d in r.diagnoses]
+    assert "advantages-not-detached" in ids, text
+    assert not any(d.id.startswith("gradient") for d in r.diagnoses), text
+    assert sum("advantages" in d.text for d in r.diagnoses) == 1, text
+    line = next(d for d in r.diagnoses if d.id == "advantages-not-detached")
+    gradient = sum(k.points for k in r.kinds if k.kind == "gradient")
+    assert line.points == pytest.approx(gradient), text
+    assert not any(c.passed for c in r.cases if c.kind == "gradient"), text

@@ -625,6 +625,45 @@ GRADIENT_WITH_VALUES = "gradient-with-values"
 NO_GRADIENT_RAISED = "NoGradient"
 
 
+def _gradient_entries(o: dict) -> dict:
+    """A gradient outcome's entries, one per differentiated input (codec.outcome_of)."""
+    v = o.get("value")
+    return v["$dict"] if isinstance(v, dict) and isinstance(v.get("$dict"), dict) else {}
+
+
+def _flow(fspec: FunctionSpec, o: dict, expected: dict) -> set[str]:
+    """Where a gradient outcome's flow differs from the expected one's: each input marked
+    "detached" that gradient reaches, each input marked "with gradient" that none reaches."""
+    from autograder.cases.codec import GRADIENT
+    from autograder.cases.compare import numeric
+
+    got, want = _gradient_entries(o), _gradient_entries(expected)
+    out = {n for n in fspec.detached if got.get(n) == GRADIENT and want.get(n) != GRADIENT}
+    for n in fspec.with_gradient:
+        g, e = numeric(got.get(n)), numeric(want.get(n))
+        if g is not None and e is not None and not any(g[1]) and any(e[1]):
+            out.add(n)
+    return out
+
+
+def _same_flow(fspec: FunctionSpec, idx, pool: set[int], expected, got, mo) -> set[int]:
+    """The gradient checks of ``pool`` where the learner's gradient flows wrong in the way a
+    matched mistake's does on every gradient check it was matched on (e.g. into
+    `advantages`), and the mistake's does there too; empty when the mistake is not about
+    the flow."""
+    sig = None
+    for i in sorted(set(idx) & set(fspec.of_kind("gradient"))):
+        mine = _flow(fspec, mo[i], expected[i])
+        sig = mine if sig is None else sig & mine
+    if not sig:
+        return set()
+    return {
+        j
+        for j in pool
+        if sig <= _flow(fspec, got[j], expected[j]) and sig <= _flow(fspec, mo[j], expected[j])
+    }
+
+
 def gradient_text(
     fspec: FunctionSpec,
     idx: list[int],
@@ -642,11 +681,7 @@ def gradient_text(
     from autograder.cases.compare import close, numeric
 
     n = len(idx)
-
-    def of(o: dict) -> dict:
-        v = o.get("value")
-        return v["$dict"] if isinstance(v, dict) and isinstance(v.get("$dict"), dict) else {}
-
+    of = _gradient_entries
     raised = [i for i in idx if "raised" in got[i]]
     parts = []
     cause = False
@@ -816,6 +851,18 @@ def explain(
         )
     unexplained = concept_failed - set().union(*(idx for _, idx in matched)) if matched else set()
     first: Explained = []
+    # one cause, one line: a recognised mistake about where gradient flows (an input not
+    # detached, or detached where it must not be) owns every failed gradient check that shows
+    # that same flow, also where something else differs there too (the values of another
+    # mistake): the gradient line below would name the same cause again, with part of its cost
+    grad_cases = set(fspec.of_kind("gradient"))
+    if grad_cases and matched:
+        flows = []
+        for m, idx in matched:
+            gone = _same_flow(fspec, idx, unexplained & grad_cases, expected, got, mutants[m.id])
+            unexplained -= gone
+            flows.append((m, set(idx) | gone))
+        matched = flows
     for k, (m, idx) in enumerate(matched):
         text = _bound_text(m, fspec, idx, expected, got)
         if text != m.diagnosis:  # the learner's own bound explains the checks it clamps
