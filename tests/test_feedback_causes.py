@@ -157,6 +157,66 @@ def test_a_result_rebuilt_as_a_float_is_still_told_so():
     assert "raised" not in line.text, text
 
 
+# -- an overflow told log(softmax) -----------------------------------------------------------------
+
+
+def _by_hand_softmax(x: torch.Tensor) -> torch.Tensor:
+    return torch.exp(x) / torch.exp(x).sum(-1, keepdim=True)
+
+
+def test_a_softmax_by_hand_that_overflows_exp_is_not_told_log_of_softmax():
+    """05 `sequence_logprobs` as log(exp(z) / sum(exp(z))): exp(200) overflows float32, the
+    unlikely token gets log 0 = -inf, as torch.log(torch.softmax(...)) does there. It is told
+    the overflow (`softmax-without-max-shift`), never `log-of-softmax`, a call it never made."""
+
+    def make(ns):
+        ref = ns["sequence_logprobs"]
+
+        def sequence_logprobs(logits, tokens, mask):
+            ref(logits, tokens, mask)
+            lp = torch.log(_by_hand_softmax(logits))
+            return (lp.gather(-1, tokens.long()[..., None])[..., 0] * mask).sum(1)
+
+        return sequence_logprobs
+
+    r, text = _grade("05_grpo_lld", "sequence_logprobs", make)
+    assert r.score < r.points, text
+    assert "log-of-softmax" not in [d.id for d in r.diagnoses], text
+    assert r.mistake == "softmax-without-max-shift", text
+
+    def log_of_softmax(ns):
+        ref = ns["sequence_logprobs"]
+
+        def sequence_logprobs(logits, tokens, mask):
+            ref(logits, tokens, mask)
+            lp = torch.log(torch.softmax(logits, -1))
+            return (lp.gather(-1, tokens.long()[..., None])[..., 0] * mask).sum(1)
+
+        return sequence_logprobs
+
+    r, text = _grade("05_grpo_lld", "sequence_logprobs", log_of_softmax)
+    assert r.mistake == "log-of-softmax", text  # the call itself is still named
+
+
+def test_a_prediction_error_whose_softmax_overflows_is_told_the_overflow():
+    """06 `prediction_errors` with exp(z) / sum(exp(z)) on logits of 100 and 1000: NaN,
+    named `softmax-without-max-shift`, not a log-softmax."""
+
+    def make(ns):
+        ref = ns["prediction_errors"]
+
+        def prediction_errors(logits, tokens):
+            ref(logits, tokens)
+            one_hot = torch.nn.functional.one_hot(tokens, logits.shape[-1]).to(logits.dtype)
+            return one_hot - _by_hand_softmax(logits)
+
+        return prediction_errors
+
+    r, text = _grade("06_nthr", "prediction_errors", make)
+    assert r.score < r.points, text
+    assert [d.id for d in r.diagnoses] == ["softmax-without-max-shift"], text
+
+
 # -- one cause, two lines ------------------------------------------------------------------------
 
 
