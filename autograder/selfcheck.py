@@ -104,7 +104,6 @@ class SelfCheck:
             ) from None
         raise AssertionError(f"{call} should raise {error.__name__}; it returned {_short(got)}")
 
-
     def _saved_notebook(self) -> Path | None:
         if self._path is not None:
             return self._path
