@@ -145,6 +145,51 @@ def test_an_in_place_op_or_requires_grad_on_a_non_leaf_is_not_told_it_was_rebuil
     assert line.points == pytest.approx(sum(k.points for k in r.kinds if k.kind == "gradient"))
 
 
+def test_a_backward_hook_is_told_the_hook_not_a_result_rebuilt_from_numbers():
+    """07 `clipped_surrogate` that registers a hook on logp: the grader refuses to read that
+    gradient (TamperedAutograd) and says so in its own words."""
+
+    def make(ns):
+        ref = ns["clipped_surrogate"]
+
+        def clipped_surrogate(logp, *args, **kwargs):
+            out = ref(logp, *args, **kwargs)
+            if isinstance(logp, torch.Tensor) and logp.requires_grad:
+                logp.register_hook(lambda g: 2 * g)
+            return out
+
+        return clipped_surrogate
+
+    r, text = _grade("07_beyond_nthr", "clipped_surrogate", make)
+    line = next(d for d in r.diagnoses if d.id == "gradient")
+    assert "a backward hook was registered" in line.text, text
+    assert "rebuilt from numbers" not in line.text, text
+
+
+def test_an_exception_type_of_the_learners_naming_is_not_named_from_a_check_run_after_a_generated_one():
+    """A type the learner's code defined is named at will (it could spell a generated input):
+    the raised-on-gradient line names it only from a check whose inputs are public and that
+    ran before any generated one; here every gradient check runs after generated ones."""
+
+    def make(ns):
+        ref = ns["clipped_surrogate"]
+        spelled = type("Input_0_2231", (Exception,), {})
+
+        def clipped_surrogate(logp, *args, **kwargs):
+            out = ref(logp, *args, **kwargs)
+            if isinstance(logp, torch.Tensor) and logp.requires_grad:
+                raise spelled("no")
+            return out
+
+        return clipped_surrogate
+
+    r, text = _grade("07_beyond_nthr", "clipped_surrogate", make)
+    assert all(c.after_generated or c.hidden for c in r.cases if c.kind == "gradient")
+    line = next(d for d in r.diagnoses if d.id == "gradient")
+    assert "Input_0_2231" not in line.text, text
+    assert "an exception of a type your code defined" in line.text, text
+
+
 def test_a_result_rebuilt_as_a_float_is_still_told_so():
     """The cause stays where it is true: a float returned (no tensor, no gradient)."""
     r, text = _grade(

@@ -670,6 +670,7 @@ def gradient_text(
     expected: list[dict],
     got: list[dict],
     values_right: bool = True,
+    tainted: list[bool] | None = None,
 ) -> tuple[str, bool]:
     """What the failed gradient checks ``idx`` show, input by input (nothing of a generated case
     but how many checks): gradient reaching an input marked "detached", no gradient reaching
@@ -677,7 +678,7 @@ def gradient_text(
     the text names a cause. A gradient that differs is read as a clip, a kink or a detach only
     when ``values_right`` (every value and edge check passes); otherwise it is said to differ
     as the values do."""
-    from autograder.cases.codec import GRADIENT
+    from autograder.cases.codec import GRADIENT, TAMPERED_HOOK, TAMPERED_MODE
     from autograder.cases.compare import close, numeric
 
     n = len(idx)
@@ -691,7 +692,10 @@ def gradient_text(
     # tensor autograd saved, requires_grad_ on a computed tensor, a hook... its own message on
     # the ✗ line says which; a cause guessed here would be untrue.
     rebuilt = [i for i in raised if got[i]["raised"] == NO_GRADIENT_RAISED]
-    crashed = [i for i in raised if got[i]["raised"] != NO_GRADIENT_RAISED]
+    # the grader's own refusal (a hook or a torch mode left active): its message, written by
+    # the grader, says what it found; a learner's exception of that name is a crash
+    tampered = [i for i in raised if got[i].get("message") in (TAMPERED_MODE, TAMPERED_HOOK)]
+    crashed = [i for i in raised if i not in rebuilt and i not in tampered]
     if rebuilt:
         cause = True
         parts.append(
@@ -699,12 +703,26 @@ def gradient_text(
             "floating torch tensor, so no gradient can flow through it: return a torch tensor "
             "computed from the inputs, never rebuilt from numbers"
         )
+    for message in (TAMPERED_MODE, TAMPERED_HOOK):
+        k = sum(1 for i in tampered if got[i]["message"] == message)
+        if k:
+            cause = True
+            parts.append(f"on {k} of the {n} failed gradient checks {message}")
     if crashed:
         cause = True
-        kinds = sorted({got[i]["raised"] for i in crashed})
+        # a type the learner's code defined is not named from a generated check (its name
+        # could spell an input; ``tainted``: a check run after a generated one): shapes
+        kinds = sorted(
+            {
+                shapes.exception_name(
+                    got[i]["raised"], fspec.cases[i].hidden or bool(tainted and tainted[i])
+                )
+                for i in crashed
+            }
+        )
         parts.append(
             f"on {len(crashed)} of the {n} failed gradient checks your function raised "
-            f"{', '.join(kinds)} when its inputs require gradient: find the line that raises "
+            f"{' or '.join(kinds)} when its inputs require gradient: find the line that raises "
             "it (call your function on inputs that require gradient to read its message)"
         )
     for name in fspec.detached:
@@ -950,7 +968,7 @@ def explain(
     first.sort(key=lambda d: -d[0].points)
     if grad_failed:  # after the lines named from the values, whatever it costs
         values_right = not failed & set(fspec.of_kind("value") + fspec.of_kind("edge"))
-        text, cause = gradient_text(fspec, grad_failed, expected, got, values_right)
+        text, cause = gradient_text(fspec, grad_failed, expected, got, values_right, tainted)
         first.append(
             line("gradient" if cause else GRADIENT_WITH_VALUES, text, "shape", grad_failed)
         )
