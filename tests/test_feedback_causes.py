@@ -75,6 +75,17 @@ def test_a_clamp_is_named_only_when_no_passing_check_contradicts_it():
     assert shapes.find_shape(failing, passing=[_row([-1.0, 4.0], [-1.0, 4.0])]) is None
 
 
+def test_a_constant_that_passing_checks_do_not_return_is_not_said_to_ignore_the_inputs():
+    """The same number on every failing check is what they show; "your result does not depend
+    on them" is untrue when a passing check returned another number."""
+    failing = [_row([0.5, 2.0], [7.0, 7.0]), _row([3.0, 4.0], [7.0, 7.0])]
+    alone = shapes.find_shape(failing)
+    assert alone is not None and "does not depend on them" in alone.text, alone
+    beside = shapes.find_shape(failing, passing=[_row([1.0, 2.0], [1.0, 2.0])])
+    assert beside is not None and beside.id == "constant", beside
+    assert "does not depend" not in beside.text and "you returned 7" in beside.text, beside
+
+
 def test_a_sign_rule_of_the_entries_is_not_named_when_a_passing_check_contradicts_it():
     """ "Your values differ exactly where x < 0, and are right everywhere else": not when a
     passing check has an entry with x < 0 that is right."""

@@ -460,16 +460,21 @@ def _constant(cases, pairs, points, distinct, names) -> Shape | None:
     values = np.concatenate([g for _, g, _, _ in points])
     if distinct < 2 or not np.all(values == values[0]):
         return None
+    v0 = values[0]
+    # "does not depend on them" is untrue when a passing check returned another number: then
+    # the line keeps to the failing checks, what is true of them
+    varies = any(bool(np.any(g[ok] != v0)) for _, g, ok, _, _ in names.passing)
     rule = (
         "on every failing check of the formula, whatever the inputs: your result does not depend on them; "
         "check what you compute and what you return"
+        if not varies
+        else "on every failing check of the formula, whatever their inputs (the checks that "
+        "pass get other values): check what your code computes and returns on the failing ones"
     )
-    v0 = values[0]
     return names.shape(
         "constant",
         f"you returned {number_text(v0)} {rule}",
         f"you returned the same number {rule}",
-        holds=lambda e, g, r, a: bool(np.all(g == v0)),  # "does not depend on them"
     )
 
 
