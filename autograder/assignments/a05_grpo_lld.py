@@ -361,13 +361,17 @@ SEQUENCE_LOGPROBS = FunctionSpec(
     with_gradient=("logits",),
     anchors={
         "uniform": ([2 * math.log(1 / 4)], "by hand: 2·log(1/4) = -2.772589"),
-        # log_softmax of (0, 200, 0) at 0 and of (3, -1, 0.5) at 2
+        # row 1: log_softmax of (0, 200, 0) at 0 and of (3, -1, 0.5) at 2; row 2: the same
+        # logits, the favourite (200) picked at the first position
         "unlikely-token": (
             [
                 -200
                 - math.log(1 + 2 * math.exp(-200))
                 + 0.5
-                - math.log(math.exp(3) + math.exp(-1) + math.exp(0.5))
+                - math.log(math.exp(3) + math.exp(-1) + math.exp(0.5)),
+                -math.log(1 + 2 * math.exp(-200))
+                + 0.5
+                - math.log(math.exp(3) + math.exp(-1) + math.exp(0.5)),
             ],
             "by hand",
         ),
@@ -407,9 +411,17 @@ SEQUENCE_LOGPROBS = FunctionSpec(
         ),
         Case(
             "unlikely-token",
-            (_t([[[0.0, 200.0, 0.0], [3.0, -1.0, 0.5]]]), torch.tensor([[0, 2]]), _t([[1, 1]])),
+            # the second row picks the favourite itself: log(softmax) is right there, while a
+            # softmax written as exp(z) / sum(exp(z)) overflows (inf / inf): the two mistakes
+            # that give -inf on the first row are told apart
+            (
+                _t([[[0.0, 200.0, 0.0], [3.0, -1.0, 0.5]]] * 2),
+                torch.tensor([[0, 2], [1, 2]]),
+                _t([[1, 1], [1, 1]]),
+            ),
             note="a token 200 below the favourite: its log probability is about -200, "
-            "where softmax rounds the probability to 0 in float32",
+            "where softmax rounds the probability to 0 in float32 (and, in a second row, the "
+            "favourite itself, where exp(200) overflows float32)",
             kind="edge",
         ),
         Case(
@@ -548,6 +560,18 @@ SEQUENCE_LOGPROBS = FunctionSpec(
             "gives -inf: use torch.log_softmax, which stays finite",
             formula=_picked(lambda x: torch.log(torch.softmax(x, dim=-1)), _masked_sum),
             source="PyTorch docs, torch.nn.functional.log_softmax: doing log and softmax separately is slower and numerically unstable",
+        ),
+        Mistake(
+            "softmax-without-max-shift",
+            "you computed the probabilities as exp(z) / sum(exp(z)) and took their log: exp "
+            "overflows float32 for large logits (exp(200) is inf, so a likely token gets inf / inf, "
+            "NaN, and an unlikely one 0, whose log is -inf); use torch.log_softmax, which "
+            "subtracts each row's max first",
+            formula=_picked(
+                lambda x: torch.log(torch.exp(x) / torch.exp(x).sum(-1, keepdim=True)),
+                _masked_sum,
+            ),
+            source="pyg-team/pytorch_geometric#53: a softmax computed by exp without subtracting the row max gave NaN, fixed by subtracting it",
         ),
         Mistake(
             "nll-sign",

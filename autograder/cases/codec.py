@@ -541,6 +541,15 @@ def _encode_sealed(x: Any, t: dict) -> Any:
     }
 
 
+# The grader's own words when it refuses to differentiate (feedback may quote them: no
+# learner wrote them, and a learner's exception of that name carries other words)
+TAMPERED_MODE = "a torch function or dispatch mode was left active: gradients are graded with none"
+TAMPERED_HOOK = (
+    "a backward hook was registered on an input or on the result: the gradient is graded as "
+    "the function computes it, without hooks"
+)
+
+
 def _gradient_of(value: Any, leaves: list[tuple[str, str, Any, Any]]) -> dict:
     """The gradient outcome: the gradient of the result (or of Σ w·result) into each leaf,
     computed by the autograd engine directly (no ``.backward()``, no ``.grad`` read), with
@@ -553,17 +562,9 @@ def _gradient_of(value: Any, leaves: list[tuple[str, str, Any, Any]]) -> dict:
             "message": "the result is not a floating torch tensor: no gradient can flow through it",
         }
     if t["function_modes"]() or t["dispatch_modes"]():
-        return {
-            "raised": "TamperedAutograd",
-            "message": "a torch function or dispatch mode was left active: gradients are "
-            "graded with none",
-        }
+        return {"raised": "TamperedAutograd", "message": TAMPERED_MODE}
     if any(t["hooks"](x) for x in [value, *(passed for *_, passed in leaves)]):
-        return {
-            "raised": "TamperedAutograd",
-            "message": "a backward hook was registered on an input or on the result: the "
-            "gradient is graded as the function computes it, without hooks",
-        }
+        return {"raised": "TamperedAutograd", "message": TAMPERED_HOOK}
     with t["no_torch_function"]():
         n = t["numel"](value)
         if n != 1:

@@ -621,6 +621,47 @@ def near_miss_text(nm: NearMiss, failed: int, others: list[str] = ()) -> str:
 # too, and a wrong value almost always has a wrong gradient, so a clip, a kink or a detach is
 # one explanation among many and the line says only what differs.
 GRADIENT_WITH_VALUES = "gradient-with-values"
+# what a gradient case's outcome is when the result is not a floating torch tensor (codec)
+NO_GRADIENT_RAISED = "NoGradient"
+
+
+def _gradient_entries(o: dict) -> dict:
+    """A gradient outcome's entries, one per differentiated input (codec.outcome_of)."""
+    v = o.get("value")
+    return v["$dict"] if isinstance(v, dict) and isinstance(v.get("$dict"), dict) else {}
+
+
+def _flow(fspec: FunctionSpec, o: dict, expected: dict) -> set[str]:
+    """Where a gradient outcome's flow differs from the expected one's: each input marked
+    "detached" that gradient reaches, each input marked "with gradient" that none reaches."""
+    from autograder.cases.codec import GRADIENT
+    from autograder.cases.compare import numeric
+
+    got, want = _gradient_entries(o), _gradient_entries(expected)
+    out = {n for n in fspec.detached if got.get(n) == GRADIENT and want.get(n) != GRADIENT}
+    for n in fspec.with_gradient:
+        g, e = numeric(got.get(n)), numeric(want.get(n))
+        if g is not None and e is not None and not any(g[1]) and any(e[1]):
+            out.add(n)
+    return out
+
+
+def _same_flow(fspec: FunctionSpec, idx, pool: set[int], expected, got, mo) -> set[int]:
+    """The gradient checks of ``pool`` where the learner's gradient flows wrong in the way a
+    matched mistake's does on every gradient check it was matched on (e.g. into
+    `advantages`), and the mistake's does there too; empty when the mistake is not about
+    the flow."""
+    sig = None
+    for i in sorted(set(idx) & set(fspec.of_kind("gradient"))):
+        mine = _flow(fspec, mo[i], expected[i])
+        sig = mine if sig is None else sig & mine
+    if not sig:
+        return set()
+    return {
+        j
+        for j in pool
+        if sig <= _flow(fspec, got[j], expected[j]) and sig <= _flow(fspec, mo[j], expected[j])
+    }
 
 
 def gradient_text(
@@ -629,6 +670,7 @@ def gradient_text(
     expected: list[dict],
     got: list[dict],
     values_right: bool = True,
+    tainted: list[bool] | None = None,
 ) -> tuple[str, bool]:
     """What the failed gradient checks ``idx`` show, input by input (nothing of a generated case
     but how many checks): gradient reaching an input marked "detached", no gradient reaching
@@ -636,25 +678,52 @@ def gradient_text(
     the text names a cause. A gradient that differs is read as a clip, a kink or a detach only
     when ``values_right`` (every value and edge check passes); otherwise it is said to differ
     as the values do."""
-    from autograder.cases.codec import GRADIENT
+    from autograder.cases.codec import GRADIENT, TAMPERED_HOOK, TAMPERED_MODE
     from autograder.cases.compare import close, numeric
 
     n = len(idx)
-
-    def of(o: dict) -> dict:
-        v = o.get("value")
-        return v["$dict"] if isinstance(v, dict) and isinstance(v.get("$dict"), dict) else {}
-
+    of = _gradient_entries
     raised = [i for i in idx if "raised" in got[i]]
     parts = []
     cause = False
-    if raised:
+    # NoGradient: the function returned, but not a floating tensor (a float, numbers rebuilt
+    # into a list or an integer tensor): there "rebuilt from numbers" is what happened. Any
+    # other exception the function (or autograd, for it) raised: an in-place change of a
+    # tensor autograd saved, requires_grad_ on a computed tensor, a hook... its own message on
+    # the ✗ line says which; a cause guessed here would be untrue.
+    rebuilt = [i for i in raised if got[i]["raised"] == NO_GRADIENT_RAISED]
+    # the grader's own refusal (a hook or a torch mode left active): its message, written by
+    # the grader, says what it found; a learner's exception of that name is a crash
+    tampered = [i for i in raised if got[i].get("message") in (TAMPERED_MODE, TAMPERED_HOOK)]
+    crashed = [i for i in raised if i not in rebuilt and i not in tampered]
+    if rebuilt:
         cause = True
-        kinds = sorted({got[i]["raised"] for i in raised})
         parts.append(
-            f"on {len(raised)} of the {n} failed gradient checks the result could not be "
-            f"differentiated ({', '.join(kinds)}): return a torch tensor computed from the "
-            "inputs, never rebuilt from numbers"
+            f"on {len(rebuilt)} of the {n} failed gradient checks the result was not a "
+            "floating torch tensor, so no gradient can flow through it: return a torch tensor "
+            "computed from the inputs, never rebuilt from numbers"
+        )
+    for message in (TAMPERED_MODE, TAMPERED_HOOK):
+        k = sum(1 for i in tampered if got[i]["message"] == message)
+        if k:
+            cause = True
+            parts.append(f"on {k} of the {n} failed gradient checks {message}")
+    if crashed:
+        cause = True
+        # a type the learner's code defined is not named from a generated check (its name
+        # could spell an input; ``tainted``: a check run after a generated one): shapes
+        kinds = sorted(
+            {
+                shapes.exception_name(
+                    got[i]["raised"], fspec.cases[i].hidden or bool(tainted and tainted[i])
+                )
+                for i in crashed
+            }
+        )
+        parts.append(
+            f"on {len(crashed)} of the {n} failed gradient checks your function raised "
+            f"{' or '.join(kinds)} when its inputs require gradient: find the line that raises "
+            "it (call your function on inputs that require gradient to read its message)"
         )
     for name in fspec.detached:
         k = sum(1 for i in idx if of(got[i]).get(name) == GRADIENT)
@@ -800,6 +869,18 @@ def explain(
         )
     unexplained = concept_failed - set().union(*(idx for _, idx in matched)) if matched else set()
     first: Explained = []
+    # one cause, one line: a recognised mistake about where gradient flows (an input not
+    # detached, or detached where it must not be) owns every failed gradient check that shows
+    # that same flow, also where something else differs there too (the values of another
+    # mistake): the gradient line below would name the same cause again, with part of its cost
+    grad_cases = set(fspec.of_kind("gradient"))
+    if grad_cases and matched:
+        flows = []
+        for m, idx in matched:
+            gone = _same_flow(fspec, idx, unexplained & grad_cases, expected, got, mutants[m.id])
+            unexplained -= gone
+            flows.append((m, set(idx) | gone))
+        matched = flows
     for k, (m, idx) in enumerate(matched):
         text = _bound_text(m, fspec, idx, expected, got)
         if text != m.diagnosis:  # the learner's own bound explains the checks it clamps
@@ -813,23 +894,27 @@ def explain(
         first.append(line(m.id, text, "concept", idx))
     if concept_failed and not first:
 
-        def shape_of(idx: list[int]):
+        def shape_of(idx: list[int], kinds: tuple[str, ...]):
+            # the passing checks of the same kinds: a relation they contradict is not named
+            passing = [
+                i
+                for i in range(len(fspec.cases))
+                if fspec.cases[i].kind in kinds and i not in failed
+            ]
             return shapes.find_shape(
-                [
-                    (inputs[i], expected[i], got[i], fspec.cases[i].rtol, fspec.cases[i].atol)
-                    for i in idx
-                ],
+                _rows(fspec, idx, inputs, expected, got),
                 arg_names,
                 [fspec.cases[i].hidden or bool(tainted and tainted[i]) for i in idx],
+                _rows(fspec, passing, inputs, expected, got),
             )
 
         # the shape of the formula's failed checks, and of the edge rules' too when the same
         # shape holds there (a keepdim or a crash is the same on both)
         value_failed = sorted(failed & set(fspec.of_kind("value")))
-        found = shape_of(value_failed)
+        found = shape_of(value_failed, ("value",))
         both = sorted(concept_failed)
         if found is not None and both != value_failed:
-            wider = shape_of(both)  # the same shape on the edge checks too: they are its
+            wider = shape_of(both, ("value", "edge"))  # the same shape on the edge checks too
             if wider is not None and wider.id == found.id:
                 found, value_failed = wider, both
         if found is not None:
@@ -856,12 +941,11 @@ def explain(
     if concept_failed and not first:
         # nor which checks: which entries of each value differ, by a sign rule of the inputs
         value_failed = sorted(failed & set(fspec.of_kind("value")))
+        value_passed = sorted(set(fspec.of_kind("value")) - failed)
         entries = shapes.where_differs(
-            [
-                (inputs[i], expected[i], got[i], fspec.cases[i].rtol, fspec.cases[i].atol)
-                for i in value_failed
-            ],
+            _rows(fspec, value_failed, inputs, expected, got),
             arg_names,
+            _rows(fspec, value_passed, inputs, expected, got),
         )
         if entries is not None:
             first = [line("shape:" + entries.id, entries.text, "shape", value_failed)]
@@ -884,11 +968,16 @@ def explain(
     first.sort(key=lambda d: -d[0].points)
     if grad_failed:  # after the lines named from the values, whatever it costs
         values_right = not failed & set(fspec.of_kind("value") + fspec.of_kind("edge"))
-        text, cause = gradient_text(fspec, grad_failed, expected, got, values_right)
+        text, cause = gradient_text(fspec, grad_failed, expected, got, values_right, tainted)
         first.append(
             line("gradient" if cause else GRADIENT_WITH_VALUES, text, "shape", grad_failed)
         )
     return (first + second)[:3]
+
+
+def _rows(fspec: FunctionSpec, idx, inputs, expected, got) -> list[shapes.FailingCase]:
+    """The cases ``idx`` as the error shapes read them: (inputs, expected, yours, rtol, atol)."""
+    return [(inputs[i], expected[i], got[i], fspec.cases[i].rtol, fspec.cases[i].atol) for i in idx]
 
 
 def _argument_features(fspec: FunctionSpec, inp: dict, arg_names) -> dict[tuple, Any]:

@@ -13,7 +13,7 @@ the factor or offset it found, or returns None rather than guess:
     wrong-axis   a reduction of an input over another axis than the expected one
     wrong-shape  any other shape, with the input dimensions its sizes match
     constant     the same number on every failing case, whatever the inputs
-    sign         every value negated
+    sign         every value negated (the sign is flipped; where, the values cannot say)
     abs          every value the absolute value of the expected one (some expected negative)
     factor       every value times one constant: 2, ½, ln 2, ln 10 (log base 2 or 10),
                  a length or a batch size of the inputs (sum vs mean), the number of
@@ -27,6 +27,11 @@ the factor or offset it found, or returns None rather than guess:
 
 The diagnosis is in the second person and says what to change.
 
+A relation read from the failing cases must hold on the passing ones too (``passing``, the
+same function's checks that pass): a clamp at +1 is not what a function does when a passing
+check returns -1 where -1 is expected below that bound. A relation a passing check
+contradicts is not named (less, never untrue).
+
 A generated case's inputs are hidden from the learner (they could be replayed on a
 regrade with the same secret), and so is everything that depends on them or that the
 learner chose: when any failing case is generated (``hidden``), :attr:`Shape.text`
@@ -39,8 +44,8 @@ from __future__ import annotations
 
 import builtins
 import math
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from autograder.cases.compare import cut, number_text
@@ -72,25 +77,71 @@ class Shape:
     id: str
     text: str  # second person, says what to change; what a learner may read
     detail: str = ""  # the text with the hidden cases' specifics (for --show-hidden), if it differs
+    # the relation the text states, on one check's finite values (expected, yours, rtol, atol):
+    # a passing check where it does not hold contradicts the text (None: not checked)
+    holds: Callable[..., bool] | None = field(default=None, compare=False, repr=False)
 
 
 def find_shape(
-    cases: Sequence[FailingCase], arg_names: Sequence[str] = (), hidden: Sequence[bool] = ()
+    cases: Sequence[FailingCase],
+    arg_names: Sequence[str] = (),
+    hidden: Sequence[bool] = (),
+    passing: Sequence[FailingCase] = (),
 ) -> Shape | None:
-    """The one error shape that holds on every failing case, or None.
+    """The one error shape that holds on every failing case, and that no passing case
+    contradicts, or None.
 
     ``arg_names`` names the positional arguments in the text ("the mask" reads
     better than "argument 2"); missing names read "argument k". ``hidden[i]``: case i
     is generated (missing entries: fixed); then the text carries nothing of it.
+    ``passing``: the checks of the same kinds that pass (their values are the expected
+    ones); a relation between values is named only if it holds on them too.
     """
     if not cases:
         return None
     names = _Names(arg_names, [bool(h) for h in hidden] + [False] * (len(cases) - len(hidden)))
+    names.passing = _passing_points(passing)
     for check in (_raised, _wrong_type, _non_finite, _shape_mismatch, _same_shape):
         found = check(cases, names)
         if found is not None:
             return found if found.id else None  # an empty id: the check owns these cases, no shape
     return None
+
+
+def _passing_points(passing: Sequence[FailingCase]) -> list:
+    """The passing checks' finite values, as (expected, yours, rtol, atol); a check whose
+    value is not numbers (an exception expected and raised) says nothing of a relation."""
+    import numpy as np
+
+    out = []
+    for _, exp, got, rtol, atol in passing:
+        if "value" not in exp or "value" not in got:
+            continue
+        e, g = _array(exp["value"]), _array(got["value"])
+        if e is None or g is None or e.shape != g.shape:
+            continue
+        ok = np.isfinite(e) & np.isfinite(g)
+        out.append((e, g, ok, rtol, atol))
+    return out
+
+
+def _contradicted(found: Shape, names: _Names) -> bool:
+    """Does a passing check contradict the relation ``found`` states?"""
+    if found.holds is None:
+        return False
+    with _quiet():
+        for e, g, ok, rtol, atol in names.passing:
+            if not ok.all():
+                e, g = e[ok], g[ok]  # NaN or inf where expected tells nothing of a relation
+            if e.size and not found.holds(e, g, rtol, atol):
+                return True
+    return False
+
+
+def _quiet():
+    import numpy as np
+
+    return np.errstate(all="ignore")
 
 
 # -- encoded values as arrays -----------------------------------------------------------------
@@ -150,16 +201,17 @@ class _Names:
         self.names = list(names)
         self.hidden = list(hidden)
         self.public = not any(self.hidden)  # every failing case is fixed: the notebook shows it
+        self.passing: list = []  # the passing checks' values (find_shape's ``passing``)
 
     def arg(self, k: int) -> str:
         return f"`{self.names[k]}`" if k < len(self.names) else f"argument {k + 1}"
 
-    def shape(self, id: str, full: str, safe: str) -> Shape:
+    def shape(self, id: str, full: str, safe: str, holds=None) -> Shape:
         """``full`` when every case is fixed; else ``safe`` (nothing of a generated case)
         with ``full`` kept as the detail for --show-hidden."""
         if self.public or safe == full:
-            return Shape(id, full)
-        return Shape(id, safe, full)
+            return Shape(id, full, holds=holds)
+        return Shape(id, safe, full, holds=holds)
 
 
 # Exception types whose name a learner's code cannot choose: Python's own, numpy's and
@@ -392,11 +444,11 @@ def _same_shape(cases, names) -> Shape | None:
     distinct = len(np.unique(np.round(informative, 12)))
     for check in (_constant, _sign, _abs, _factor, _offset, _reciprocal, _clamped):
         found = check(cases, pairs, points, distinct, names)
-        if found is not None:
+        if found is not None and not _contradicted(found, names):
             return found
     for check in (_transposed_square, _shifted, _permuted):
         found = check(pairs)
-        if found is not None:
+        if found is not None and not _contradicted(found, names):
             return found
     return None
 
@@ -408,13 +460,20 @@ def _constant(cases, pairs, points, distinct, names) -> Shape | None:
     values = np.concatenate([g for _, g, _, _ in points])
     if distinct < 2 or not np.all(values == values[0]):
         return None
+    v0 = values[0]
+    # "does not depend on them" is untrue when a passing check returned another number: then
+    # the line keeps to the failing checks, what is true of them
+    varies = any(bool(np.any(g[ok] != v0)) for _, g, ok, _, _ in names.passing)
     rule = (
         "on every failing check of the formula, whatever the inputs: your result does not depend on them; "
         "check what you compute and what you return"
+        if not varies
+        else "on every failing check of the formula, whatever their inputs (the checks that "
+        "pass get other values): check what your code computes and returns on the failing ones"
     )
     return names.shape(
         "constant",
-        f"you returned {number_text(values[0])} {rule}",
+        f"you returned {number_text(v0)} {rule}",
         f"you returned the same number {rule}",
     )
 
@@ -424,8 +483,13 @@ def _sign(cases, pairs, points, distinct, names) -> Shape | None:
         return None
     return Shape(
         "sign",
-        "every value has the wrong sign (−1× the expected one): you subtracted the other way "
-        "round (b − a for a − b) or swapped two arguments",
+        # a sign lost anywhere gives this, not only a difference taken the other way round
+        # (a negated result, a minus too many, a negated factor): say what is seen, then where
+        # to look, never one of them as the cause
+        "every value is the negative of the expected one (−1× it): a sign is flipped "
+        "somewhere; look for a minus sign too many or too few, a difference taken the other "
+        "way round (b − a for a − b) or two arguments swapped",
+        holds=lambda e, g, r, a: _close(-e, g, r, a),
     )
 
 
@@ -441,6 +505,7 @@ def _abs(cases, pairs, points, distinct, names) -> Shape | None:
         "abs",
         "every value is the absolute value of the expected one (the negative ones lost their "
         "sign): you took abs() of something the formula keeps signed",
+        holds=lambda e, g, r, a: _close(np.abs(e), g, r, a),
     )
 
 
@@ -474,7 +539,11 @@ def _factor(cases, pairs, points, distinct, names) -> Shape | None:
     for value, label, advice in CONSTANTS:
         if abs(c0 - value) <= 1e-6 * value:
             shown = label if label == f"{value:g}" else f"{label} ({value:.6g})"
-            return Shape("factor", f"every value is {shown}× the expected one: {advice}")
+            return Shape(
+                "factor",
+                f"every value is {shown}× the expected one: {advice}",
+                holds=lambda e, g, r, a: _close(c0 * e, g, r, a),
+            )
     named = _named_length(cases, factors, names)
     if named is not None:
         return named
@@ -489,6 +558,7 @@ def _factor(cases, pairs, points, distinct, names) -> Shape | None:
         "factor",
         f"every value is {c0:.6g}× the expected one: {rule}",
         f"every value is the expected one times the same constant: {rule}",
+        holds=lambda e, g, r, a: _close(c0 * e, g, r, a),
     )
 
 
@@ -638,6 +708,7 @@ def _offset(cases, pairs, points, distinct, names) -> Shape | None:
         f"(add {-d0:+.6g} where it belongs, or find the term you added)",
         "every value is the same constant off the expected one: a constant term is missing "
         "or extra (find the term you added or left out)",
+        holds=lambda e, g, r, a: _close(e + d0, g, r, a),
     )
 
 
@@ -656,6 +727,7 @@ def _reciprocal(cases, pairs, points, distinct, names) -> Shape | None:
         "reciprocal",
         "every value is 1 / the expected one: you inverted a ratio (b / a for a / b, or a − b "
         "inside an exp or log with the wrong sign)",
+        holds=lambda e, g, r, a: _close(1 / e, g, r, a),
     )
 
 
@@ -687,12 +759,15 @@ def _clamped(cases, pairs, points, distinct, names) -> Shape | None:
     else:
         return None
     rule = "you clip where the formula does not, or at another bound"
+    clip = np.minimum if side == "above" else np.maximum
     return names.shape(
         "clamped",
         f"your values are the expected ones clamped at {number_text(bound)}: every expected "
         f"value {side} it is {number_text(bound)} in yours, the others are right; {rule}",
         f"your values are the expected ones clamped at one constant: every expected value "
         f"{side} it is that constant in yours, the others are right; {rule}",
+        # a passing check's expected value beyond the bound, right in yours, is no clamp
+        holds=lambda e, g, r, a: _close(clip(e, bound), g, r, a),
     )
 
 
@@ -703,6 +778,7 @@ def _transposed_square(pairs) -> Shape | None:
         return Shape(
             "transposed",
             "your result is the transpose of the expected one: swap the two axes of what you return",
+            holds=lambda e, g, r, a: e.ndim != 2 or _close(e.T, g, r, a),
         )
     return None
 
@@ -789,10 +865,16 @@ _PREDICATES = (
 _BOOL_PREDICATES = (("is True", lambda x: x != 0), ("is False", lambda x: x == 0))
 
 
-def where_differs(cases: Sequence[FailingCase], arg_names: Sequence[str] = ()) -> Shape | None:
+def where_differs(
+    cases: Sequence[FailingCase],
+    arg_names: Sequence[str] = (),
+    passing: Sequence[FailingCase] = (),
+) -> Shape | None:
     """Entry by entry: do the learner's values differ from the expected ones exactly where one
     input of the output's shape (or two, joined) meets a sign rule? Needs two or more differing
-    entries and two or more entries where the rule does not hold."""
+    entries and two or more entries where the rule does not hold. ``passing``: the checks
+    that pass, whose entries are all right: a rule that holds on one of their entries is
+    wider than what differs (right everywhere else would be untrue)."""
     import numpy as np
 
     names = _Names(arg_names)
@@ -808,6 +890,13 @@ def where_differs(cases: Sequence[FailingCase], arg_names: Sequence[str] = ()) -
         inputs.append(_inputs(inp))
     if sum(int(d.sum()) for d in differ) < 2:
         return None
+    failing = len(differ)
+    for inp, exp, got, _, _ in passing:
+        e = _array(exp["value"]) if "value" in exp and "value" in got else None
+        if e is None or e.ndim == 0:
+            continue  # no entries a rule of the inputs could name
+        differ.append(np.zeros(e.shape, dtype=bool))
+        inputs.append(_inputs(inp))
     rules = []  # (words, the entries where it holds, per case)
     for k in range(min(len(x) for x in inputs)):
         xs = [x[k] for x in inputs]
@@ -831,7 +920,7 @@ def where_differs(cases: Sequence[FailingCase], arg_names: Sequence[str] = ()) -
         if best is None or size < best[0]:
             best = (size, words)
     if best is None:
-        return _same_positions(differ)
+        return _same_positions(differ[:failing])
     return Shape(
         "which-entries",
         f"your values differ from the expected ones exactly where {best[1]}, and are right "
