@@ -1,4 +1,4 @@
-"""Every interval the tiny-model notebooks and docs quote comes from a shipped file.
+"""Every interval and figure the tiny-model notebooks and docs quote comes from a shipped file.
 
 The text of 05-07 and docs/tiny-model.md quotes paired differences as "mean [low, high]" (95 %
 t intervals over seeds). Each must be one the shipped results hold (tiny_model/results/*.json:
@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import re
+import warnings
 
 import numpy as np
 from conftest import ROOT
@@ -87,13 +88,15 @@ def quoted():
                 yield where, m.group(0).replace("\n", " "), [m.group(k) for k in (1, 2, 3)]
 
 
+def _rounds_to(v: float, shown: str) -> bool:
+    """Is ``shown`` a rounding of ``v`` to the digits it shows (either way at a tie)?"""
+    return abs(v - _value(shown)) <= 0.5 * 10 ** -_decimals(shown) * (1 + 1e-9)
+
+
 def _matches(shown: list[str], stored: tuple[float, float, float]) -> bool:
     mean, low, high = stored
     for candidate in ((mean, low, high), (-mean, -high, -low)):  # "N [a, b] fewer"
-        if all(
-            abs(round(v, _decimals(q)) - _value(q)) <= 0.5 * 10 ** -_decimals(q) + 1e-12
-            for q, v in zip(shown, candidate)
-        ):
+        if all(_rounds_to(v, q) for q, v in zip(shown, candidate)):
             return True
     return False
 
@@ -140,3 +143,70 @@ def test_07s_probe_figures_are_the_shipped_probes():
         assert _matches([m.group(1)] * 3, (diff, diff, diff)), (label, m.group(1), diff)
         share = abs(diff) / base * 100
         assert _matches([m.group(2)] * 3, (share, share, share)), (label, m.group(2), share)
+
+
+# Figures of three or more decimals in the same texts that are not results: arXiv ids, and a
+# constant of the maths (05's common-mistakes table: a population std gives ±1 where the
+# sample std gives ±1/√2 for rewards (0, 1)).
+NOT_RESULTS = {"0.707107"}
+PLAIN = re.compile(r"(?<![\w.\[−+-])(\d+\.\d{3,})(?![\d\]])")
+ARXIV = re.compile(r"arXiv[\s:]+\d{4}\.\d{4,5}")
+
+
+def shipped_figures() -> np.ndarray:
+    """Every number the shipped results hold, their intervals, and the studies' means over
+    seeds at every evaluation (the "0.410 → 0.559" of a table)."""
+
+    def numbers(x):
+        if isinstance(x, dict):
+            for v in x.values():
+                yield from numbers(v)
+        elif isinstance(x, list):
+            for v in x:
+                yield from numbers(v)
+        elif isinstance(x, (int, float)) and not isinstance(x, bool):
+            yield float(x)
+
+    out = [v for t in shipped_intervals() for v in t]
+    for path in RESULTS:
+        data = json.loads(path.read_text())
+        out += list(numbers(data))
+        try:
+            study = TrainStudy.from_dict(data)
+        except (KeyError, TypeError, ValueError):
+            continue
+        for metric in study.runs[study.methods[0]][study.seeds[0]]:
+            for m in study.methods:
+                rows = [study.runs[m][s][metric] for s in study.seeds]
+                if len({len(r) for r in rows}) == 1 and rows[0]:
+                    with np.errstate(all="ignore"), warnings.catch_warnings():
+                        warnings.simplefilter("ignore")
+                        out += list(np.nanmean(np.asarray(rows, dtype=float), axis=0))
+    return np.asarray(out, dtype=float)
+
+
+def test_every_quoted_figure_of_three_decimals_is_in_the_shipped_results():
+    """Accuracies, shares and counts quoted as 0.559 or 2.388 (not in an interval): each must
+    be a rounding of a number the shipped results hold (or their means over seeds)."""
+    pool = shipped_figures()
+    pool = np.concatenate([pool, -pool])
+    missing, found = [], 0
+    for path in TEXTS:
+        if path.suffix == ".ipynb":
+            cells = json.loads(path.read_text())["cells"]
+            parts = [(f"{path.name} cell {i}", "".join(c["source"]))
+                     for i, c in enumerate(cells) if c["cell_type"] == "markdown"]  # fmt: skip
+        else:
+            parts = [(str(path.relative_to(ROOT)), path.read_text())]
+        for where, text in parts:
+            text = ARXIV.sub("", INTERVAL.sub("", text))
+            for m in PLAIN.finditer(text):
+                shown = m.group(1)
+                if shown in NOT_RESULTS:
+                    continue
+                found += 1
+                tol = 0.5 * 10 ** -_decimals(shown) * (1 + 1e-9)
+                if not (np.abs(pool - _value(shown)) <= tol).any():
+                    missing.append(f"{where}: {shown} in …{text[max(0, m.start() - 60) : m.end()]}")
+    assert found >= 50, f"only {found} figures found: has the text's form changed?"
+    assert not missing, "quoted, but in no shipped result:\n" + "\n".join(missing)
