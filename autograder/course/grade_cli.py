@@ -410,12 +410,16 @@ class Grader:
                 clean,
                 prog.stub_notes.get(name, ""),
                 prog.broken_notes.get(name, ""),
+                prog.unbound_notes.get(name, ""),
             )
-            # where a slip in a helper was charged (submission.build_program): once
+            # where a slip in a helper was charged (submission.build_program): once; a name the
+            # program lacks is said once, as the cost line of the checks it made raise, or
+            # here when none did
+            said = any(d.id == "unbound-name" for d in scored.diagnoses)
             extra = (
                 prog.charged_notes.get(name, ""),
                 prog.served_notes.get(name, ""),
-                prog.unbound_notes.get(name, ""),
+                "" if said else prog.unbound_notes.get(name, ""),
             )
             scored.note = " ".join(t for t in (scored.note, *extra) if t)
             res.functions.append(scored)

@@ -90,7 +90,8 @@ class Diagnosis:
 
     id: str  # a mistake id, or "shape:<name>"
     text: str  # what a learner may read: nothing of a generated case (see shapes)
-    kind: str  # "concept" | "validation" | "shape" | "helper" (a stubbed or broken helper)
+    kind: str  # "concept" | "validation" | "shape" | "helper" (a stubbed or broken helper) |
+    # "name" (a name the grader's program lacks)
     points: float  # the points lost on the cases it explains
     detail: str = ""  # the text with the generated cases' specifics: --show-hidden only
 
@@ -1113,6 +1114,7 @@ def score(
     fixed_apart: bool = False,
     stub_note: str = "",
     broken_note: str = "",
+    unbound_note: str = "",
 ) -> FunctionResult:
     """Verdicts, the score (points x Σ_kind share x weighted fraction passed, 2 decimals), diagnoses.
 
@@ -1127,7 +1129,10 @@ def score(
     the first diagnosis, costing the checks the stubs made raise. ``broken_note``: it calls
     helpers left undefined because their definitions do not compile (stubs.broken_text): the
     first diagnosis, costing the checks that raise NameError. Both are kind "helper", one form
-    for the two slips, each with its cost in every view.
+    for the two slips, each with its cost in every view. ``unbound_note``: names the function
+    uses that the grader's program does not define (unbound.note: a helper the saved file lost,
+    an exploration cell's import): kind "name", costing the checks that raise NameError, in the
+    same form.
     """
     times = times or [0.0] * len(inputs)
     got = _cleaned_messages(assignment, fspec, inputs, expected, got)
@@ -1173,9 +1178,10 @@ def score(
         # one cause, one line: the checks a stubbed or undefined helper makes raise are
         # that helper's, and no other diagnosis is read from them
         helpers: Explained = []
-        for did, raised, note in (
-            ("broken-helper", "NameError", broken_note),
-            ("stub-helper", "NotImplementedError", stub_note),
+        for did, raised, note, kind in (
+            ("broken-helper", "NameError", broken_note, "helper"),
+            ("unbound-name", "NameError", unbound_note, "name"),
+            ("stub-helper", "NotImplementedError", stub_note, "helper"),
         ):
             hit = [
                 i
@@ -1183,8 +1189,16 @@ def score(
                 if not ok and g.get("raised") == raised and not any(i in idx for _, idx in helpers)
             ]
             if note and hit:
-                line = f"{note} ({len(hit)} of {len(got)} checks raise {raised})"
-                helpers.append((Diagnosis(did, line, "helper", 0.0), frozenset(hit)))
+                told = ""
+                if kind == "name":  # Python's own words too, from a check anyone may see
+                    shown = [
+                        str(got[i].get("message", ""))
+                        for i in hit
+                        if not (cases[i].hidden or cases[i].after_generated)
+                    ]
+                    told = f': "{shown[0]}"' if shown and shown[0] else ""
+                line = f"{note} ({len(hit)} of {len(got)} checks raise {raised}{told})"
+                helpers.append((Diagnosis(did, line, kind, 0.0), frozenset(hit)))
         taken = set().union(*(idx for _, idx in helpers)) if helpers else set()
         rest = [expected[i] if i in taken else g for i, g in enumerate(got)]
         explained = helpers + explain(
@@ -1332,6 +1346,7 @@ DIAGNOSIS_LABELS = {
     "validation": "Recognised mistake (input checks)",
     "shape": "What your function does",
     "helper": "A helper to fix",
+    "name": "A name the grader's program lacks",
 }
 
 
