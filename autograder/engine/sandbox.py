@@ -11,7 +11,9 @@ inputs, the limits), then starts ``python harness.py job.json 3``:
   seccomp filter), ``/tmp`` and the working directory
   bound to the child's own empty folder, and nothing else: not the course
   folder, the secret, the grader's package or the output folder (masked if they
-  sit inside a library folder);
+  sit inside a library folder); where the kernel refuses bubblewrap a new /proc (a
+  container's masked /proc) and only there, the same sandbox with a /proc holding only
+  cpuinfo ("bwrap-noproc", cold children only: :func:`detect`);
 - without it: the same limits, a scrubbed environment and an empty working
   directory, and the result carries the warning that isolation is reduced.
 
