@@ -22,18 +22,25 @@ evaluated by the launcher for a process with no capability.
   as under the default;
 - the profile differs from its input only in the rules for those five calls (pure JSON);
 - what it does not lift: with /proc masked as a container runtime masks it, bubblewrap still
-  cannot mount the sandbox's own /proc, and `drills grade` refuses the secret again.
+  cannot mount the sandbox's own /proc. `drills grade` then grades in "bwrap-noproc" (the same
+  sandbox, its /proc a read-only tmpfs holding only cpuinfo): the seven solution notebooks get
+  full marks with a private secret, a graded cell hunting the secret (environment, every
+  /proc/*/environ, cmdline and mem, files, other processes, a proc mount of its own) finds
+  nothing and each answer-key attack scores no more than the stub; binding the container's
+  /proc instead (rejected) would show the learner the pod's processes and command lines.
 """
 
 from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 
+import nbformat
 import oci_seccomp
 import pytest
 from conftest import ROOT, run_drills
@@ -301,15 +308,27 @@ def _masked(argv: list[str]) -> list[str]:
             "mask-proc", *argv]  # fmt: skip
 
 
+def _pod_grade(tmp_path: Path, submitted: Path, local: Path) -> subprocess.CompletedProcess:
+    """`drills grade` with a private (0600) course secret in the emulated restricted pod:
+    /proc masked, the Localhost profile, no CAP_SYS_ADMIN; children run as its own uid."""
+    secret = _secret(tmp_path)
+    return run_drills(
+        "grade", str(submitted), "--out", str(tmp_path / "out"), "--secret-file", str(secret),
+        "--jobs", "2", timeout=600, prefix=_masked(oci_seccomp.command(local, [])),
+        DRILLS_SANDBOX_UID="keep", DRILLS_SECRET_FILE=str(secret),
+    )  # fmt: skip
+
+
 @pytest.mark.slow
-def test_with_proc_masked_as_in_a_container_bubblewrap_still_fails_and_the_secret_is_refused(
+def test_with_proc_masked_as_in_a_container_the_seven_solutions_grade_without_their_own_proc(
     tmp_path,
 ):
-    """What the seccomp profile does not lift: with /proc masked as runc masks a container's
-    (Pod Security "restricted" keeps procMount Default), the kernel refuses bubblewrap a new
-    /proc even under the Localhost profile. Does bubblewrap say so (and start without its own
-    /proc, so seccomp is not what stops it), and does `drills grade`, which gives every
-    sandbox its own /proc, fall back and refuse the secret rather than grade unsafely?"""
+    """With /proc masked as runc masks a container's (Pod Security "restricted" keeps
+    procMount Default), the kernel refuses bubblewrap a new /proc even under the Localhost
+    profile. Does bubblewrap say so (and start without its own /proc, so seccomp is not what
+    stops it), and does `drills grade` then use "bwrap-noproc", say so, keep the 0600 secret
+    (not refused) and give each of the seven solution notebooks full marks, in cold
+    children (a warm zygote mounts a /proc per job)?"""
     _, local = _profiles(tmp_path)
     p = subprocess.run(
         _masked(oci_seccomp.command(local, [*BWRAP[:-1], "--proc", "/proc", "true"])),
@@ -320,15 +339,255 @@ def test_with_proc_masked_as_in_a_container_bubblewrap_still_fails_and_the_secre
         _masked(oci_seccomp.command(local, BWRAP)), capture_output=True, text=True, timeout=60
     )
     assert p.returncode == 0, p.stderr
-    out = tmp_path / "out"
+    for a in ASSIGNMENTS:
+        target = tmp_path / "submitted" / "reference" / a
+        target.mkdir(parents=True)
+        shutil.copy(ROOT / "solutions" / a / f"{a}.ipynb", target)
+    p = _pod_grade(tmp_path, tmp_path / "submitted", local)
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert REFUSED not in p.stderr and NOT_STARTED not in p.stderr, p.stderr
+    assert "bwrap-noproc" in p.stderr and "masked" in p.stderr, p.stderr
+    text = (tmp_path / "out" / "results.json").read_text()
+    results = json.loads(text)
+    assert results["isolation"]["mode"] == "bwrap-noproc", results["isolation"]
+    assert results["secret"] == "course secret"
+    scores = {s["assignment"]: (s["score"], s["max_score"]) for s in results["submissions"]}
+    assert sorted(scores) == ASSIGNMENTS
+    assert all(got == full > 0 for got, full in scores.values()), scores
+    assert SECRET not in text
+    # torch found the processors (its /proc/cpuinfo), as in "bwrap": no complaint from cpuinfo
+    said = [s["child"]["stderr"] for s in results["submissions"]]
+    assert not any("Error in cpuinfo" in x for x in said), said
+    warm = json.loads((tmp_path / "out" / "run.json").read_text())["warm_workers"]
+    assert warm["warm_jobs"] == 0 and "own /proc" in warm["unavailable"], warm
+
+
+ASSIGNMENTS = sorted(p.name for p in (ROOT / "solutions").iterdir() if p.name[:2].isdigit())
+A07 = "07_beyond_nthr"
+SOLUTION_07 = ROOT / "solutions" / A07 / f"{A07}.ipynb"
+
+# Every way to the secret a child without its own /proc might try: its own environment, every
+# process's environ, cmdline and memory through whatever /proc it has, the secret's file by its
+# path, the solutions and the course folder; then a proc mount of its own, in its namespaces or
+# in a new user namespace. ``found`` names each thing it reached (a process other than itself
+# counts: it must see none).
+HUNT = """
+def _hunt(secret, paths):
+    import ctypes, os
+    found, me = [], str(os.getpid())
+    for k, v in os.environ.items():
+        if "DRILLS" in k or secret in v:
+            found.append("environment " + k)
+    for path in paths:
+        try:
+            if os.path.isdir(path):
+                found.append("listed " + path + " " + ",".join(os.listdir(path)[:4]))
+            else:
+                with open(path, "rb") as f:
+                    found.append("read " + path + " " + repr(f.read(40)))
+        except OSError:
+            pass
+    try:
+        pids = [d for d in os.listdir("/proc") if d.isdigit() and d != me]
+    except OSError:
+        pids = []
+    for pid in pids:
+        found.append("process " + pid)
+        for what in ("environ", "cmdline"):
+            try:
+                with open(f"/proc/{pid}/{what}", "rb") as f:
+                    text = f.read().decode(errors="replace")
+                found.append(f"{what} of {pid}: {text.replace(chr(0), ' ')[:200]}")
+            except OSError:
+                pass
+        try:
+            with open(f"/proc/{pid}/maps") as maps, open(f"/proc/{pid}/mem", "rb") as mem:
+                for line in maps:
+                    lo, hi = (int(x, 16) for x in line.split()[0].split("-"))
+                    if "r" in line.split()[1] and hi - lo < 1 << 26:
+                        try:
+                            mem.seek(lo)
+                            if secret.encode() in mem.read(hi - lo):
+                                found.append(f"memory of {pid}")
+                        except (OSError, ValueError, OverflowError):
+                            pass
+        except OSError:
+            pass
+    c = ctypes.CDLL(None, use_errno=True)
+    os.makedirs("/tmp/hunt-proc", exist_ok=True)
+    if c.mount(b"proc", b"/tmp/hunt-proc", b"proc", 0, None) == 0:
+        found.append("mounted a proc: " + ",".join(os.listdir("/tmp/hunt-proc")[:8]))
+    if c.unshare(0x10000000) == 0:
+        found.append("made a user namespace")
+    print("HUNT RAN", len(found))
+    return found
+"""
+
+
+def _secret_hunt(folder: Path) -> Path:
+    """mallory: 01's reference with the hunt in its graded forward_kl (a cell the grader
+    runs): full marks when it finds nothing, "LEAKED: ..." (in results.json) otherwise."""
+    nb = nbformat.read(str(SOLUTION), as_version=4)
+    (cell,) = [
+        c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "forward_kl"
+    ]
+    paths = [str(folder / "course.secret"), str(SOLUTION), str(ROOT), str(ROOT / "solutions")]
+    cell.source += (
+        "\n"
+        + HUNT
+        + (
+            "\n_honest_forward_kl = forward_kl\n\n\n"
+            "def forward_kl(policy, reference):\n"
+            f"    found = _hunt({SECRET!r}, {paths!r})\n"
+            "    if found:\n"
+            "        return 'LEAKED: ' + ' | '.join(found)\n"
+            "    return _honest_forward_kl(policy, reference)\n"
+        )
+    )
+    target = folder / "submitted" / "mallory" / "01_exact_kl" / SOLUTION.name
+    target.parent.mkdir(parents=True)
+    nbformat.write(nb, str(target))
+    return target
+
+
+# 07's graded functions computed by the solutions' own cells, reached through a path: the
+# checkout's, or the grader's working folder and root through /proc (its cwd is the checkout)
+_FROM_SOLUTIONS = """
+def _solution(name):
+    import json, os
+    rel = "solutions/{a}/{a}.ipynb"
+    paths = [{checkout!r} + "/" + rel]
+    try:
+        for pid in os.listdir("/proc"):
+            paths += [f"/proc/{{pid}}/cwd/" + rel, f"/proc/{{pid}}/root" + paths[0]]
+    except OSError:
+        pass
+    for path in paths:
+        try:
+            with open(path) as f:
+                nb = json.load(f)
+        except OSError:
+            continue
+        ns = {{}}
+        for c in nb["cells"]:
+            if c["cell_type"] == "code":
+                try:
+                    exec("".join(c["source"]), ns)
+                except Exception:
+                    pass
+        if name in ns:
+            return ns[name]
+    return None
+"""
+
+
+def _answer_attacks() -> dict[str, tuple[str, str]]:
+    """student -> (07's function, its cell): test_answer_key_sandbox's three (tiny_model by
+    import, by the checkout's path, by reading its file) and the solution notebook by path and
+    through /proc; each falls back to the stub's body (0 points) when it reaches nothing."""
+    import test_answer_key_sandbox as answer_key
+
+    attacks = dict(answer_key.ATTACKS)
+    helper = _FROM_SOLUTIONS.format(a=A07, checkout=str(ROOT))
+    attacks["solution-notebook"] = (
+        "thr_weights",
+        helper + "\n\ndef thr_weights(thr, dominant, p):\n"
+        "    ref = _solution('thr_weights')\n"
+        "    if ref is None:\n"
+        "        raise NotImplementedError\n"
+        "    return ref(thr, dominant, p)\n",
+    )
+    attacks["solution-through-proc"] = (
+        "nll_on_correct",
+        helper + "\n\ndef nll_on_correct(logp, mask, correct):\n"
+        "    ref = _solution('nll_on_correct')\n"
+        "    if ref is None:\n"
+        "        raise NotImplementedError\n"
+        "    return ref(logp, mask, correct)\n",
+    )
+    return attacks
+
+
+@pytest.mark.slow
+def test_with_proc_masked_attacks_reach_nothing_in_the_sandbox_without_its_own_proc(tmp_path):
+    """In the emulated pod, graded in "bwrap-noproc" with a private secret: does a graded cell
+    that hunts the secret (its environment, every /proc/*/environ, cmdline and mem, the
+    secret's file, the solutions, other processes, a proc mount of its own, a user namespace)
+    find nothing (full marks, the hunt shown to have run), and does each answer-key attack
+    (tiny_model three ways, 07's solution notebook by path and through /proc) score no more
+    than the unanswered stub, its control?"""
+    _, local = _profiles(tmp_path)
+    _secret_hunt(tmp_path)
+    attacks = _answer_attacks()
+    stub = nbformat.read(str(ROOT / "exercises" / A07 / f"{A07}.ipynb"), as_version=4)
+    for student, (fn, code) in [*attacks.items(), ("control", (None, None))]:
+        nb = nbformat.reads(nbformat.writes(stub), as_version=4)
+        for c in nb.cells:
+            if fn and c.metadata.get("nbgrader", {}).get("grade_id") == fn:
+                c.source = code
+        target = tmp_path / "submitted" / student / A07 / f"{A07}.ipynb"
+        target.parent.mkdir(parents=True)
+        nbformat.write(nb, str(target))
+    p = _pod_grade(tmp_path, tmp_path / "submitted", local)
+    assert p.returncode == 0, p.stdout + p.stderr
+    text = (tmp_path / "out" / "results.json").read_text()
+    results = json.loads(text)
+    assert results["isolation"]["mode"] == "bwrap-noproc", results["isolation"]
+    by = {s["student"]: s for s in results["submissions"]}
+    assert "LEAKED" not in text and SECRET not in text
+    assert by["mallory"]["score"] == 7.0, by["mallory"]
+    assert "HUNT RAN 0" in by["mallory"]["child"]["stdout"], by["mallory"]["child"]
+
+    def points(student: str, fn: str) -> float:
+        (f,) = [f for f in by[student]["functions"] if f["function"] == fn]
+        return f["score"]
+
+    for student, (fn, _) in attacks.items():
+        assert points(student, fn) <= points("control", fn), (
+            f"{student}: {fn} took {points(student, fn)} points, its control "
+            f"{points('control', fn)}"
+        )
+
+
+def test_binding_the_containers_proc_instead_would_show_the_grader(tmp_path):
+    """The rejected alternative: bind the container's own /proc into the sandbox (read-only)
+    where a new one cannot be mounted. In the emulated pod, with a stand-in grader process
+    holding the secret in its environment and its secret file's path on its command line, the
+    hunt run in that sandbox lists the pod's processes and reads their command lines (the
+    grader's, other sandboxes'): the guarantee "no other process in view" is gone. (The
+    grader's environment and memory the kernel still keeps from a process in a child user
+    namespace; its command line and the process list it does not.)"""
+    _, local = _profiles(tmp_path)
     secret = _secret(tmp_path)
-    p = run_drills(
-        "grade", str(_submissions(tmp_path, 1)), "--out", str(out), "--secret-file", str(secret),
-        timeout=300, prefix=_masked(oci_seccomp.command(local, [])), DRILLS_SANDBOX_UID="keep",
-    )  # fmt: skip
-    assert p.returncode == 2 and REFUSED in p.stderr, p.stdout + p.stderr
-    assert NOT_STARTED in p.stderr and "Can't mount proc" in p.stderr, p.stderr
-    assert not (out / "results.json").exists()
+    hunt = HUNT + f"print(_hunt({SECRET!r}, []))"
+    sandbox = [
+        "bwrap", "--unshare-all", "--unshare-user", "--die-with-parent", "--cap-drop", "ALL",
+        "--clearenv",
+        "--ro-bind", "/usr", "/usr", "--ro-bind", sys.base_prefix, sys.base_prefix,
+        "--ro-bind", "/proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp",
+    ]  # fmt: skip
+    for top in ("/bin", "/lib", "/lib64"):
+        if Path(top).is_symlink():
+            sandbox += ["--symlink", str(Path(top).readlink()), top]
+    python = os.path.realpath(sys.executable)
+    grader = f"DRILLS_SECRET={SECRET} {python} -c 'import time; time.sleep(60)' --secret-file"
+    grader += f' {secret} & exec "$@"'
+    argv = ["sh", "-c", grader, "grader", *sandbox, python, "-I", "-c", hunt]
+    p = subprocess.run(
+        _masked(oci_seccomp.command(local, argv)), capture_output=True, text=True, timeout=60
+    )
+    assert p.returncode == 0, p.stderr
+    assert "process 1" in p.stdout and f"--secret-file {secret}" in p.stdout, p.stdout
+    # the same sandbox with the chosen mode's /proc (a tmpfs) shows no process (this bare
+    # command line has no seccomp filter, so its user namespace is not refused here)
+    chosen = [*sandbox[: sandbox.index("/proc") - 1], "--tmpfs", "/proc"]
+    chosen += sandbox[sandbox.index("/proc") + 2 :]
+    argv = ["sh", "-c", grader, "grader", *chosen, python, "-I", "-c", hunt]
+    p = subprocess.run(
+        _masked(oci_seccomp.command(local, argv)), capture_output=True, text=True, timeout=60
+    )
+    assert p.returncode == 0 and "HUNT RAN" in p.stdout, p.stdout + p.stderr
+    assert not any(w in p.stdout for w in ("process", "cmdline", "environ", "memory")), p.stdout
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -11,7 +11,9 @@ inputs, the limits), then starts ``python harness.py job.json 3``:
   seccomp filter), ``/tmp`` and the working directory
   bound to the child's own empty folder, and nothing else: not the course
   folder, the secret, the grader's package or the output folder (masked if they
-  sit inside a library folder);
+  sit inside a library folder); where the kernel refuses bubblewrap a new /proc (a
+  container's masked /proc) and only there, the same sandbox with a /proc holding only
+  cpuinfo ("bwrap-noproc", cold children only: :func:`detect`);
 - without it: the same limits, a scrubbed environment and an empty working
   directory, and the result carries the warning that isolation is reduced.
 
@@ -115,17 +117,27 @@ class Limits:
         return self.timeout + max(2.0, 0.25 * self.timeout)
 
 
+# Bubblewrap's modes: "bwrap", the sandbox with its own /proc; "bwrap-noproc", the same sandbox
+# with an empty read-only /proc, where the kernel refuses a new proc mount (a container whose
+# /proc the runtime has masked: Kubernetes' procMount Default). detect() picks it only then.
+BWRAP_MODES = ("bwrap", "bwrap-noproc")
+
+
 @dataclass
 class Isolation:
-    mode: str  # "bwrap" or "reduced"
+    mode: str  # one of BWRAP_MODES, or "reduced"
     bwrap: str | None = None
     drop_uid: bool = False  # run children as unprivileged uids (grader is root)
     hidden: list[Path] = field(default_factory=list)  # must not be visible in the child
     warnings: list[str] = field(default_factory=list)
 
     @property
+    def bubblewrap(self) -> bool:
+        return self.mode in BWRAP_MODES
+
+    @property
     def reduced(self) -> bool:
-        return self.mode != "bwrap"
+        return not self.bubblewrap
 
 
 # -- what the child may see --------------------------------------------------------------------
@@ -212,7 +224,7 @@ def secret_exposure(iso: Isolation, private: list[Path]) -> str | None:
     as the grader's own user can read all of them (the file, /proc/<grader>/environ and
     /proc/<grader>/mem), so no secret may be used; a child running as a separate uid (the
     grader is root) is kept out by file modes, so each of them must be private."""
-    if iso.mode == "bwrap":
+    if iso.bubblewrap:
         return None
     if not iso.drop_uid:
         return (
@@ -241,7 +253,7 @@ def answer_exposure(iso: Isolation, course_root: Path) -> str | None:
     user can read them all (and :func:`secret_exposure` already refuses a secret there). A
     child running as a separate uid (a root grader) is kept out by file modes only, so each
     must be closed to other users."""
-    if iso.mode == "bwrap" or not iso.drop_uid:
+    if iso.bubblewrap or not iso.drop_uid:
         return None
     for path in [Path(course_root) / "solutions", *_answer_dirs()]:
         if path.exists() and _others_can_open(path):
@@ -288,37 +300,25 @@ def detect(hidden: list[Path], force_reduced: bool = False) -> Isolation:
     if os.environ.get("DRILLS_SANDBOX", "").lower() in ("none", "reduced", "off"):
         force_reduced = True
     if bwrap and not force_reduced:
-        # its own empty /tmp: bwrap makes the mount points of folders bound below /tmp (an
-        # interpreter under /tmp) inside it, which must not land in the real temporary folder
-        scratch = scratch_dir("child")
-        if iso.drop_uid:  # the probe runs as the children's uid
-            os.chown(scratch, _child_uid(0), _child_uid(0))
-        probe = _bwrap_command(
-            bwrap,
-            iso,
-            Path("/nonexistent-in"),
-            scratch,
-            [str(_interpreter()[0]), "-S", "-c", "pass"],
-        )
-        try:
-            r = subprocess.run(
-                probe,
-                stdin=subprocess.DEVNULL,
-                capture_output=True,
-                timeout=30,
-                env=_child_env(),
-                **_uid_kwargs(iso, 0),
-            )
-            if r.returncode == 0:
-                iso.mode, iso.bwrap = "bwrap", bwrap
+        failed = _probe(bwrap, iso, "bwrap")
+        if failed is not None and PROC_REFUSED in failed:
+            # A container's masked /proc (procMount Default): the kernel refuses any new proc
+            # mount. The same sandbox without its own /proc keeps every promise (the child is
+            # still in its own pid namespace; nothing of the grader's is in its view), so it
+            # is used, after its own probe checks that.
+            noproc = _probe(bwrap, iso, "bwrap-noproc")
+            if noproc is None:
+                iso.mode, iso.bwrap = "bwrap-noproc", bwrap
+                iso.warnings.append(NOPROC_WARNING)
             else:
                 iso.warnings.append(
-                    f"bwrap is installed but failed to start a sandbox: {r.stderr.decode(errors='replace').strip()[:300]}"
+                    f"bwrap is installed but failed to start a sandbox: {failed}; nor without "
+                    f"its own /proc: {noproc}"
                 )
-        except (OSError, subprocess.SubprocessError) as e:
-            iso.warnings.append(f"bwrap is installed but failed to start a sandbox: {e}")
-        finally:
-            release_scratch(scratch)
+        elif failed is None:
+            iso.mode, iso.bwrap = "bwrap", bwrap
+        else:
+            iso.warnings.append(f"bwrap is installed but failed to start a sandbox: {failed}")
     elif not bwrap and not force_reduced:
         iso.warnings.append("bubblewrap (bwrap) is not installed")
     if iso.reduced:
@@ -329,6 +329,71 @@ def detect(hidden: list[Path], force_reduced: bool = False) -> Isolation:
             "install bubblewrap) to grade untrusted submissions."
         )
     return iso
+
+
+PROC_REFUSED = "Can't mount proc"  # bubblewrap's words when the kernel refuses it a /proc
+NOPROC_WARNING = (
+    "bubblewrap cannot mount the sandbox's own /proc here (the kernel refuses a new proc mount "
+    "while this container's /proc is masked, as Kubernetes' procMount Default leaves it): "
+    'learner code runs in bubblewrap with a /proc that holds only cpuinfo ("bwrap-noproc": '
+    "the same namespaces, files and limits, user namespaces refused by the seccomp filter; "
+    "nothing of any process in view), and warm "
+    "workers are off (each job needs its own /proc)"
+)
+# The probe of "bwrap-noproc": /proc holds nothing but cpuinfo and a user namespace is
+# refused (the seccomp filter stands in for --disable-userns there); exit status 0 only then.
+_NOPROC_PROBE = (
+    "import ctypes, os, sys\n"
+    "c = ctypes.CDLL(None, use_errno=True)\n"
+    "bad = set(os.listdir('/proc')) - {'cpuinfo'}\n"
+    "sys.exit(1 if bad else 2 if c.unshare(0x10000000) == 0 else 0)"
+)
+
+
+def _probe(bwrap: str, iso: Isolation, mode: str) -> str | None:
+    """Start a sandbox of ``mode`` as a child would be started; None when it works, else why
+    not (bwrap's own words, or the probe's finding)."""
+    if mode == "bwrap-noproc" and seccomp_filter() is None:
+        return "no seccomp filter for this machine, which a sandbox without its own /proc needs"
+    # its own empty /tmp: bwrap makes the mount points of folders bound below /tmp (an
+    # interpreter under /tmp) inside it, which must not land in the real temporary folder
+    scratch = scratch_dir("child")
+    if iso.drop_uid:  # the probe runs as the children's uid
+        os.chown(scratch, _child_uid(0), _child_uid(0))
+    code = "pass" if mode == "bwrap" else _NOPROC_PROBE
+    sfd = seccomp_fd() if mode == "bwrap-noproc" else None
+    cmd = _bwrap_command(
+        bwrap,
+        replace(iso, mode=mode),
+        Path("/nonexistent-in"),
+        scratch,
+        [str(_interpreter()[0]), "-S", "-c", code],
+        seccomp_fd=sfd,
+    )
+    try:
+        r = subprocess.run(
+            cmd,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            timeout=30,
+            env=_child_env(),
+            pass_fds=(sfd,) if sfd is not None else (),
+            **_uid_kwargs(iso, 0),
+        )
+    except (OSError, subprocess.SubprocessError) as e:
+        return str(e)
+    finally:
+        if sfd is not None:
+            os.close(sfd)
+        release_scratch(scratch)
+    if r.returncode == 0:
+        return None
+    said = r.stderr.decode(errors="replace").strip()[:300]
+    if mode == "bwrap-noproc" and not said:
+        said = {1: "/proc holds more than cpuinfo", 2: "a user namespace was not refused"}.get(
+            r.returncode, f"exit status {r.returncode}"
+        )
+    return said or f"exit status {r.returncode}"
 
 
 def _bwrap_command(
@@ -344,7 +409,10 @@ def _bwrap_command(
     own user namespace (the warm worker needs them to give each child its own namespaces);
     ``seccomp_fd`` holds the filter of :func:`seccomp_filter`."""
     cmd = [bwrap, "--unshare-all", "--unshare-user"]
-    if not caps:
+    noproc = iso.mode == "bwrap-noproc"
+    if noproc and seccomp_fd is None:
+        raise SandboxError("bwrap-noproc needs the seccomp filter (it refuses user namespaces)")
+    if not caps and not noproc:
         # Not for the warm worker: its zygote mounts a /proc per job, which a mount namespace
         # owned by an outer user namespace (what --disable-userns makes) refuses. The seccomp
         # filter refuses user namespaces to both.
@@ -355,8 +423,15 @@ def _bwrap_command(
     if seccomp_fd is not None:
         cmd += ["--seccomp", str(seccomp_fd)]
     cmd += [
-        "--proc",
-        "/proc",
+        # bwrap-noproc: an empty /proc but for a copy of /proc/cpuinfo (a bind of that one
+        # file: the machine's processors, as the sandbox's own /proc shows them, nothing of
+        # any process). Without it torch's CPU detection fails and falls back to its generic
+        # kernels, whose results can differ in the last bits from those in "bwrap".
+        *(
+            ["--tmpfs", "/proc", "--ro-bind-try", "/proc/cpuinfo", "/proc/cpuinfo"]
+            if noproc
+            else ["--proc", "/proc"]
+        ),
         # Read-only: a child running as root (grader is root, no uid to drop to) could
         # otherwise write the host's kernel settings in /proc/sys (core_pattern, ...).
         "--remount-ro",
@@ -692,7 +767,7 @@ def start_in_box(
     place where both a cold child and a warm worker's zygote are started. Returns the process
     and its cgroup (release it with :func:`_release_cgroup`)."""
     extra: tuple[int, ...] = ()
-    if iso.mode == "bwrap":
+    if iso.bubblewrap:
         sfd = seccomp_fd()
         extra = (sfd,) if sfd is not None else ()
         cmd = _bwrap_command(
@@ -743,7 +818,7 @@ def _run_in(
 ) -> ChildRun:
     box = make_box(tmp, iso, slot, {"harness.py": HARNESS.read_text(encoding="utf-8")})
     uid = _child_uid(slot) if iso.drop_uid else None
-    nproc = limits.nproc + (0 if iso.mode == "bwrap" else _user_tasks(uid or os.geteuid()))
+    nproc = limits.nproc + (0 if iso.bubblewrap else _user_tasks(uid or os.geteuid()))
     box.put("job.json", json.dumps(full_job(job, limits, box.sys_path)))
     exe, _ = _interpreter()
     r, w = os.pipe()  # the outcome channel; the child keeps the same descriptor number
@@ -761,7 +836,7 @@ def _run_in(
         os.close(w)
     try:
         handle = _PopenHandle(proc, iso, uid)
-        return _collect(handle, r, limits, t0, iso.mode == "bwrap", budget_left)
+        return _collect(handle, r, limits, t0, iso.bubblewrap, budget_left)
     finally:
         _release_cgroup(cg)
 
@@ -770,7 +845,7 @@ def child_sys_path(iso: Isolation, indir: Path) -> tuple[list[str], str]:
     """(the child's sys.path additions, where it finds ``indir``): the installed libraries
     only (never tiny_model nor the grader: :func:`_answer_dirs`)."""
     sys_path = [str(p) for p in library_dirs()]
-    return sys_path, SANDBOX_IN if iso.mode == "bwrap" else str(indir)
+    return sys_path, SANDBOX_IN if iso.bubblewrap else str(indir)
 
 
 def full_job(job: dict, limits: Limits, sys_path: list[str]) -> dict:
@@ -932,7 +1007,7 @@ def _kill(proc: subprocess.Popen, iso: Isolation, uid: int | None) -> None:
         os.killpg(proc.pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
         pass
-    if iso.mode != "bwrap" and uid is not None:
+    if not iso.bubblewrap and uid is not None:
         # Without a pid namespace, processes that left the group are found by their uid.
         for d in os.listdir("/proc"):
             if d.isdigit():

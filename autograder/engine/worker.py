@@ -65,6 +65,8 @@ def warm_possible(iso: Isolation) -> str | None:
     """Why warm workers cannot be used with this isolation (None: they may be tried)."""
     if cache.switched_off("DRILLS_WARM"):
         return "turned off (DRILLS_WARM=off)"
+    if iso.mode == "bwrap-noproc":
+        return "needs bubblewrap with its own /proc (a zygote mounts one for each job)"
     if iso.mode != "bwrap":
         return "needs bubblewrap"
     if sandbox.seccomp_filter() is None:
