@@ -76,14 +76,21 @@ def shipped_intervals() -> list[tuple[float, float, float]]:
     return out
 
 
+def _parts(path, markdown_only: bool = False) -> list[tuple[str, str]]:
+    """(where, text) of a notebook's cells (its markdown ones only, if asked) or of a page."""
+    if path.suffix != ".ipynb":
+        return [(str(path.relative_to(ROOT)), path.read_text())]
+    cells = json.loads(path.read_text())["cells"]
+    return [
+        (f"{path.name} cell {i}", "".join(c["source"]))
+        for i, c in enumerate(cells)
+        if not markdown_only or c["cell_type"] == "markdown"
+    ]
+
+
 def quoted():
     for path in TEXTS:
-        if path.suffix == ".ipynb":
-            cells = json.loads(path.read_text())["cells"]
-            parts = [(f"{path.name} cell {i}", "".join(c["source"])) for i, c in enumerate(cells)]
-        else:
-            parts = [(str(path.relative_to(ROOT)), path.read_text())]
-        for where, text in parts:
+        for where, text in _parts(path):
             for m in INTERVAL.finditer(text):
                 yield where, m.group(0).replace("\n", " "), [m.group(k) for k in (1, 2, 3)]
 
@@ -192,13 +199,7 @@ def test_every_quoted_figure_of_three_decimals_is_in_the_shipped_results():
     pool = np.concatenate([pool, -pool])
     missing, found = [], 0
     for path in TEXTS:
-        if path.suffix == ".ipynb":
-            cells = json.loads(path.read_text())["cells"]
-            parts = [(f"{path.name} cell {i}", "".join(c["source"]))
-                     for i, c in enumerate(cells) if c["cell_type"] == "markdown"]  # fmt: skip
-        else:
-            parts = [(str(path.relative_to(ROOT)), path.read_text())]
-        for where, text in parts:
+        for where, text in _parts(path, markdown_only=True):
             text = ARXIV.sub("", INTERVAL.sub("", text))
             for m in PLAIN.finditer(text):
                 shown = m.group(1)
