@@ -463,7 +463,7 @@ def _surrogate(objective, denominator=None):
     def f(logp, logp_old, adv, mask, eps_low=0.2, eps_high=None, mode="token-mean"):
         high = eps_low if eps_high is None else eps_high
         logp_old, adv = logp_old.detach(), adv.detach()
-        ratio = torch.exp(logp - logp_old)
+        ratio = torch.exp(torch.where(mask, logp - logp_old, 0.0))  # padding: as the reference
         per_token = torch.where(mask, objective(ratio, adv, eps_low, high), 0.0)
         if mode == "token-mean":
             return per_token.sum() / (denominator or (lambda m: m.sum()))(mask)

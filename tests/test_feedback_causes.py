@@ -287,7 +287,7 @@ def test_advantages_not_detached_beside_another_mistake_is_one_line_with_its_who
         ref = ns["clipped_surrogate"]
 
         def surrogate(logp, logp_old, adv, mask, eps_low=0.2, eps_high=None, mode="token-mean"):
-            ratio = torch.exp(logp - logp_old.detach())
+            ratio = torch.exp(torch.where(mask, logp - logp_old.detach(), 0.0))
             clipped = torch.clamp(ratio, 1 - eps_low, 1 + eps_low)  # eps_high ignored
             per_token = torch.where(mask, -torch.minimum(ratio * adv, clipped * adv), 0.0)
             if mode == "token-mean":
@@ -304,11 +304,14 @@ def test_advantages_not_detached_beside_another_mistake_is_one_line_with_its_who
         return clipped_surrogate
 
     r, text = _grade("07_beyond_nthr", "clipped_surrogate", make)
-    ids = [d.id for d in r.diagnoses]
-    assert "advantages-not-detached" in ids, text
-    assert not any(d.id.startswith("gradient") for d in r.diagnoses), text
-    assert sum("advantages" in d.text for d in r.diagnoses) == 1, text
-    line = next(d for d in r.diagnoses if d.id == "advantages-not-detached")
+    # one line says where the gradient goes wrong, and it costs every gradient check: the
+    # catalogued `advantages-not-detached`, or the gradient line saying the same (which one
+    # depends on how many gradient checks there are: a catalogued mistake is named only when
+    # it explains half the failures, and symmetric-bounds explains 6 of the 13 here)
+    (line,) = [d for d in r.diagnoses if "advantages" in d.text]
+    assert line.id in ("advantages-not-detached", "gradient"), text
+    assert "gradient reaches `advantages`" in line.text or line.id != "gradient", text
     gradient = sum(k.points for k in r.kinds if k.kind == "gradient")
     assert line.points == pytest.approx(gradient), text
     assert not any(c.passed for c in r.cases if c.kind == "gradient"), text
+    assert any("eps_high" in d.text for d in r.diagnoses), text  # the other cause, named too

@@ -167,15 +167,15 @@ VARIANTS = {
     "logp-detached": (
         "07_beyond_nthr",
         "clipped_surrogate",
-        "ratio = torch.exp(logp - logp_old.detach())",
-        "ratio = torch.exp(logp.detach() - logp_old.detach())",
+        "diff = torch.where(mask, logp - logp_old.detach(), 0.0)",
+        "diff = torch.where(mask, logp.detach() - logp_old.detach(), 0.0)",
         False,
     ),
     "logp-old-not-detached": (
         "07_beyond_nthr",
         "clipped_surrogate",
-        "ratio = torch.exp(logp - logp_old.detach())",
-        "ratio = torch.exp(logp - logp_old)",
+        "diff = torch.where(mask, logp - logp_old.detach(), 0.0)",
+        "diff = torch.where(mask, logp - logp_old, 0.0)",
         False,
     ),
     "advantages-not-detached": (
@@ -210,8 +210,8 @@ VARIANTS = {
     "surrogate-in-float64": (
         "07_beyond_nthr",
         "clipped_surrogate",
-        "ratio = torch.exp(logp - logp_old.detach())",
-        "ratio = torch.exp(logp.double() - logp_old.detach().double()).float()",
+        "ratio = torch.exp(diff)",
+        "ratio = torch.exp(diff.double()).float()",
         True,
     ),
     "floor-as-where": (

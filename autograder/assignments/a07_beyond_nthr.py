@@ -48,10 +48,29 @@ def _aggregate(per_token, mask, mode):
     return (masked.sum(dim=1) / mask.sum(dim=1)).mean()
 
 
-def _cs(objective=None, ratio=None, aggregate=_aggregate, sign=-1.0, detach=("old", "adv")):
+def _multiplied(per_token, mask, mode):
+    """Notebook 03's aggregation, masked by multiplying by the mask: right while the padded
+    entries are finite, NaN where one is ±inf (inf · 0)."""
+    masked = per_token * mask
+    if mode == "token-mean":
+        return masked.sum() / mask.sum()
+    if mode == "seq-mean-token-sum":
+        return masked.sum(dim=1).mean()
+    return (masked.sum(dim=1) / mask.sum(dim=1)).mean()
+
+
+def _cs(
+    objective=None,
+    ratio=None,
+    aggregate=_aggregate,
+    sign=-1.0,
+    detach=("old", "adv"),
+    mask_first=True,
+):
     """A wrong clipped_surrogate: objective(r, A, low, high) per token, ratio(logp, logp_old);
     ``detach`` names the inputs it detaches ("new", "old", "adv"), as the reference detaches
-    logp_old and the advantages."""
+    logp_old and the advantages; ``mask_first``: the padded log probabilities are set to 0
+    before the ratio (as the reference does), so a padded ratio never overflows."""
 
     def right_objective(r, a, low, high):
         return torch.minimum(r * a, torch.clamp(r, 1 - low, 1 + high) * a)
@@ -64,6 +83,9 @@ def _cs(objective=None, ratio=None, aggregate=_aggregate, sign=-1.0, detach=("ol
         logp_old = logp_old.detach() if "old" in detach else logp_old
         advantages = advantages.detach() if "adv" in detach else advantages
         high = eps_low if eps_high is None else eps_high
+        if mask_first:
+            logp = torch.where(mask, logp, torch.zeros_like(logp))
+            logp_old = torch.where(mask, logp_old, torch.zeros_like(logp_old))
         o = objective(ratio(logp, logp_old), advantages, eps_low, high)
         return aggregate(sign * o, mask, mode)
 
@@ -147,6 +169,13 @@ _LP2 = _t([[0.0, 2.0], [math.log(0.5), math.log(1.1)]])
 _A2 = _t([[2.0, 5.0], [1.0, 1.0]])
 _M2 = _b([[True, False], [True, True]])
 _Z2 = torch.zeros(2, 2)
+# padded positions far from the rest: logp − logp_old = 200 there, whose exp overflows float32
+# (inf) and whose advantage is −1 (r·A = −inf); valid tokens: row 1 ratio 1, A = 1; row 2
+# ratios 0.5 and 1 with advantages 1 and −1
+_LPO = _t([[0.0, 0.0], [math.log(0.5), 0.0]])
+_OLDO = _t([[0.0, -200.0], [0.0, 0.0]])
+_AO = _t([[1.0, -1.0], [1.0, -1.0]])
+_MO = _b([[True, False], [True, True]])
 # long responses: ln π near −110, where exp underflows to 0 in float32; ratios e^{∓0.3}
 _LPL = _t([[-110.3, -110.0], [-109.7, -110.0]])
 _OLDL = _t([[-110.0, -110.3], [-110.0, -109.7]])
@@ -166,6 +195,8 @@ CLIPPED_SURROGATE = FunctionSpec(
         "two-rows-seq-mean": (-1.4, "by hand: (−2 + (−1.6) / 2) / 2"),
         "two-rows-token-mean": (-1.2, "by hand: (−2 − 1.6) / 3"),
         "two-rows-token-sum": (-1.8, "by hand: (−2 − 1.6) / 2"),
+        # row 1: −min(1, 1) = −1; row 2: −min(0.5, 0.8) = −0.5 and −min(−1, −1) = +1
+        "padding-overflow": (-0.5 / 3, "by hand: (−1 − 0.5 + 1) / 3; the padded token counts 0"),
     },
     cases=(
         Case(
@@ -229,6 +260,22 @@ CLIPPED_SURROGATE = FunctionSpec(
             kind="edge",
             note="eps_high = 0: no growth above ratio 1",
             rule="eps_high = 0 is allowed too",
+        ),
+        Case(
+            "padding-overflow",
+            (_LPO, _OLDO, _AO, _MO),
+            kind="edge",
+            note="a padded token with logp − logp_old = 200 (exp overflows float32) and A = −1: "
+            "it counts 0, whatever it holds",
+            rule="whatever a padded position holds",
+        ),
+        Case(
+            "grad-padding-overflow",
+            (_LPO, _OLDO, _AO, _MO),
+            kind="gradient",
+            note="the gradient there: finite, and 0 at the padded token (exp(200) must not "
+            "reach it: 0 · inf is NaN)",
+            rule="whatever a padded position holds",
         ),
         Case(
             "grad-example",
@@ -407,6 +454,18 @@ CLIPPED_SURROGATE = FunctionSpec(
                 )
             ),
             source=f"{DAPO_PAGE}: J = E[min(r·Â, clip(r, 1 − ε_low, 1 + ε_high)·Â)]",
+        ),
+        Mistake(
+            "nan-poisoning",
+            "you masked the padding by multiplying by the mask: a padded token whose ratio overflows (exp(200) is inf in float32) gives inf · 0 = NaN; select the valid tokens with torch.where (and set the padded log probabilities to 0 before the exponential)",
+            formula=_cs(aggregate=_multiplied, mask_first=False),
+            source=NO_SOURCE,
+        ),
+        Mistake(
+            "masked-after-exp",
+            "you computed the ratio on the padded tokens too and dropped them only afterwards: the loss is right, but its gradient there is 0 · exp(200) = NaN, which reaches the model; set the padded log probabilities to 0 (torch.where) before the exponential",
+            formula=_cs(mask_first=False),
+            source=NO_SOURCE,
         ),
         Mistake(
             "clip-advantage",
