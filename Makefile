@@ -34,8 +34,8 @@ sweep: export DRILLS_SWEEP := 1
 sweep: test
 
 lint: venv-here $(VENV)/.installed-dev
-	$(BIN)/ruff check autograder tiny_model tests benchmarks tools
-	$(BIN)/ruff format --check autograder tiny_model tests benchmarks tools
+	$(BIN)/ruff check autograder tiny_model tests benchmarks tools deploy
+	$(BIN)/ruff format --check autograder tiny_model tests benchmarks tools deploy
 
 # Every check an author runs after changing one notebook, for that notebook only:
 # `make check A=02` (the notebook's id or number); `drills author-check --help` for the stages.
