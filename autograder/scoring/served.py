@@ -64,7 +64,7 @@ def owner_cells(assignment: str, root: Path | None = None) -> dict[str, str]:
         return {}
 
 
-_PROVIDED: dict[str, frozenset[str]] = {}
+_PROVIDED: dict[str, dict[str, str]] = {}
 
 
 def provided_names(assignment: str, root: Path | None = None) -> frozenset[str]:
@@ -73,12 +73,17 @@ def provided_names(assignment: str, root: Path | None = None) -> frozenset[str]:
     ``mean_sampled_log_ratio``, graded in 03). They are graded there, so here they are always
     served by value, never charged: the notebook does not hand out another notebook's answer,
     and a slip in the copy costs points only where the function is graded."""
+    return frozenset(_provided(assignment, root))
+
+
+def _provided(assignment: str, root: Path | None) -> dict[str, str]:
+    """{provided function: the assignment that grades it}, read once per source notebook."""
     try:
         path = notebook.source_path(assignment, root)
     except (KeyError, OSError, ValueError):
-        return frozenset()
+        return {}
     if str(path) not in _PROVIDED:
-        names: set[str] = set()
+        found: dict[str, str] = {}
         try:
             cells = notebook.read(path).cells
         except (OSError, ValueError):
@@ -86,8 +91,9 @@ def provided_names(assignment: str, root: Path | None = None) -> frozenset[str]:
         for cell in cells:
             meta = cell.get("metadata", {}).get("drills", {})
             if cell.get("cell_type") == "code" and isinstance(meta, dict) and meta.get("graded_in"):
-                names |= notebook.top_level_function_names(cell.source)
-        _PROVIDED[str(path)] = frozenset(names)
+                for name in notebook.top_level_function_names(cell.source):
+                    found[name] = str(meta["graded_in"])
+        _PROVIDED[str(path)] = found
     return _PROVIDED[str(path)]
 
 
@@ -315,7 +321,8 @@ def note(assignment: str, function: str, root: Path | None = None) -> str:
         return ""
     reached = served_names(assignment, function, root, graded=sorted(graded))
     names = [n for n in reached if n in graded]
-    brought = [n for n in reached if n in provided_names(assignment, root)]
+    provided = _provided(assignment, root)
+    brought = [n for n in reached if n in provided]
     lines = []
     if names:
         listed = " and ".join(f"`{n}`" for n in names)
@@ -328,25 +335,9 @@ def note(assignment: str, function: str, root: Path | None = None) -> str:
         lines.append(
             f"Graded with the reference {listed} in place of your copy: "
             f"{'it is' if len(brought) == 1 else 'they are'} graded in "
-            f"{_graded_in(assignment, brought[0], root)}, not here."
+            f"notebook {provided[brought[0]]}, not here."
         )
     return " ".join(lines)
-
-
-def _graded_in(assignment: str, name: str, root: Path | None) -> str:
-    """The notebook a provided function is graded in, as its cell's metadata names it."""
-    try:
-        for cell in notebook.read(notebook.source_path(assignment, root)).cells:
-            meta = cell.get("metadata", {}).get("drills", {})
-            if (
-                isinstance(meta, dict)
-                and meta.get("graded_in")
-                and name in notebook.top_level_function_names(cell.get("source", ""))
-            ):
-                return f"notebook {meta.get('graded_in', 'another notebook')}"
-    except (KeyError, OSError, ValueError):
-        pass
-    return "another notebook"
 
 
 def charged_text(helper: str, why: str, owner: str | None, others: list[str]) -> str:
