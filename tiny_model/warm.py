@@ -242,20 +242,25 @@ def load_checkpoint(path: Path, device: str | torch.device = "cpu") -> TinyModel
 _WARM: dict[str, dict[str, torch.Tensor]] = {}
 
 
+def _warm_checkpoint(config: WarmupConfig) -> Path | None:
+    """The shipped or cached checkpoint whose recipe is ``config``, or None."""
+    for path in (CHECKPOINT, CHECKPOINT_MULTI, cache_path(config)):
+        if path.is_file():
+            blob = torch.load(path, map_location="cpu", weights_only=True)
+            if blob.get("recipe") == config.to_dict():
+                return path
+    return None
+
+
 def has_warm_model(config: WarmupConfig) -> bool:
     """Whether :func:`load_warm` finds ``config``'s warm model without warming up (shipped or
     cached)."""
     if config.key() in _WARM:
         return True
-    for path in (CHECKPOINT, CHECKPOINT_MULTI, cache_path(config)):
-        if path.is_file():
-            try:
-                blob = torch.load(path, map_location="cpu", weights_only=True)
-            except Exception:  # noqa: BLE001 (an unreadable cache is rebuilt)
-                continue
-            if blob.get("recipe") == config.to_dict():
-                return True
-    return False
+    try:
+        return _warm_checkpoint(config) is not None
+    except Exception:  # noqa: BLE001 (an unreadable cache, the last place looked: rebuilt)
+        return False
 
 
 def seconds_per_step(config: WarmupConfig, steps: int = 3) -> float:
@@ -293,13 +298,8 @@ def load_warm(
     device = resolve_device(str(device)) if str(device) == "auto" else torch.device(device)
     key = config.key()
     if key not in _WARM:
-        model = None
-        for path in (CHECKPOINT, CHECKPOINT_MULTI, cache_path(config)):
-            if path.is_file():
-                blob = torch.load(path, map_location="cpu", weights_only=True)
-                if blob.get("recipe") == config.to_dict():
-                    model = load_checkpoint(path)
-                    break
+        found = _warm_checkpoint(config)
+        model = load_checkpoint(found) if found is not None else None
         if model is None:
             if config in (WarmupConfig(), MULTI_WARMUP) or device.type == "cpu":
                 with deterministic(threads=1):  # one thread: the same bits on this machine
