@@ -39,13 +39,6 @@ _ORIGIN = "<released notebook {}>"
 
 
 @dataclass(frozen=True)
-class _ModuleName:
-    """A module where a scan takes a notebook's path (its ``stem`` is what a Finding shows)."""
-
-    stem: str
-
-
-@dataclass(frozen=True)
 class Finding:
     notebook: str  # the released notebook that holds the function
     cell: int  # its code cell's number in the notebook (1-based, over all cells)
@@ -159,8 +152,8 @@ def scan(
     every assignment with a source notebook). A module's finding names the module as its
     notebook and the function's line as its cell."""
     course = course or notebook.available_assignments()
-    candidates = [(p, released_functions(p)) for p in released]
-    candidates += [(_ModuleName(m.__name__), module_functions(m)) for m in modules]
+    candidates = [(p.stem, released_functions(p)) for p in released]
+    candidates += [(m.__name__, module_functions(m)) for m in modules]
     findings: list[Finding] = []
     for assignment in course:
         spec = assignments.get(assignment)
@@ -178,7 +171,7 @@ def scan(
             ]
             if not value:
                 continue
-            for path, (functions, ns) in candidates:
+            for where, (functions, ns) in candidates:
                 for number, name, fn in functions:
                     run_ns = {**types, **ns}
                     if not _accepts(fn, inputs[value[0]], run_ns):
@@ -192,6 +185,6 @@ def scan(
                         for i, g in zip(value, got)
                     ):
                         findings.append(
-                            Finding(path.stem, number, name, assignment, fspec.name, len(value))
+                            Finding(where, number, name, assignment, fspec.name, len(value))
                         )
     return findings
