@@ -30,6 +30,17 @@ def command(argv: list[str]) -> list[str]:
     ]  # fmt: skip
 
 
+def command_or_skip(argv: list[str]) -> list[str]:
+    """:func:`command`, or the calling test skipped saying why this machine cannot make the
+    environment."""
+    why = why_not()
+    if why:
+        import pytest
+
+        pytest.skip(why)
+    return command(argv)
+
+
 def why_not() -> str | None:
     """Why this machine cannot make the environment (None when it can)."""
     if os.geteuid() != 0:

@@ -157,10 +157,7 @@ def _prefix(mode: str) -> list[str]:
         return []
     import namespace_less
 
-    why = namespace_less.why_not()
-    if why:
-        pytest.skip(why)
-    return namespace_less.command([])
+    return namespace_less.command_or_skip([])
 
 
 @pytest.mark.slow
