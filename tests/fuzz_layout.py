@@ -216,8 +216,16 @@ def check_discovery(course: Path, students: list[Student], form: str) -> list:
         subs = layout.discover(paths)
     keys = [(s.student, s.assignment) for s in subs if s.assignment is not None]
     assert len(keys) == len(set(keys)), f"two rows for one student and assignment: {keys}"
-    entries = [(s.student, os.path.realpath(s.path)) for s in subs]
+    # one row per entry; a folder too large to read as a whole is its student's error row for
+    # each assignment of the run (one entry, one row per assignment, never a second student)
+    entries = [
+        (s.student, os.path.realpath(s.path), s.assignment if s.whole_folder else None)
+        for s in subs
+    ]
     assert len(entries) == len(set(entries)), f"one entry, two rows: {entries}"
+    for s in subs:
+        if s.whole_folder:
+            assert s.error and s.assignment is not None, f"a whole-folder row without both: {s}"
     for s in subs:
         assert layout.COLLISION_MARK not in s.student or s.error, f"{s.student!r} graded"
     rows = {s.student: s for s in subs}

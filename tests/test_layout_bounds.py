@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 import os
 import shutil
 import unicodedata
@@ -184,7 +185,6 @@ def test_a_learner_who_leaves_a_deep_chain_in_its_folder_is_graded(tmp_path):
     clean-up crashed on it ("the grader failed on this submission: RecursionError") and left
     the sandbox folder in the temporary folder. Is the work graded as any other, and the
     folder gone?"""
-    import json
     import tempfile
 
     from autograder.course.grade_cli import Grader, grade_course
@@ -210,6 +210,33 @@ def test_a_learner_who_leaves_a_deep_chain_in_its_folder_is_graded(tmp_path):
     assert row["score"] == "7.0", row
     left = set(Path(tempfile.gettempdir()).glob(mine)) - before
     assert not left, f"sandbox folders left behind: {sorted(left)}"
+
+
+def test_a_student_whose_whole_folder_is_too_deep_is_not_said_to_have_not_handed_in(tmp_path):
+    """`drills grade submitted` with one student's folder too deep to read gave that student an
+    `unknown` row (0 points possible) and also a blank 01 row listed under "did not hand in":
+    a student who handed in was told they had not. Is it one error row per assignment of the
+    run, under "could not be graded" only, with no `unknown` row?"""
+    from autograder.course.grade_cli import Grader, grade_course
+
+    root = tmp_path / "submitted"
+    _hand_in(root, "alice")
+    repo = _hand_in(root, "dora") / "repo"
+    _chain(repo, 40)
+    out = tmp_path / "out"
+    try:
+        grade_course([root], out, Grader(hidden=[out.resolve()]))
+    finally:
+        _unchain(repo)
+    table = csv.DictReader((out / "grades.csv").open())
+    rows = {(r["assignment"], r["student_id"]): r for r in table}
+    assert set(rows) == {(A, "alice"), (A, "dora")}, sorted(rows)
+    assert rows[(A, "alice")]["score"] == "7.0"
+    assert rows[(A, "dora")]["score"] == "" and rows[(A, "dora")]["max_score"] == "7.0"
+    body = json.loads((out / "report.json").read_text(encoding="utf-8"))
+    assert body["did_not_hand_in"] == {}, body["did_not_hand_in"]
+    (err,) = [e for e in body["could_not_grade"]["listed"] if e["student"] == "dora"]
+    assert err["assignment"] == A and "more than 32 deep" in err["reason"], err
 
 
 def test_a_given_folder_that_holds_nothing_is_named(tmp_path):

@@ -227,6 +227,7 @@ def _student_folder(
         subs = _student_folder_within(folder, student, known, forced, Budget(folder))
     except TooLarge as e:
         subs = [_error(folder, student, None, forced, str(e))]
+        subs[0].whole_folder = True
     for sub in subs:
         sub.origin = folder
     return subs
@@ -392,7 +393,40 @@ def discover(
             sub.error = f"cannot read {root}: {e.strerror or e}"
             sub.origin = p
             found.append(sub)
-    return _same_id(_collisions(found))
+    return _spread_whole_folders(_same_id(_collisions(found)), assignment)
+
+
+def _spread_whole_folders(found: list[Submission], assignment: str | None) -> list[Submission]:
+    """A student whose whole folder could not be read handed something in, but no one can tell
+    which assignment: their error row is given to each assignment of the run (``assignment``,
+    or every assignment found) that they have no row for, so no export or report says they did
+    not hand it in. With no assignment found at all, the one row stays (no student is lost)."""
+    run = sorted({assignment} if assignment else {s.assignment for s in found if s.assignment})
+    if not run:
+        return found
+    have = {(s.student, s.assignment) for s in found}
+    out: list[Submission] = []
+    for sub in found:
+        mine = [a for a in run if (sub.student, a) not in have] if sub.whole_folder else []
+        if not mine:
+            out.append(sub)
+            continue
+        for a in mine:
+            have.add((sub.student, a))
+            out.append(
+                Submission(
+                    path=sub.path,
+                    student=sub.student,
+                    assignment=a,
+                    timestamp=sub.timestamp,
+                    warnings=list(sub.warnings),
+                    error=sub.error,
+                    given_id=sub.given_id,
+                    origin=sub.origin,
+                    whole_folder=True,
+                )
+            )
+    return out
 
 
 def _same_id(found: list[Submission]) -> list[Submission]:

@@ -51,6 +51,9 @@ class Submission:
     # the folder (or lone notebook) whose name gave the student id: two submissions of one id
     # and assignment from two origins are two people, never merged (engine.layout.discover)
     origin: Path | None = None
+    # the student's whole folder could not be read (too deep, too many entries), so no notebook
+    # in it was told apart: engine.layout gives that error to each assignment of the run
+    whole_folder: bool = False
 
 
 def safe_id(text: str) -> str:
