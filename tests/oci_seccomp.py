@@ -69,6 +69,78 @@ class ArgCmp(ctypes.Structure):
     ]
 
 
+# A moby-like RuntimeDefault (tests/test_k8s_seccomp.py's docstring says what it is and is not),
+# for the emulation here and for a real runtime (tests/podman_runtime.py)
+NAMESPACE_FLAGS = 0x7E020000  # CLONE_NEWNS|NEWCGROUP|NEWUTS|NEWIPC|NEWUSER|NEWPID|NEWNET
+
+# moby's default allows these only to a process holding CAP_SYS_ADMIN
+ADMIN_CALLS = [
+    "bpf", "clone", "clone3", "fanotify_init", "fsconfig", "fsmount", "fsopen", "fspick",
+    "lookup_dcookie", "mount", "mount_setattr", "move_mount", "open_tree", "perf_event_open",
+    "quotactl", "quotactl_fd", "setdomainname", "sethostname", "setns", "syslog", "umount",
+    "umount2", "unshare",
+]  # fmt: skip
+# ... and these only with another capability
+CAP_CALLS = {
+    "CAP_SYS_PTRACE": ["kcmp", "pidfd_getfd", "process_madvise"],
+    "CAP_SYS_CHROOT": ["chroot"],
+    "CAP_SYS_MODULE": ["init_module", "finit_module", "delete_module"],
+    "CAP_SYS_TIME": ["settimeofday", "clock_settime"],
+    "CAP_SYS_BOOT": ["reboot"],
+    "CAP_SYS_RAWIO": ["iopl", "ioperm"],
+    "CAP_SYS_NICE": ["get_mempolicy", "mbind", "set_mempolicy"],
+}
+TRACING = ["ptrace", "process_vm_readv", "process_vm_writev"]  # allowed from a kernel version
+# and these not at all
+UNLISTED = [
+    "pivot_root", "kexec_load", "kexec_file_load", "swapon", "swapoff", "add_key", "keyctl",
+    "request_key", "userfaultfd", "uselib", "acct", "vhangup", "nfsservctl", "_sysctl",
+]  # fmt: skip
+
+
+def runtime_default(names: list[str]) -> dict:
+    """The moby-like "RuntimeDefault" of this file's docstring; ``names``: the system calls
+    the machine has (the restricted ones are taken out of the plain allow rule)."""
+    held_back = {*ADMIN_CALLS, *UNLISTED, *TRACING, "socket"}
+    held_back.update(n for group in CAP_CALLS.values() for n in group)
+    rules = [
+        {"names": sorted(set(names) - held_back), "action": "SCMP_ACT_ALLOW"},
+        {"names": TRACING, "action": "SCMP_ACT_ALLOW", "includes": {"minKernel": "4.8"}},
+        {  # no AF_VSOCK
+            "names": ["socket"],
+            "action": "SCMP_ACT_ALLOW",
+            "args": [{"index": 0, "value": 40, "op": "SCMP_CMP_NE"}],
+        },
+        {"names": ["arch_prctl"], "action": "SCMP_ACT_ALLOW", "includes": {"arches": ["amd64"]}},
+        {"names": ADMIN_CALLS, "action": "SCMP_ACT_ALLOW", "includes": {"caps": ["CAP_SYS_ADMIN"]}},
+        {
+            "names": ["clone"],
+            "action": "SCMP_ACT_ALLOW",
+            "args": [{"index": 0, "value": NAMESPACE_FLAGS, "op": "SCMP_CMP_MASKED_EQ"}],
+            "excludes": {"caps": ["CAP_SYS_ADMIN"]},
+        },
+        {
+            "names": ["clone3"],
+            "action": "SCMP_ACT_ERRNO",
+            "errnoRet": 38,
+            "excludes": {"caps": ["CAP_SYS_ADMIN"]},
+        },
+        *[
+            {"names": group, "action": "SCMP_ACT_ALLOW", "includes": {"caps": [cap]}}
+            for cap, group in CAP_CALLS.items()
+        ],
+    ]
+    return {
+        "defaultAction": "SCMP_ACT_ERRNO",
+        "defaultErrnoRet": 1,
+        "archMap": [
+            {"architecture": "SCMP_ARCH_X86_64", "subArchitectures": ["SCMP_ARCH_X86"]},
+            {"architecture": "SCMP_ARCH_AARCH64", "subArchitectures": ["SCMP_ARCH_ARM"]},
+        ],
+        "syscalls": rules,
+    }
+
+
 def command(profile: Path | str, argv: list[str]) -> list[str]:
     """``argv`` run under ``profile`` (as root: CAP_SYS_ADMIN dropped first)."""
     return [

@@ -1,8 +1,9 @@
 """The held attack corpus where bubblewrap cannot start, as a container's grader meets it.
 
-In an emulated container (tests/namespace_less.py: CAP_SYS_ADMIN dropped, user namespaces
-refused by seccomp as Docker's default profile refuses them) a root grader falls back to the
-reduced mode and runs each child as a separate uid. The answers are closed to that uid (the
+In a container that refuses user namespaces as Docker's default profile does (emulated:
+tests/namespace_less.py, CAP_SYS_ADMIN dropped and the rule set by seccomp; and in a real
+runtime: podman with runc under a moby-like RuntimeDefault, tests/podman_runtime.py) a root
+grader falls back to the reduced mode and runs each child as a separate uid. The answers are closed to that uid (the
 solution notebooks, the grader's case modules, tiny_model: `chmod -R go-rwx`, as its refusal
 asks) and the course secret is private (0600). Then: does any fixture of the corpus score more
 than it scores under bubblewrap (tests/fixtures/corpus/expected.json), and do the fixtures that
@@ -48,19 +49,32 @@ WALKERS = ("read_secret", "read_case_module", "write_outside")
 SLOW = {"monkeypatch", "numpy_torch_scalars", "sleeps_in_every_call", "recurses_in_every_call"}
 
 
-def _why_not() -> str | None:
+def _why_not(where: str) -> str | None:
     import namespace_less
+    import podman_runtime
     import unprivileged
 
-    return namespace_less.why_not() or unprivileged.why_not_as_user()
+    runtime = namespace_less.why_not() if where == "emulated" else podman_runtime.why_not()
+    return runtime or unprivileged.why_not_as_user()
 
 
-@pytest.fixture(scope="module")
-def graded():
-    why = _why_not()
+def _prefix(where: str) -> list[str]:
+    """The container: emulated (tests/namespace_less.py), or a real runtime, podman with runc
+    under a moby-like RuntimeDefault (tests/podman_runtime.py)."""
+    import namespace_less
+    import podman_runtime
+
+    if where == "emulated":
+        return namespace_less.command([])
+    return podman_runtime.command([], podman_runtime.runtime_default_profile())
+
+
+@pytest.fixture(scope="module", params=["emulated", "podman"])
+def graded(request):
+    where = request.param
+    why = _why_not(where)
     if why:
         pytest.skip(why)
-    import namespace_less
     import unprivileged
 
     every = sweep("DRILLS_CORPUS_ALL_MODES")
@@ -90,7 +104,7 @@ def graded():
         }
         out = private / "out"
         p = subprocess.run(
-            [*namespace_less.command([]), str(course / ".venv" / "bin" / "drills"), "grade",
+            [*_prefix(where), str(course / ".venv" / "bin" / "drills"), "grade",
              str(subs), "--out", str(out), "--assignment", EXPECTED["assignment"],
              "--jobs", "2", "--timeout", "10", "--budget", "30", "--memory", "1024",
              "--secret-file", str(secret)],

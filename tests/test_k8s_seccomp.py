@@ -3,7 +3,7 @@ bubblewrap start where the runtime's default stops it, and changes nothing else.
 
 There is no cluster here. A pod is emulated (tests/oci_seccomp.py): CAP_SYS_ADMIN dropped with
 setpriv and an OCI seccomp profile loaded through libseccomp, as runc would load it. The
-"runtime default" is :func:`runtime_default`, written here, moby-like and not moby's file:
+"runtime default" is :func:`oci_seccomp.runtime_default`, written for these tests, moby-like and not moby's file:
 defaultAction SCMP_ACT_ERRNO (EPERM); every x86_64 system call allowed except those moby's
 default leaves to a capability or does not list (mount, namespace and new-mount-API calls,
 pivot_root, modules, kexec, clock setting, tracing, keyrings, swap, ...); moby's namespace
@@ -44,6 +44,7 @@ import nbformat
 import oci_seccomp
 import pytest
 from conftest import ROOT, run_drills
+from oci_seccomp import ADMIN_CALLS, runtime_default
 
 GENERATOR = ROOT / "deploy" / "k8s" / "seccomp" / "bwrap_profile.py"
 SOLUTION = ROOT / "solutions" / "01_exact_kl" / "01_exact_kl.ipynb"
@@ -51,74 +52,6 @@ SECRET = "k8s-seccomp-secret-4242"
 REFUSED = "refusing to grade with the course secret"
 NOT_STARTED = "failed to start a sandbox"
 BWRAP_CALLS = ("clone", "mount", "pivot_root", "umount2", "unshare")
-NAMESPACE_FLAGS = 0x7E020000  # CLONE_NEWNS|NEWCGROUP|NEWUTS|NEWIPC|NEWUSER|NEWPID|NEWNET
-
-# moby's default allows these only to a process holding CAP_SYS_ADMIN
-ADMIN_CALLS = [
-    "bpf", "clone", "clone3", "fanotify_init", "fsconfig", "fsmount", "fsopen", "fspick",
-    "lookup_dcookie", "mount", "mount_setattr", "move_mount", "open_tree", "perf_event_open",
-    "quotactl", "quotactl_fd", "setdomainname", "sethostname", "setns", "syslog", "umount",
-    "umount2", "unshare",
-]  # fmt: skip
-# ... and these only with another capability
-CAP_CALLS = {
-    "CAP_SYS_PTRACE": ["kcmp", "pidfd_getfd", "process_madvise"],
-    "CAP_SYS_CHROOT": ["chroot"],
-    "CAP_SYS_MODULE": ["init_module", "finit_module", "delete_module"],
-    "CAP_SYS_TIME": ["settimeofday", "clock_settime"],
-    "CAP_SYS_BOOT": ["reboot"],
-    "CAP_SYS_RAWIO": ["iopl", "ioperm"],
-    "CAP_SYS_NICE": ["get_mempolicy", "mbind", "set_mempolicy"],
-}
-TRACING = ["ptrace", "process_vm_readv", "process_vm_writev"]  # allowed from a kernel version
-# and these not at all
-UNLISTED = [
-    "pivot_root", "kexec_load", "kexec_file_load", "swapon", "swapoff", "add_key", "keyctl",
-    "request_key", "userfaultfd", "uselib", "acct", "vhangup", "nfsservctl", "_sysctl",
-]  # fmt: skip
-
-
-def runtime_default(names: list[str]) -> dict:
-    """The moby-like "RuntimeDefault" of this file's docstring; ``names``: the system calls
-    the machine has (the restricted ones are taken out of the plain allow rule)."""
-    held_back = {*ADMIN_CALLS, *UNLISTED, *TRACING, "socket"}
-    held_back.update(n for group in CAP_CALLS.values() for n in group)
-    rules = [
-        {"names": sorted(set(names) - held_back), "action": "SCMP_ACT_ALLOW"},
-        {"names": TRACING, "action": "SCMP_ACT_ALLOW", "includes": {"minKernel": "4.8"}},
-        {  # no AF_VSOCK
-            "names": ["socket"],
-            "action": "SCMP_ACT_ALLOW",
-            "args": [{"index": 0, "value": 40, "op": "SCMP_CMP_NE"}],
-        },
-        {"names": ["arch_prctl"], "action": "SCMP_ACT_ALLOW", "includes": {"arches": ["amd64"]}},
-        {"names": ADMIN_CALLS, "action": "SCMP_ACT_ALLOW", "includes": {"caps": ["CAP_SYS_ADMIN"]}},
-        {
-            "names": ["clone"],
-            "action": "SCMP_ACT_ALLOW",
-            "args": [{"index": 0, "value": NAMESPACE_FLAGS, "op": "SCMP_CMP_MASKED_EQ"}],
-            "excludes": {"caps": ["CAP_SYS_ADMIN"]},
-        },
-        {
-            "names": ["clone3"],
-            "action": "SCMP_ACT_ERRNO",
-            "errnoRet": 38,
-            "excludes": {"caps": ["CAP_SYS_ADMIN"]},
-        },
-        *[
-            {"names": group, "action": "SCMP_ACT_ALLOW", "includes": {"caps": [cap]}}
-            for cap, group in CAP_CALLS.items()
-        ],
-    ]
-    return {
-        "defaultAction": "SCMP_ACT_ERRNO",
-        "defaultErrnoRet": 1,
-        "archMap": [
-            {"architecture": "SCMP_ARCH_X86_64", "subArchitectures": ["SCMP_ARCH_X86"]},
-            {"architecture": "SCMP_ARCH_AARCH64", "subArchitectures": ["SCMP_ARCH_ARM"]},
-        ],
-        "syscalls": rules,
-    }
 
 
 def _generator():

@@ -1,0 +1,127 @@
+"""The grader in a real container runtime: podman with runc (tests/podman_runtime.py), the
+runtime's own seccomp profile and /proc masking, not an emulation of them.
+
+- Under podman's default profile (Debian's containers/common), bubblewrap starts but the kernel
+  refuses it a /proc of its own, as in a Kubernetes pod: `drills grade` grades in
+  "bwrap-noproc" with a private course secret, the solutions at full marks, and a graded cell
+  hunting the secret (environment, other processes' environ, cmdline and memory, the secret's
+  file, the solutions, a proc mount, a user namespace) finds nothing, and each answer-key attack
+  scores no more than the stub.
+- Under a moby-like RuntimeDefault (Docker's, Gradescope's, a pod's RuntimeDefault), neither
+  bubblewrap nor `unshare -U` starts, and `drills grade` refuses the secret: the guarantee that
+  learner code reads nothing of the course holds, or grading refuses. (The same environment
+  grades the held corpus with the answers closed and children as their own uid:
+  tests/test_corpus_namespace_less.py; the gradient-tamper attacks:
+  tests/test_gradient_tamper.py.)
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import nbformat
+import podman_runtime
+import pytest
+import test_k8s_seccomp as k8s
+from conftest import ROOT, SLICE, run_drills, sweep
+
+pytestmark = pytest.mark.slow
+
+BWRAP = ["bwrap", "--unshare-all", "--ro-bind", "/", "/", "true"]
+
+
+def _in_container(argv: list[str], profile: Path | None) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        podman_runtime.command_or_skip(argv, profile),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd="/",
+    )
+
+
+def test_under_a_moby_like_default_no_namespace_starts_and_the_secret_is_refused(tmp_path):
+    """Does the runtime itself stop bubblewrap and `unshare -U` under the moby-like profile
+    (while an ordinary program runs, else the refusal proves nothing), and does `drills grade`
+    with a private secret there say bubblewrap failed to start and refuse the secret?"""
+    profile = podman_runtime.runtime_default_profile()
+    for argv in (BWRAP, ["unshare", "-U", "true"]):
+        p = _in_container(argv, profile)
+        assert p.returncode != 0, f"{argv} started a namespace in the container: {p.stderr}"
+    assert _in_container(["true"], profile).returncode == 0
+    out = tmp_path / "out"
+    p = run_drills(
+        "grade", str(k8s._submissions(tmp_path, 1)), "--out", str(out), "--secret-file",
+        str(k8s._secret(tmp_path)), timeout=300, DRILLS_SANDBOX_UID="keep",
+        prefix=podman_runtime.command_or_skip([], profile),
+    )  # fmt: skip
+    assert p.returncode == 2 and k8s.REFUSED in p.stderr, p.stdout + p.stderr
+    assert k8s.NOT_STARTED in p.stderr, p.stderr
+    assert not (out / "results.json").exists()
+
+
+def test_under_podmans_default_the_sandbox_holds_without_its_own_proc(tmp_path):
+    """Podman's default profile lets bubblewrap start but runc's masked /proc refuses it a
+    proc mount: does `drills grade` say so, grade in "bwrap-noproc" with the private secret
+    (not refused), give the solutions full marks, and does the secret hunt find nothing (full
+    marks, the hunt shown to have run) and each answer-key attack score no more than the stub?
+    `make test`: 01's solution, tiny_model imported and 07's solution notebook read (by path,
+    through /proc); DRILLS_PODMAN_ALL=1 (or DRILLS_SWEEP=1): all seven solutions and every attack
+    (tests/test_k8s_seccomp.py runs them all in the emulated pod)."""
+    p = _in_container(["sh", "-c", "bwrap --unshare-all --ro-bind / / --proc /proc true"], None)
+    if p.returncode == 0:
+        pytest.skip("this runtime lets bubblewrap mount a /proc: not the masked /proc of a pod")
+    every = sweep("DRILLS_PODMAN_ALL")
+    assignments = k8s.ASSIGNMENTS if every else [SLICE[0]]
+    for a in assignments:
+        target = tmp_path / "submitted" / "reference" / a
+        target.mkdir(parents=True)
+        target.joinpath(f"{a}.ipynb").write_bytes(
+            (ROOT / "solutions" / a / f"{a}.ipynb").read_bytes()
+        )
+    k8s._secret_hunt(tmp_path)
+    attacks = k8s._answer_attacks()
+    if not every:  # the slice: tiny_model imported; the checkout's notebook by path, via /proc
+        attacks = {k: v for k, v in attacks.items() if k.startswith("solution-") or k == "import"}
+    stub = nbformat.read(str(ROOT / "exercises" / k8s.A07 / f"{k8s.A07}.ipynb"), as_version=4)
+    for student, (fn, code) in [*attacks.items(), ("control", (None, None))]:
+        nb = nbformat.reads(nbformat.writes(stub), as_version=4)
+        for c in nb.cells:
+            if fn and c.metadata.get("nbgrader", {}).get("grade_id") == fn:
+                c.source = code
+        target = tmp_path / "submitted" / student / k8s.A07 / f"{k8s.A07}.ipynb"
+        target.parent.mkdir(parents=True)
+        nbformat.write(nb, str(target))
+    secret = k8s._secret(tmp_path)
+    out = tmp_path / "out"
+    p = run_drills(
+        "grade", str(tmp_path / "submitted"), "--out", str(out), "--secret-file", str(secret),
+        "--jobs", "2", timeout=900, DRILLS_SANDBOX_UID="keep",
+        prefix=podman_runtime.command_or_skip([]),
+    )  # fmt: skip
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert k8s.REFUSED not in p.stderr and "bwrap-noproc" in p.stderr, p.stderr
+    text = (out / "results.json").read_text()
+    results = json.loads(text)
+    assert results["isolation"]["mode"] == "bwrap-noproc", results["isolation"]
+    assert results["secret"] == "course secret"
+    assert "LEAKED" not in text and k8s.SECRET not in text
+    by = {(s["student"], s["assignment"]): s for s in results["submissions"]}
+    for a in assignments:
+        s = by[("reference", a)]
+        assert s["score"] == s["max_score"] > 0, (a, s["score"], s["error"])
+    mallory = by[("mallory", "01_exact_kl")]
+    assert mallory["score"] == 7.0, mallory
+    assert "HUNT RAN 0" in mallory["child"]["stdout"], mallory["child"]
+
+    def points(student: str, fn: str) -> float:
+        (f,) = [f for f in by[(student, k8s.A07)]["functions"] if f["function"] == fn]
+        return f["score"]
+
+    for student, (fn, _) in attacks.items():
+        assert points(student, fn) <= points("control", fn), (
+            f"{student}: {fn} took {points(student, fn)} points, its control "
+            f"{points('control', fn)}"
+        )
