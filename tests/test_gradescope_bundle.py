@@ -50,7 +50,11 @@ def _bundle(tmp: Path, secret: Path, *extra: str) -> Path:
     return z
 
 
-def _run_as_gradescope(zip_path: Path, root: Path, notebook) -> dict:
+def _run_as_gradescope(
+    zip_path: Path, root: Path, notebook, prefix=(), python: Path | None = None
+) -> dict:
+    """``prefix``: a command both scripts run under (a container: tests/podman_runtime.py);
+    ``python``: the interpreter that has the grader (this one unless given)."""
     for d in ("source", "submission", "results"):
         (root / d).mkdir(parents=True)
     with zipfile.ZipFile(zip_path) as z:
@@ -62,16 +66,20 @@ def _run_as_gradescope(zip_path: Path, root: Path, notebook) -> dict:
         json.dumps({"users": [{"email": EMAIL, "id": 4711, "name": "Ada"}]})
     )
     env = {k: v for k, v in os.environ.items() if not k.startswith("DRILLS_")}
-    env.update(AUTOGRADER_ROOT=str(root), DRILLS_PYTHON=sys.executable)
+    env.update(AUTOGRADER_ROOT=str(root), DRILLS_PYTHON=str(python or sys.executable))
     setup = subprocess.run(
-        ["bash", str(root / "source" / "setup.sh")], env=env, capture_output=True, text=True
+        [*prefix, "bash", str(root / "source" / "setup.sh")],
+        env=env,
+        capture_output=True,
+        text=True,
     )
     assert setup.returncode == 0, setup.stderr
     shutil.copy(root / "source" / "run_autograder", root / "run_autograder")
     run = subprocess.run(
-        [str(root / "run_autograder")], cwd=root, env=env, capture_output=True, text=True
+        [*prefix, str(root / "run_autograder")], cwd=root, env=env, capture_output=True, text=True
     )
     assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
+    (root / "results" / "stdout").write_text(run.stdout)  # as Gradescope keeps it
     return json.loads((root / "results" / "results.json").read_text())
 
 

@@ -18,7 +18,9 @@ runtime's own seccomp profile and /proc masking, not an emulation of them.
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
+import tempfile
 from pathlib import Path
 
 import nbformat
@@ -125,3 +127,109 @@ def test_under_podmans_default_the_sandbox_holds_without_its_own_proc(tmp_path):
             f"{student}: {fn} took {points(student, fn)} points, its control "
             f"{points('control', fn)}"
         )
+
+
+# 01's forward_kl made wrong (twice the KL), and an attack on top: the reference found through
+# what other processes show (/proc/*/cmdline: the grader's --secret-file and --out paths, and
+# every folder above them) and used in place of the learner's own. Above its control's score,
+# the attack reached an answer.
+_FIND_REFERENCE = """
+def _find_reference():
+    import json, os
+    tops = set()
+    try:
+        pids = os.listdir("/proc")
+    except OSError:
+        pids = []
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                parts = f.read().split(b"\\0")
+        except OSError:
+            continue
+        for part in parts:
+            path = part.decode(errors="ignore")
+            while path.startswith("/") and path != "/":
+                tops.add(path)
+                path = os.path.dirname(path)
+    for top in sorted(tops):
+        for rel in ("solutions", "reward-drills/solutions", "source/reward-drills/solutions"):
+            path = os.path.join(top, rel, "01_exact_kl", "01_exact_kl.ipynb")
+            try:
+                with open(path) as f:
+                    cells = json.load(f)["cells"]
+            except (OSError, ValueError):
+                continue
+            ns = {}
+            for c in cells:
+                if c["cell_type"] == "code":
+                    try:
+                        exec("".join(c["source"]), ns)
+                    except Exception:
+                        pass
+            if "forward_kl" in ns:
+                return ns["forward_kl"]
+    return None
+"""
+
+
+def _wrong_forward_kl(attack: bool):
+    import nbgrader_course
+
+    nb = nbgrader_course.learner_notebook("01_exact_kl", "solution", None, slim=True)
+    (cell,) = [
+        c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "forward_kl"
+    ]
+    find = _FIND_REFERENCE if attack else "\ndef _find_reference():\n    return None\n"
+    cell.source += (
+        "\n" + find + "\n_mine = forward_kl\n\n\n"
+        "def forward_kl(policy, reference):\n"
+        "    ref = _find_reference()\n"
+        "    if ref is not None:\n"
+        "        return ref(policy, reference)\n"
+        "    return 2.0 * _mine(policy, reference)\n"
+    )
+    return nb
+
+
+def test_gradescope_in_a_docker_like_container_keeps_the_answers_from_learner_code(tmp_path):
+    """The Gradescope bundle run as Gradescope runs it (setup.sh, then run_autograder, as root),
+    inside a container under the moby-like RuntimeDefault: bubblewrap cannot start, so learner
+    code runs as a separate uid. A wrong forward_kl that looks for the solution notebook through
+    every path other processes show (the grader's command line names the secret's file in the
+    unpacked course) scored 7.0/7 this way before the unpacked course was made root-only: does
+    it now score exactly what the same wrong function scores without the search?"""
+    import test_gradescope_bundle as gs
+    import unprivileged
+
+    why = podman_runtime.why_not() or unprivileged.why_not_as_user()
+    if why:
+        pytest.skip(why)
+    profile = podman_runtime.runtime_default_profile()
+    # a folder other users can reach (pytest's own is private to root), as the corpus test's
+    top = Path(tempfile.mkdtemp(prefix="drills-podman-gradescope-"))
+    try:
+        top.chmod(0o755)
+        course = unprivileged.readable_course(top)
+        for answers in ("solutions", "autograder", "tiny_model"):  # as setup.sh closes them
+            subprocess.run(["chmod", "-R", "go-rwx", str(course / answers)], check=True)
+        secret = tmp_path / "course.secret"
+        secret.write_text(gs.SECRET + "\n")
+        zip_path = gs._bundle(tmp_path, secret)
+        scores = {}
+        for name, attack in (("control", False), ("attack", True)):
+            body = gs._run_as_gradescope(
+                zip_path,
+                top / f"gs-{name}",
+                _wrong_forward_kl(attack),
+                prefix=podman_runtime.command([], profile),
+                python=course / ".venv" / "bin" / "python",
+            )
+            scores[name] = {t["name"]: t["score"] for t in body["tests"]}
+            log = (top / f"gs-{name}" / "results" / "stdout").read_text(errors="replace")
+            assert "failed to start a sandbox" in log, log[-2000:]  # the container stopped bwrap
+    finally:
+        shutil.rmtree(top, ignore_errors=True)
+    fkl = [n for n in scores["control"] if "forward_kl" in n]
+    assert fkl and scores["control"][fkl[0]] < 7.0 * 0.9, scores["control"]
+    assert scores["attack"] == scores["control"], scores
