@@ -197,8 +197,9 @@ def test_gradescope_in_a_docker_like_container_keeps_the_answers_from_learner_co
     inside a container under the moby-like RuntimeDefault: bubblewrap cannot start, so learner
     code runs as a separate uid. A wrong forward_kl that looks for the solution notebook through
     every path other processes show (the grader's command line names the secret's file in the
-    unpacked course) scored 7.0/7 this way before the unpacked course was made root-only: does
-    it now score exactly what the same wrong function scores without the search?"""
+    unpacked course) took forward_kl's full 3 points (its control 0.79) with the course left
+    readable and the grader's refusal turned off: does it score exactly what the same wrong
+    function scores without the search?"""
     import test_gradescope_bundle as gs
     import unprivileged
 
