@@ -39,9 +39,22 @@ def _limit(which: int) -> str:
     return f"{n}:{n}"
 
 
-def command(argv: list[str], profile: Path | None = None, cwd: Path | None = None) -> list[str]:
+# deploy/k8s's grading pod: runAsNonRoot as the image's user, capabilities: drop ALL,
+# allowPrivilegeEscalation: false, readOnlyRootFilesystem (writes go to the bound /tmp)
+POD = ["--cap-drop", "ALL", "--security-opt", "no-new-privileges", "--read-only"]
+POD += ["--read-only-tmpfs=false"]  # its /run copy-up fails on the host root's overlay
+
+
+def command(
+    argv: list[str],
+    profile: Path | None = None,
+    cwd: Path | None = None,
+    user: str | None = None,
+) -> list[str]:
     """``argv`` run in a container (see the module); ``profile``: a seccomp profile (JSON)
-    in place of podman's default."""
+    in place of podman's default; ``user`` ("uid:gid"): run as that user with the grading
+    pod's security context (:data:`POD`) instead of as root with podman's default
+    capabilities."""
     here = Path(cwd or os.getcwd())
     tmp = Path(tempfile.gettempdir()).resolve()
     line = [
@@ -52,6 +65,8 @@ def command(argv: list[str], profile: Path | None = None, cwd: Path | None = Non
     ]  # fmt: skip
     if profile is not None:
         line += ["--security-opt", f"seccomp={profile}"]
+    if user is not None:
+        line += ["--user", user, *POD]
     return [*line, "--rootfs", "/:O", *argv]
 
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
@@ -234,3 +235,69 @@ def test_gradescope_in_a_docker_like_container_keeps_the_answers_from_learner_co
     fkl = [n for n in scores["control"] if "forward_kl" in n]
     assert fkl and scores["control"][fkl[0]] < 7.0 * 0.9, scores["control"]
     assert scores["attack"] == scores["control"], scores
+
+
+def test_the_grading_pods_security_context_grades_in_bubblewrap_only_under_the_localhost_profile(
+    tmp_path,
+):
+    """deploy/k8s's pod in a real runtime: a non-root user, every capability dropped, no
+    privilege escalation, a read-only root file system, /proc masked by runc. Under the
+    moby-like RuntimeDefault, does `drills grade` with the pod user's 0600 secret refuse it
+    (bubblewrap cannot start, the child would run as the grader's uid)? Under the Localhost
+    profile that deploy/k8s/seccomp/bwrap_profile.py writes from that default, does it grade in
+    bubblewrap ("bwrap-noproc": runc's masked /proc) with the secret, at full marks?"""
+    import unprivileged
+
+    why = podman_runtime.why_not() or unprivileged.why_not_as_user()
+    if why:
+        pytest.skip(why)
+    unprivileged.ensure_user()
+    uid = int(subprocess.run(["id", "-u", unprivileged.USER], capture_output=True).stdout)
+    gid = int(subprocess.run(["id", "-g", unprivileged.USER], capture_output=True).stdout)
+    default = podman_runtime.runtime_default_profile()
+    local = tmp_path / "drills-bwrap.json"
+    p = subprocess.run(
+        [sys.executable, str(k8s.GENERATOR), str(default), "-o", str(local)],
+        capture_output=True,
+        text=True,
+    )
+    assert p.returncode == 0, p.stderr
+    local.chmod(0o644)
+    top = Path(tempfile.mkdtemp(prefix="drills-podman-pod-"))
+    try:
+        top.chmod(0o755)
+        course = unprivileged.readable_course(top)
+        work = top / "work"
+        k8s._submissions(work, 2)
+        secret = k8s._secret(work)
+        home = work / "home"
+        home.mkdir()
+        subprocess.run(["chown", "-R", f"{uid}:{gid}", str(work)], check=True)
+        env = {"PATH": "/usr/bin:/bin", "HOME": str(home), "LANG": "C.UTF-8"}
+        drills = [str(course / ".venv" / "bin" / "drills"), "grade", str(work / "submitted")]
+        drills += ["--secret-file", str(secret)]
+        runs = {}
+        for name, profile in (("runtime-default", default), ("localhost", local)):
+            out = work / f"out-{name}"
+            argv = [*drills, "--out", str(out)]
+            runs[name] = subprocess.run(
+                podman_runtime.command(argv, profile, cwd=work, user=f"{uid}:{gid}"),
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=600,
+            )
+        p = runs["runtime-default"]
+        assert p.returncode == 2 and k8s.REFUSED in p.stderr, p.stdout + p.stderr
+        assert k8s.NOT_STARTED in p.stderr, p.stderr
+        assert not (work / "out-runtime-default" / "results.json").exists()
+        p = runs["localhost"]
+        assert p.returncode == 0, p.stdout + p.stderr
+        text = (work / "out-localhost" / "results.json").read_text()
+        results = json.loads(text)
+        assert results["isolation"]["mode"] == "bwrap-noproc", results["isolation"]
+        assert results["secret"] == "course secret"
+        assert [s["score"] for s in results["submissions"]] == [7.0, 7.0]
+        assert k8s.SECRET not in text
+    finally:
+        shutil.rmtree(top, ignore_errors=True)
