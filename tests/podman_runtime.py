@@ -116,3 +116,19 @@ def runtime_default_profile() -> Path:
     path = folder / "runtime-default.json"
     path.write_text(json.dumps(oci_seccomp.runtime_default(oci_seccomp.syscall_names())))
     return path
+
+
+def skip_emulation_where_real(what: str) -> None:
+    """Skip the calling emulated test where the real runtime runs the same checks (its
+    counterpart in tests/test_podman_runtime.py or a podman parameter), unless
+    DRILLS_EMULATED_TOO=1 (or DRILLS_SWEEP=1) asks for both: on a machine without podman the
+    emulation is what holds them."""
+    from conftest import sweep
+
+    if why_not() is None and not sweep("DRILLS_EMULATED_TOO"):
+        import pytest
+
+        pytest.skip(
+            f"{what} runs in a real runtime here (podman); DRILLS_EMULATED_TOO=1 runs the "
+            "emulation as well"
+        )

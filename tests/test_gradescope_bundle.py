@@ -53,7 +53,8 @@ def _bundle(tmp: Path, secret: Path, *extra: str) -> Path:
 def _run_as_gradescope(
     zip_path: Path, root: Path, notebook, prefix=(), python: Path | None = None
 ) -> dict:
-    """``prefix``: a command both scripts run under (a container: tests/podman_runtime.py);
+    """``notebook``: a notebook, or the bytes of the file handed in; ``prefix``: a command both
+    scripts run under (a container: tests/podman_runtime.py);
     ``python``: the interpreter that has the grader (this one unless given)."""
     for d in ("source", "submission", "results"):
         (root / d).mkdir(parents=True)
@@ -61,7 +62,10 @@ def _run_as_gradescope(
         z.extractall(root / "source")
         for info in z.infolist():  # zipfile drops the mode bits Gradescope keeps
             os.chmod(root / "source" / info.filename, info.external_attr >> 16 or 0o644)
-    nbformat.write(notebook, str(root / "submission" / "my homework.ipynb"))
+    if isinstance(notebook, bytes):  # as handed in, even a file that is not a notebook
+        (root / "submission" / "my homework.ipynb").write_bytes(notebook)
+    else:
+        nbformat.write(notebook, str(root / "submission" / "my homework.ipynb"))
     (root / "submission_metadata.json").write_text(
         json.dumps({"users": [{"email": EMAIL, "id": 4711, "name": "Ada"}]})
     )

@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -91,3 +92,177 @@ def test_a_grader_whose_child_is_its_own_user_keeps_the_box_owner_only(tmp_path)
         os.umask(old)
         sandbox.release_scratch(tmp)
     assert modes == [0o700, 0o700, 0o600], [oct(m) for m in modes]
+
+
+# -- the same, end to end: two students who each hunt the other's job while both run -----------
+
+# Each student's graded forward_kl cell hunts, when it runs, for job files (its own and its
+# neighbour's, told apart by the mark in the code each job carries) wherever a child could
+# look: the temporary folder's sandbox folders, and every process's working folder and root
+# through /proc. It keeps looking, at most WINDOW seconds, until a sandbox folder appears that
+# was not there when it started (the neighbour starting beside it; never, in bubblewrap, where
+# other folders are out of view), and two seconds more (its job is written just after). forward_kl is wrong (twice the KL) if a neighbour's job was read.
+WINDOW = 8
+_SPY = """
+def _spy(mine, theirs, window):
+    import glob, os, time
+    theirs = theirs[::-1]  # written reversed: this job's own code must not hold the other mark
+    own_box = os.path.dirname(os.getcwd())
+    # the sandbox folders' parent (the grader's temporary folder), and /tmp
+    parents = sorted({os.path.dirname(own_box), "/tmp"})
+    found = {"own": 0, "other": 0, "new_dirs": 0}
+    before = {d for p in parents for d in glob.glob(p + "/drills-child-*")}
+    deadline = time.monotonic() + window
+    while True:
+        dirs = {d for p in parents for d in glob.glob(p + "/drills-child-*")}
+        dirs -= before | {own_box}
+        found["new_dirs"] = max(found["new_dirs"], len(dirs))
+        paths = {j for p in parents for j in glob.glob(p + "/drills-*/in/job.json")}
+        paths.add(os.path.join(own_box, "in", "job.json"))
+        try:
+            pids = [p for p in os.listdir("/proc") if p.isdigit()]
+        except OSError:
+            pids = []
+        for pid in pids:
+            paths.add(f"/proc/{pid}/cwd/../in/job.json")
+            for p in parents:
+                paths.update(glob.glob(f"/proc/{pid}/root{p}/drills-*/in/job.json"))
+        for path in paths:
+            try:
+                with open(path) as f:
+                    text = f.read()
+            except OSError:
+                continue
+            if theirs in text:
+                found["other"] += 1
+            elif mine in text:
+                found["own"] = 1
+        if dirs and found["new_dirs"] == len(dirs) and not found.get("seen_at"):
+            found["seen_at"] = time.monotonic()  # a neighbour's folder, its job maybe not yet
+        seen = found.get("seen_at")
+        if found["other"] or (seen and time.monotonic() > seen + 2) or time.monotonic() > deadline:
+            break
+        time.sleep(0.05)
+    print("SPY", mine, found["own"], found["other"], found["new_dirs"])
+    return found
+"""
+
+
+def _spy_notebook(mine: str, theirs: str):
+    import nbgrader_course
+
+    nb = nbgrader_course.learner_notebook("01_exact_kl", "solution", None, slim=True)
+    (cell,) = [
+        c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "forward_kl"
+    ]
+    cell.source += (
+        "\n" + _SPY + f"\n_FOUND = _spy({mine!r}, {theirs[::-1]!r}, {WINDOW})\n"
+        "_mine = forward_kl\n\n\n"
+        "def forward_kl(policy, reference):\n"
+        "    if _FOUND['other']:\n"
+        "        return 2.0 * _mine(policy, reference)\n"
+        "    return _mine(policy, reference)\n"
+    )
+    return nb
+
+
+def _spies(root: Path) -> Path:
+    import nbformat
+
+    marks = {"ann": "MARK-ANN-7f3a", "ben": "MARK-BEN-91c2"}
+    for student, other in (("ann", "ben"), ("ben", "ann")):
+        folder = root / "submitted" / student / "01_exact_kl"
+        folder.mkdir(parents=True)
+        nb = _spy_notebook(marks[student], marks[other])
+        nbformat.write(nb, str(folder / "01_exact_kl.ipynb"))
+    return root / "submitted"
+
+
+def _spy_results(out: Path) -> dict[str, tuple[float, list[int]]]:
+    import json
+
+    results = json.loads((out / "results.json").read_text())
+    got = {}
+    for s in results["submissions"]:
+        line = next(x for x in s["child"]["stdout"].splitlines() if x.startswith("SPY "))
+        got[s["student"]] = (s["score"], [int(x) for x in line.split()[2:]])
+    return got
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("mode", ["bubblewrap-cold", "bubblewrap-warm"])
+def test_two_students_graded_side_by_side_in_bubblewrap_read_neither_job(tmp_path, mode):
+    """With --jobs 2 and a course secret, each student's code hunts the other's job (the
+    learner's code and the generated inputs) while both run: does neither read the other's,
+    warm and cold (full marks, the hunt shown to have run)?"""
+    from conftest import run_drills
+
+    if shutil.which("bwrap") is None:
+        pytest.skip("bubblewrap is not installed")
+    secret = tmp_path / "course.secret"
+    secret.write_text("job-spy-secret-5521\n")
+    secret.chmod(0o600)
+    out = tmp_path / "out"
+    p = run_drills(
+        "grade", str(_spies(tmp_path)), "--out", str(out), "--jobs", "2", "--secret-file",
+        str(secret), DRILLS_WARM="off" if mode.endswith("cold") else "on",
+    )  # fmt: skip
+    assert p.returncode == 0, p.stderr[-3000:]
+    got = _spy_results(out)
+    assert sorted(got) == ["ann", "ben"], got
+    for student, (score, (_, other, _)) in got.items():
+        assert other == 0 and score == 7.0, (student, got)
+
+
+@pytest.mark.slow
+def test_two_students_graded_side_by_side_without_namespaces_read_neither_job():
+    """The same where bubblewrap cannot start (a container under a moby-like RuntimeDefault:
+    podman with runc, or its emulation where podman cannot run), the grader root and each
+    child its own uid: does each child read its own job (so the hunt looks in the right
+    places), but never the other's? (One of the two sees the other's sandbox folder appear:
+    both ran at once.)"""
+    import tempfile
+
+    import namespace_less
+    import podman_runtime
+    import unprivileged
+
+    why = unprivileged.why_not_as_user()
+    if podman_runtime.why_not() is None:
+        prefix = podman_runtime.command([], podman_runtime.runtime_default_profile())
+    elif namespace_less.why_not() is None:
+        prefix = namespace_less.command([])
+    else:
+        why = why or f"{podman_runtime.why_not()}; {namespace_less.why_not()}"
+    if why:
+        pytest.skip(why)
+    top = Path(tempfile.mkdtemp(prefix="drills-job-spy-"))
+    try:
+        top.chmod(0o755)
+        course = unprivileged.readable_course(top)
+        for answers in ("solutions", "autograder", "tiny_model"):
+            subprocess.run(["chmod", "-R", "go-rwx", str(course / answers)], check=True)
+        private = top / "private"
+        private.mkdir(mode=0o700)
+        secret = private / "course.secret"
+        secret.write_text("job-spy-secret-5521\n")
+        secret.chmod(0o600)
+        env = {"PATH": "/usr/bin:/bin", "HOME": str(private / "home"), "LANG": "C.UTF-8"}
+        env["DRILLS_CACHE_DIR"] = str(private / "cache")
+        env["DRILLS_WARM"] = "off"  # cold children: each job is a file in its sandbox folder
+        out = private / "out"
+        p = subprocess.run(
+            [*prefix, str(course / ".venv" / "bin" / "drills"), "grade", str(_spies(private)),
+             "--out", str(out), "--jobs", "2", "--secret-file", str(secret)],
+            env=env, capture_output=True, text=True, timeout=600,
+        )  # fmt: skip
+        assert p.returncode == 0, p.stderr[-3000:]
+        assert "failed to start a sandbox" in p.stderr, p.stderr[-2000:]
+        got = _spy_results(out)
+    finally:
+        shutil.rmtree(top, ignore_errors=True)
+    assert sorted(got) == ["ann", "ben"], got
+    for student, (score, (own, other, _)) in got.items():
+        assert other == 0 and score == 7.0, (student, got)
+        assert own == 1, f"{student}'s hunt did not find its own job: it looked in the wrong place"
+    assert any(found[2] > 0 for _, found in got.values()), f"the two never ran at once: {got}"

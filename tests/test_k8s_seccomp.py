@@ -42,6 +42,7 @@ from pathlib import Path
 
 import nbformat
 import oci_seccomp
+import podman_runtime
 import pytest
 from conftest import ROOT, run_drills
 from oci_seccomp import ADMIN_CALLS, runtime_default
@@ -263,6 +264,7 @@ def test_with_proc_masked_as_in_a_container_the_seven_solutions_grade_without_th
     stops it), and does `drills grade` then use "bwrap-noproc", say so, keep the 0600 secret
     (not refused) and give each of the seven solution notebooks full marks, in cold
     children (a warm zygote mounts a /proc per job)?"""
+    podman_runtime.skip_emulation_where_real("the masked-/proc grading of the solutions")
     _, local = _profiles(tmp_path)
     p = subprocess.run(
         _masked(oci_seccomp.command(local, [*BWRAP[:-1], "--proc", "/proc", "true"])),
@@ -452,6 +454,7 @@ def test_with_proc_masked_attacks_reach_nothing_in_the_sandbox_without_its_own_p
     find nothing (full marks, the hunt shown to have run), and does each answer-key attack
     (tiny_model three ways, 07's solution notebook by path and through /proc) score no more
     than the unanswered stub, its control?"""
+    podman_runtime.skip_emulation_where_real("the masked-/proc secret hunt and answer attacks")
     _, local = _profiles(tmp_path)
     _secret_hunt(tmp_path)
     attacks = _answer_attacks()

@@ -28,7 +28,7 @@ import nbformat
 import podman_runtime
 import pytest
 import test_k8s_seccomp as k8s
-from conftest import ROOT, SLICE, run_drills, sweep
+from conftest import ROOT, run_drills, sweep
 
 pytestmark = pytest.mark.slow
 
@@ -68,16 +68,13 @@ def test_under_a_moby_like_default_no_namespace_starts_and_the_secret_is_refused
 def test_under_podmans_default_the_sandbox_holds_without_its_own_proc(tmp_path):
     """Podman's default profile lets bubblewrap start but runc's masked /proc refuses it a
     proc mount: does `drills grade` say so, grade in "bwrap-noproc" with the private secret
-    (not refused), give the solutions full marks, and does the secret hunt find nothing (full
+    (not refused), give the seven solutions full marks, and does the secret hunt find nothing (full
     marks, the hunt shown to have run) and each answer-key attack score no more than the stub?
-    `make test`: 01's solution, tiny_model imported and 07's solution notebook read (by path,
-    through /proc); DRILLS_PODMAN_ALL=1 (or DRILLS_SWEEP=1): all seven solutions and every attack
-    (tests/test_k8s_seccomp.py runs them all in the emulated pod)."""
+    (tests/test_k8s_seccomp.py runs the same in the emulated pod where podman cannot run.)"""
     p = _in_container(["sh", "-c", "bwrap --unshare-all --ro-bind / / --proc /proc true"], None)
     if p.returncode == 0:
         pytest.skip("this runtime lets bubblewrap mount a /proc: not the masked /proc of a pod")
-    every = sweep("DRILLS_PODMAN_ALL")
-    assignments = k8s.ASSIGNMENTS if every else [SLICE[0]]
+    assignments = k8s.ASSIGNMENTS
     for a in assignments:
         target = tmp_path / "submitted" / "reference" / a
         target.mkdir(parents=True)
@@ -86,8 +83,6 @@ def test_under_podmans_default_the_sandbox_holds_without_its_own_proc(tmp_path):
         )
     k8s._secret_hunt(tmp_path)
     attacks = k8s._answer_attacks()
-    if not every:  # the slice: tiny_model imported; the checkout's notebook by path, via /proc
-        attacks = {k: v for k, v in attacks.items() if k.startswith("solution-") or k == "import"}
     stub = nbformat.read(str(ROOT / "exercises" / k8s.A07 / f"{k8s.A07}.ipynb"), as_version=4)
     for student, (fn, code) in [*attacks.items(), ("control", (None, None))]:
         nb = nbformat.reads(nbformat.writes(stub), as_version=4)
@@ -193,14 +188,10 @@ def _wrong_forward_kl(attack: bool):
     return nb
 
 
-def test_gradescope_in_a_docker_like_container_keeps_the_answers_from_learner_code(tmp_path):
-    """The Gradescope bundle run as Gradescope runs it (setup.sh, then run_autograder, as root),
-    inside a container under the moby-like RuntimeDefault: bubblewrap cannot start, so learner
-    code runs as a separate uid. A wrong forward_kl that looks for the solution notebook through
-    every path other processes show (the grader's command line names the secret's file in the
-    unpacked course) took forward_kl's full 3 points (its control 0.79) with the course left
-    readable and the grader's refusal turned off: does it score exactly what the same wrong
-    function scores without the search?"""
+def _gradescope_in_container(tmp_path: Path, notebooks: dict) -> dict[str, dict]:
+    """Each notebook graded by the Gradescope bundle of 01 (with a course secret) as Gradescope
+    runs it, as root, in a container under the moby-like RuntimeDefault: bubblewrap cannot
+    start there, so learner code runs as a separate uid. name -> results.json."""
     import test_gradescope_bundle as gs
     import unprivileged
 
@@ -218,23 +209,62 @@ def test_gradescope_in_a_docker_like_container_keeps_the_answers_from_learner_co
         secret = tmp_path / "course.secret"
         secret.write_text(gs.SECRET + "\n")
         zip_path = gs._bundle(tmp_path, secret)
-        scores = {}
-        for name, attack in (("control", False), ("attack", True)):
-            body = gs._run_as_gradescope(
+        bodies = {}
+        for name, nb in notebooks.items():
+            bodies[name] = gs._run_as_gradescope(
                 zip_path,
                 top / f"gs-{name}",
-                _wrong_forward_kl(attack),
+                nb,
                 prefix=podman_runtime.command([], profile),
                 python=course / ".venv" / "bin" / "python",
             )
-            scores[name] = {t["name"]: t["score"] for t in body["tests"]}
             log = (top / f"gs-{name}" / "results" / "stdout").read_text(errors="replace")
             assert "failed to start a sandbox" in log, log[-2000:]  # the container stopped bwrap
+            assert gs.SECRET not in json.dumps(bodies[name]), name
+        return bodies
     finally:
         shutil.rmtree(top, ignore_errors=True)
+
+
+def test_gradescope_in_a_docker_like_container_keeps_the_answers_from_learner_code(tmp_path):
+    """The Gradescope bundle in a Docker-like container (:func:`_gradescope_in_container`). A
+    wrong forward_kl that looks for the solution notebook through every path other processes
+    show (the grader's command line names the secret's file in the unpacked course) took
+    forward_kl's full 3 points (its control 0.79) with the course left readable and the
+    grader's refusal turned off: does it score exactly what the same wrong function scores
+    without the search?"""
+    bodies = _gradescope_in_container(
+        tmp_path, {"control": _wrong_forward_kl(False), "attack": _wrong_forward_kl(True)}
+    )
+    scores = {name: {t["name"]: t["score"] for t in b["tests"]} for name, b in bodies.items()}
     fkl = [n for n in scores["control"] if "forward_kl" in n]
     assert fkl and scores["control"][fkl[0]] < 7.0 * 0.9, scores["control"]
     assert scores["attack"] == scores["control"], scores
+
+
+# the held corpus through the bundle: `make test` a reader of the generated inputs and a forger
+# of records; DRILLS_PODMAN_ALL=1 (or DRILLS_SWEEP=1) every fixture (one container run each)
+CORPUS_SLICE = ("leaks_generated_inputs", "forged_records")
+
+
+def test_the_held_corpus_through_the_gradescope_bundle_forges_no_pass(tmp_path):
+    """Does any corpus fixture graded by the Gradescope bundle in the Docker-like container
+    score above its bubblewrap score (tests/fixtures/corpus/expected.json), and does no
+    results.json hold the secret?"""
+    corpus = ROOT / "tests" / "fixtures" / "corpus"
+    expected = json.loads((corpus / "expected.json").read_text())
+    names = sorted(expected["submissions"]) if sweep("DRILLS_PODMAN_ALL") else CORPUS_SLICE
+    notebooks = {n: (corpus / f"{n}.ipynb").read_bytes() for n in names}
+    bodies = _gradescope_in_container(tmp_path, notebooks)
+    forged = {}
+    for name, body in bodies.items():
+        got = {t["name"].split(" (")[0]: t["score"] for t in body["tests"]}
+        if body["tests"] or name in CORPUS_SLICE:  # an unreadable notebook has no tests
+            assert set(expected["submissions"][name]["scores"]) <= set(got), (name, sorted(got))
+        for function, want in expected["submissions"][name]["scores"].items():
+            if got.get(function, 0.0) > want + 0.011:  # Gradescope's scores: two decimals
+                forged[f"{name}/{function}"] = (got.get(function), want)
+    assert not forged, f"scored above their bubblewrap scores (a forged pass): {forged}"
 
 
 def test_the_grading_pods_security_context_grades_in_bubblewrap_only_under_the_localhost_profile(
