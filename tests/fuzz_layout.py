@@ -223,9 +223,11 @@ def check_discovery(course: Path, students: list[Student], form: str) -> list:
         for s in subs
     ]
     assert len(entries) == len(set(entries)), f"one entry, two rows: {entries}"
+    found = {s.assignment for s in subs if s.assignment is not None and not s.whole_folder}
     for s in subs:
-        if s.whole_folder:
-            assert s.error and s.assignment is not None, f"a whole-folder row without both: {s}"
+        if s.whole_folder:  # given to each assignment found (none found: the one row stays)
+            assert s.error, f"a whole-folder row without its reason: {s}"
+            assert s.assignment is not None or not found, f"not given an assignment: {s}"
     for s in subs:
         assert layout.COLLISION_MARK not in s.student or s.error, f"{s.student!r} graded"
     rows = {s.student: s for s in subs}
