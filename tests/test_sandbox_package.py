@@ -124,3 +124,13 @@ def test_the_facade_lists_each_module_of_the_package():
     listed = set(re.findall(r"^    (\w+) {2,}", sandbox.__doc__, re.M))
     modules = {p.stem for p in PACKAGE.glob("*.py")} - {"__init__"}
     assert listed == modules, f"listed {sorted(listed)}, modules {sorted(modules)}"
+
+
+def test_paths_found_from_the_package_still_name_the_grader_and_the_harness():
+    """The modules sit one folder deeper than sandbox.py did: does ``grader_dir`` (the
+    package the sandbox keeps out of a child's view) still name ``autograder/``, not a folder
+    inside it, and does the harness written into every sandbox exist?"""
+    import autograder
+
+    assert sandbox.grader_dir() == Path(autograder.__file__).resolve().parent
+    assert sandbox.HARNESS.name == "child_harness.py" and sandbox.HARNESS.is_file()

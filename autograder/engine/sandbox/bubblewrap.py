@@ -107,7 +107,7 @@ def _bwrap_command(
 ) -> list[str]:
     """The bwrap command line. ``caps`` stay with the sandboxed process, inside the sandbox's
     own user namespace (the warm worker needs them to give each child its own namespaces);
-    ``seccomp_fd`` holds the filter of :func:`seccomp_filter`."""
+    ``seccomp_fd`` holds the filter of :func:`seccomp.seccomp_filter`."""
     cmd = [bwrap, "--unshare-all", "--unshare-user"]
     noproc = iso.mode == "bwrap-noproc"
     if noproc and seccomp_fd is None:

@@ -34,7 +34,7 @@ class SecretExposed(SandboxError):
 
 # Bubblewrap's modes: "bwrap", the sandbox with its own /proc; "bwrap-noproc", the same sandbox
 # with an empty read-only /proc, where the kernel refuses a new proc mount (a container whose
-# /proc the runtime has masked: Kubernetes' procMount Default). detect() picks it only then.
+# /proc the runtime has masked: Kubernetes' procMount Default). modes.detect() picks it only then.
 BWRAP_MODES = ("bwrap", "bwrap-noproc")
 
 
@@ -55,7 +55,7 @@ class Isolation:
         return not self.bubblewrap
 
 
-# -- what the child may see -----------------------------------------------------------------
+# -- what the child may see --------------------------------------------------------------------
 
 
 def library_dirs() -> list[Path]:
@@ -119,7 +119,7 @@ def _cache_dirs() -> list[Path]:
     return [Path(os.path.realpath(d))] if d is not None else []
 
 
-# -- the child's environment and uid --------------------------------------------------------
+# -- the child's environment and uid -----------------------------------------------------------
 
 
 def _child_env() -> dict[str, str]:

@@ -96,7 +96,7 @@ def execute(
 
     ``runner``: where the children run; anything with ``run_child(job, iso, limits, slot,
     cpu_seconds, budget_left) -> ChildRun`` (a :class:`autograder.engine.worker.WorkerPool` for
-    batches). By default each child is a fresh interpreter (:func:`run_child`).
+    batches). By default each child is a fresh interpreter (:func:`child.run_child`).
 
     All the children of one submission share its time budget (``limits.submission_budget``
     seconds of wall-clock time, each child's counted from its first record, after its

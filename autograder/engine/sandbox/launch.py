@@ -93,7 +93,7 @@ def start_in_box(
     """Start ``argv`` in the sandbox (bubblewrap, or the reduced isolation), as the child's
     uid, in a pids cgroup of ``tasks`` where the uid cannot hold a process limit: the one
     place where both a cold child and a warm worker's zygote are started. Returns the process
-    and its cgroup (release it with :func:`_release_cgroup`)."""
+    and its cgroup (release it with :func:`resources._release_cgroup`)."""
     extra: tuple[int, ...] = ()
     if iso.bubblewrap:
         sfd = seccomp.seccomp_fd()
@@ -137,7 +137,7 @@ def start_in_box(
 
 def child_sys_path(iso: Isolation, indir: Path) -> tuple[list[str], str]:
     """(the child's sys.path additions, where it finds ``indir``): the installed libraries
-    only (never tiny_model nor the grader: :func:`_answer_dirs`)."""
+    only (never tiny_model nor the grader: :func:`common._answer_dirs`)."""
     sys_path = [str(p) for p in common.library_dirs()]
     return sys_path, SANDBOX_IN if iso.bubblewrap else str(indir)
 

@@ -62,7 +62,7 @@ def child_limits(limits: Limits, cpu_seconds: float, nproc: int | None = None) -
     }
 
 
-# -- a pids cgroup, where a uid cannot hold the process limit -------------------------------
+# -- a pids cgroup, where a uid cannot hold the process limit ----------------------------------
 
 _CGROUP_BASES = (Path("/sys/fs/cgroup/pids"), Path("/sys/fs/cgroup"))
 
