@@ -28,8 +28,6 @@ from autograder.engine.sandbox import common, folders, seccomp
 from autograder.engine.sandbox.common import SANDBOX_IN, Isolation, SandboxError
 
 PROC_REFUSED = "Can't mount proc"  # bubblewrap's words when the kernel refuses it a /proc
-
-
 NOPROC_WARNING = (
     "bubblewrap cannot mount the sandbox's own /proc here (the kernel refuses a new proc mount "
     "while this container's /proc is masked, as Kubernetes' procMount Default leaves it): "

@@ -18,17 +18,10 @@ from pathlib import Path
 from autograder.engine import files
 
 _SCRATCH = re.compile(r"^drills-(child|worker)-(\d+)-")
-
-
 _SCRATCH_MIN_AGE_S = 60.0
 
-
 _LIVE_SCRATCH: set[Path] = set()  # this process's sandbox folders, until released
-
-
 _LIVE_PROCS: weakref.WeakSet = weakref.WeakSet()  # the sandboxes this process started
-
-
 _ENDING = False  # set by end_on_sigterm: no new sandbox folder from then on
 
 

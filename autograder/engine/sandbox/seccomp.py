@@ -16,8 +16,6 @@ _SYSCALLS = {  # machine: AUDIT_ARCH_*, (add_key, request_key, keyctl), unshare,
     "x86_64": (0xC000003E, (248, 249, 250), 272, 56, 435),
     "aarch64": (0xC00000B7, (217, 218, 219), 97, 220, 435),
 }
-
-
 CLONE_NEWUSER = 0x10000000
 
 
