@@ -18,9 +18,9 @@ The folders are the layers; each imports only from the ones above it in this lis
     selfcheck.py  7  the notebooks' self-check cells: values compared as the grader compares them
 
 Where to look: a case is written in ``assignments/aNN_<name>.py`` (its fields in
-``cases/spec.py``); a submission is run in ``engine/sandbox.py``; a gradebook is written by
-``course/gradebook.py`` (rows in ``course/report.py``). Each package's ``__init__`` lists its
-modules, and every module starts with its one-line purpose.
+``cases/spec.py``); a submission is run by ``engine/sandbox/`` (a module per isolation mode); a
+gradebook is written by ``course/gradebook.py`` (rows in ``course/report.py``). Each package's
+``__init__`` lists its modules, and every module starts with its one-line purpose.
 """
 
 __all__ = ["grade_cell"]

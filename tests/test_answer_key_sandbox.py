@@ -103,7 +103,7 @@ def test_a_root_grader_without_bubblewrap_refuses_answers_other_uids_can_read(mo
         for p in (top, course, course / "solutions"):
             p.chmod(0o755)
         answers.chmod(0o700)
-        monkeypatch.setattr(sandbox, "_answer_dirs", lambda: [answers])
+        monkeypatch.setattr(sandbox.common, "_answer_dirs", lambda: [answers])
         iso = sandbox.Isolation(mode="reduced", drop_uid=True)
         why = sandbox.answer_exposure(iso, course)
         assert why and str(course / "solutions") in why and "chmod -R go-rwx" in why

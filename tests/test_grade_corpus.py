@@ -343,8 +343,8 @@ def _pids_cgroup_available() -> bool:
     """Can this process make a pids cgroup? (The probe's cgroup is removed again.)"""
     if os.geteuid() != 0:
         return False
-    probe = sandbox._pids_cgroup(8)
-    sandbox._release_cgroup(probe)
+    probe = sandbox.resources._pids_cgroup(8)
+    sandbox.resources._release_cgroup(probe)
     return probe is not None
 
 
@@ -353,7 +353,7 @@ def test_fork_bomb_in_a_root_child_is_held_by_a_pids_cgroup(tmp_path):
     """When the child cannot run as another uid (root's Python unreadable to others), the
     kernel ignores RLIMIT_NPROC: does the pids cgroup still stop a fork bomb, scoring it as
     the corpus says and leaving no cgroup behind?"""
-    before = {p.name for p in sandbox._CGROUP_BASES[0].glob("drills-*")}
+    before = {p.name for p in sandbox.resources._CGROUP_BASES[0].glob("drills-*")}
     out = tmp_path / "out"
     p = run_drills(
         "grade",
@@ -382,7 +382,7 @@ def _cgroups_that_stay(before: set[str], wait_s: float = 120.0) -> set[str]:
     one of its own still there is left behind for good; but another grading run on this
     machine (a second pytest, a `drills grade`) makes and removes its own while we look.
     Only a cgroup present at every look until all are gone (or ``wait_s`` is up) counts."""
-    base = sandbox._CGROUP_BASES[0]
+    base = sandbox.resources._CGROUP_BASES[0]
     stay = {p.name for p in base.glob("drills-*")} - before
     deadline = time.monotonic() + wait_s
     while stay and time.monotonic() < deadline:

@@ -227,11 +227,11 @@ def test_channel_rejects_records_out_of_order():
     """Can a child skip ahead (a case before its function started, or 'done' too early)?"""
     ex = sandbox.Execution({"f": sandbox.FunctionRun("f", [None, None], [0.0, 0.0])})
     plan = [{"name": "f", "start": 0, "cases": [{}, {}]}]
-    st = sandbox._Interpreter(ex, plan, [], [], set())
+    st = sandbox.execution._Interpreter(ex, plan, [], [], set())
     st.feed({"t": "setup", "status": "ok"})
     with pytest.raises(sandbox.ProtocolError):
         st.feed({"t": "case", "name": "f", "i": 0, "outcome": {"value": 1}, "seconds": 0})
-    st = sandbox._Interpreter(ex, plan, [], [], set())
+    st = sandbox.execution._Interpreter(ex, plan, [], [], set())
     st.feed({"t": "setup", "status": "ok"})
     with pytest.raises(sandbox.ProtocolError):
         st.feed({"t": "done"})

@@ -59,12 +59,12 @@ def boxes():
 
 def test_a_childs_job_is_readable_by_that_child(boxes):
     """The child must still read its own job (else nothing would grade)."""
-    assert _reads(sandbox._child_uid(0), boxes[0].indir / "job.json")
+    assert _reads(sandbox.common._child_uid(0), boxes[0].indir / "job.json")
 
 
 def test_neighbour_student_cannot_read_the_job_of_the_child_beside_it(boxes):
     """--jobs 2: slot 1's learner code (its own uid) reads slot 0's job.json?"""
-    assert not _reads(sandbox._child_uid(1), boxes[0].indir / "job.json"), (
+    assert not _reads(sandbox.common._child_uid(1), boxes[0].indir / "job.json"), (
         "the child of slot 1 read slot 0's job (another student's code and hidden inputs)"
     )
 

@@ -28,7 +28,7 @@ CANT = "bwrap: Can't mount proc on /newroot/proc: Operation not permitted"
 
 def _cmd(mode: str, seccomp_fd: int | None = 7) -> list[str]:
     iso = sandbox.Isolation(mode=mode)
-    return sandbox._bwrap_command(
+    return sandbox.bubblewrap._bwrap_command(
         "bwrap", iso, Path("/nonexistent-in"), Path("/tmp/w"), ["python"], seccomp_fd=seccomp_fd
     )
 
@@ -64,8 +64,8 @@ def _detect(monkeypatch, answers: dict[str, str | None]) -> tuple[sandbox.Isolat
         asked.append(mode)
         return answers[mode]
 
-    monkeypatch.setattr(sandbox, "_probe", probe)
-    monkeypatch.setattr(sandbox.shutil, "which", lambda name: "/usr/bin/bwrap")
+    monkeypatch.setattr(sandbox.bubblewrap, "_probe", probe)
+    monkeypatch.setattr(sandbox.modes.shutil, "which", lambda name: "/usr/bin/bwrap")
     monkeypatch.delenv("DRILLS_SANDBOX", raising=False)
     return sandbox.detect([]), asked
 
@@ -108,6 +108,6 @@ def test_detect_falls_back_to_reduced_when_the_noproc_probe_fails_too(monkeypatc
 
 
 def test_the_noproc_probe_is_refused_without_a_seccomp_filter(monkeypatch):
-    monkeypatch.setattr(sandbox, "seccomp_filter", lambda: None)
+    monkeypatch.setattr(sandbox.seccomp, "seccomp_filter", lambda: None)
     iso = sandbox.Isolation(mode="reduced")
-    assert "seccomp" in sandbox._probe("/usr/bin/bwrap", iso, "bwrap-noproc")
+    assert "seccomp" in sandbox.bubblewrap._probe("/usr/bin/bwrap", iso, "bwrap-noproc")

@@ -251,8 +251,8 @@ def test_a_library_folder_under_tmp_stays_importable_in_warm_jobs(tmp_path, monk
     lib.mkdir()
     (lib / "drills_tmp_lib.py").write_text("ANSWER = 42\n")
     assert str(lib).startswith("/tmp/")
-    real = sandbox.library_dirs
-    monkeypatch.setattr(sandbox, "library_dirs", lambda: [*real(), lib])
+    real = sandbox.common.library_dirs
+    monkeypatch.setattr(sandbox.common, "library_dirs", lambda: [*real(), lib])
     code = (
         "def f():\n"
         "    import drills_tmp_lib\n"
@@ -613,7 +613,7 @@ def test_a_job_sent_another_codec_than_the_precompiled_one_runs_the_one_it_was_s
         assert pool.stats["warm_jobs"] == 1, pool.stats
         assert json.loads(first.lines[0]) == {"t": "setup", "status": "ok"}, first.lines
         other = sandbox.codec_source() + "\nraise RuntimeError('the codec sent with the job')\n"
-        monkeypatch.setattr(sandbox, "codec_source", lambda: other)
+        monkeypatch.setattr(sandbox.launch, "codec_source", lambda: other)
         second = pool.run_child(job, ISO, LIMITS, 0, 60)
         assert pool.stats["warm_jobs"] == 2, pool.stats
     setup = json.loads(second.lines[0])

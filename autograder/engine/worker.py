@@ -10,7 +10,7 @@ isolated child per job (zygote.py says how: namespaces, its own /proc, a private
 refused). The pool has
 the interface of :func:`sandbox.run_child`, so ``sandbox.execute(...,
 runner=pool)`` uses it, the records are read and checked by the same code
-(:func:`sandbox._collect`, the strict record protocol), and the watchdog is
+(:func:`sandbox.child._collect`, the strict record protocol), and the watchdog is
 the parent's, as for a cold child: no record for ``hard_timeout`` seconds and
 the job's processes are killed (the zygote kills them; if it does not answer,
 the whole sandbox is).
@@ -37,7 +37,15 @@ import time
 from pathlib import Path
 
 from autograder.engine import sandbox
-from autograder.engine.sandbox import ChildHandle, ChildRun, Isolation, Limits
+from autograder.engine.sandbox import (
+    ChildHandle,
+    ChildRun,
+    Isolation,
+    Limits,
+    child,
+    common,
+    resources,
+)
 from autograder.scoring import cache
 
 ZYGOTE = Path(__file__).with_name("zygote.py")
@@ -111,7 +119,7 @@ def _preload_for(setup: list) -> tuple[str, ...]:
 
 
 class _JobHandle(ChildHandle):
-    """A job running in a zygote, as sandbox._collect sees a child."""
+    """A job running in a zygote, as sandbox.child._collect sees a child."""
 
     def __init__(self, worker: Worker, stdout_fd: int, stderr_fd: int) -> None:
         self.worker, self.stdout_fd, self.stderr_fd = worker, stdout_fd, stderr_fd
@@ -181,7 +189,7 @@ class Worker:
         box = sandbox.make_box(self.tmp, self.iso, self.slot, files)
         self.sys_path = box.sys_path
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        exe, _ = sandbox._interpreter()
+        exe, _ = common._interpreter()
         argv = [str(exe), "-s", "-S", "-B", f"{box.in_path}/zygote.py", str(theirs.fileno())]
         log = open(self.tmp / "zygote.log", "wb")  # noqa: SIM115 (the zygote's own errors)
         try:
@@ -250,7 +258,7 @@ class Worker:
             except subprocess.TimeoutExpired:  # pragma: no cover
                 pass
             self.proc = None
-        sandbox._release_cgroup(self.cgroup)
+        resources._release_cgroup(self.cgroup)
         self.cgroup = None
         if self.tmp is not None:
             sandbox.release_scratch(self.tmp)
@@ -322,7 +330,7 @@ class Worker:
             msg = self.receive(30.0)
             if msg is None or msg.get("t") != "started":
                 raise WorkerFailed(f"the zygote did not start the job ({msg})")
-            run = sandbox._collect(handle, rec_r, limits, t0, True, budget_left)
+            run = child._collect(handle, rec_r, limits, t0, True, budget_left)
         except BaseException:
             for fd in (rec_r, out_r, err_r):
                 try:

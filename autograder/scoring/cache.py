@@ -18,8 +18,8 @@ Where: ``$DRILLS_CACHE_DIR``, else ``$XDG_CACHE_HOME/reward-drills``, else
 ``~/.cache/reward-drills``; ``DRILLS_CACHE=off`` turns it off. It holds at most
 ``$DRILLS_CACHE_MAX_MB`` (512 MB by default): past that the oldest entries go. The folder is
 private to the user (0700): with a course secret, its entries hold generated
-inputs. The sandbox never sees it (sandbox.py covers it up when a bound folder
-contains it).
+inputs. The sandbox never sees it (engine/sandbox/bubblewrap.py covers it up when a bound
+folder contains it).
 
 Every entry is one JSON file ``<dir>/v<FORMAT>/<kind>/<digest of key>.json`` holding
 its key, its value and an HMAC of both under the folder's key: ``<dir>/key``, 32 random
