@@ -129,6 +129,6 @@ def skip_emulation_where_real(what: str) -> None:
         import pytest
 
         pytest.skip(
-            f"{what} runs in a real runtime here (podman); DRILLS_EMULATED_TOO=1 runs the "
+            f"{what}: tested in a real runtime here (podman); DRILLS_EMULATED_TOO=1 runs the "
             "emulation as well"
         )
