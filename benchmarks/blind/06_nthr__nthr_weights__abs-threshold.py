@@ -1,0 +1,33 @@
+"""
+notebook: 06_nthr
+function: nthr_weights
+slip: the threshold is taken as a magnitude, tau = beta * |min(pos_mean_scores)|, so when the smallest correct mean score is negative tau has the wrong sign and far fewer tokens are selected.
+"""
+
+import math
+
+import torch
+
+
+def nthr_weights(neg_scores, pos_mean_scores, beta=1.0, eta=0.0):
+    """NTHR advantage weights: eta where s- > tau, 1 elsewhere."""
+    if not isinstance(neg_scores, torch.Tensor) or not isinstance(pos_mean_scores, torch.Tensor):
+        raise ValueError("scores must be torch tensors")
+    if not neg_scores.is_floating_point() or not pos_mean_scores.is_floating_point():
+        raise ValueError("scores must be floating tensors")
+    if pos_mean_scores.dim() != 1 or pos_mean_scores.numel() == 0:
+        raise ValueError("pos_mean_scores must be a non-empty 1-D tensor")
+    if not torch.isfinite(neg_scores).all() or not torch.isfinite(pos_mean_scores).all():
+        raise ValueError("scores hold NaN/inf")
+    if (
+        isinstance(beta, bool)
+        or not isinstance(beta, (int, float))
+        or not math.isfinite(beta)
+        or beta < 0
+    ):
+        raise ValueError("beta must be finite and >= 0")
+    if isinstance(eta, bool) or not isinstance(eta, (int, float)) or not (0.0 <= eta <= 1.0):
+        raise ValueError("eta must be in [0, 1]")
+    tau = beta * pos_mean_scores.min().abs()
+    selected = neg_scores > tau
+    return torch.where(selected, torch.full_like(neg_scores, eta), torch.ones_like(neg_scores))
