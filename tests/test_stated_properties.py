@@ -113,3 +113,23 @@ def test_a_catalogued_mistake_is_still_named_before_any_property():
     r, text = _grade("06_nthr", "prediction_errors", errors)
     assert r.diagnoses[0].id == "softmax-over-positions", text
     assert not any(d.kind == "property" for d in r.diagnoses), text
+
+
+def test_the_checks_a_shape_leaves_over_may_carry_a_property_line():
+    """07 `smaug_floor` averaged over every response instead of the correct ones: the values
+    are a whole-number ratio off (the shape line), and the gradient checks, which that line does
+    not explain, break the stated gradient (−1 / number of correct on a response below its
+    reference): they were "Not recognised"; now the property line carries them."""
+
+    def floor(seq, ref, correct):
+        gap = torch.relu(ref.detach() - seq)
+        return torch.where(correct, gap, 0.0).sum() / len(seq)
+
+    r, text = _grade("07_beyond_nthr", "smaug_floor", floor)
+    ids = [d.id for d in r.diagnoses]
+    assert ids[:1] == ["shape:factor"] and "property:floor-gradient" in ids, text
+    (line,) = [d for d in r.diagnoses if d.id == "property:floor-gradient"]
+    assert "failed checks" in line.text, text
+    lost = sum(k.points - k.score for k in r.kinds if k.kind == "gradient")
+    assert line.points == pytest.approx(lost), text
+    assert r.unexplained_checks == 0, text

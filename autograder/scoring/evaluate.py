@@ -976,6 +976,13 @@ def explain(
     if concept_failed and not first:
         # nothing catalogued and no shape: which property the text states the outcomes break
         first = _stated_lines(assignment, fspec, sorted(concept_failed), inputs, got, line)
+    elif concept_failed and len(first) == 1:
+        # one line explains some of the failures: a stated property may explain the rest
+        rest = concept_failed - first[0][1]
+        if rest:
+            first += _stated_lines(
+                assignment, fspec, sorted(rest), inputs, got, line, len(concept_failed)
+            )[:1]
     if crashed and first and first[0][0].id == "shape:raised":
         d, idx = first[0]
         n = len(crashed)
@@ -992,7 +999,8 @@ def explain(
         second = _validation(
             fspec, invalid_cases, failed_checks, expected, got, mutants, validation, line
         )
-    first.sort(key=lambda d: -d[0].points)
+    # a property line comes after the mistake or shape it completes (the more specific)
+    first.sort(key=lambda d: (d[0].kind == "property", -d[0].points))
     if grad_failed:  # after the lines named from the values, whatever it costs
         values_right = not failed & set(fspec.of_kind("value") + fspec.of_kind("edge"))
         text, cause = gradient_text(fspec, grad_failed, expected, got, values_right, tainted)
@@ -1002,9 +1010,12 @@ def explain(
     return (first + second)[:3]
 
 
-def _stated_lines(assignment: str, fspec: FunctionSpec, idx: list[int], inputs, got, line):
+def _stated_lines(
+    assignment: str, fspec: FunctionSpec, idx: list[int], inputs, got, line, failed: int = 0
+):
     """At most two lines, each a property the function's text states that the learner's
-    outcomes break, with the failed checks of ``idx`` that break it (disjoint, the property
+    outcomes break, with the failed checks of ``idx`` that break it (``failed``: how many
+    checks failed in all, when ``idx`` is what the lines before left) (disjoint, the property
     that breaks on the most checks first; see :mod:`autograder.scoring.stated`). The line
     names only fixed checks by id, and counts the others."""
     if not assignment:
@@ -1019,7 +1030,7 @@ def _stated_lines(assignment: str, fspec: FunctionSpec, idx: list[int], inputs, 
             continue
         taken |= own
         shown = [fspec.cases[i].id for i in sorted(own) if not fspec.cases[i].hidden][:3]
-        text = stated.property_text(prop, own, len(idx), shown)
+        text = stated.property_text(prop, own, failed or len(idx), shown)
         out.append(line(prop.id, text, "property", own))
     return out
 

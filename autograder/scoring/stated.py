@@ -381,6 +381,24 @@ def _surrogate_gradient(args, kwargs, value):
     return bool(np.any(wrong_sign) or np.any(into_padding))
 
 
+def _log_softmax_gradient(args, kwargs, value):
+    """Σ_t mask · log_softmax(logits)[token]: its gradient into one position's logits is
+    one_hot − softmax (times the position's weight), which sums to 0 over the vocabulary, and
+    is 0 at a masked position."""
+    g = _grad(value, "logits")
+    if g is None or len(args) < 3:
+        return None
+    mask = _arr(args[2])
+    if mask is None or g.ndim != 3 or mask.shape != g.shape[:2]:
+        return None
+    if not np.all(np.isfinite(g)):
+        return True
+    scale = ATOL * max(1.0, float(np.abs(g).max()))
+    rows = np.abs(g.sum(axis=-1)) > scale
+    padded = (mask == 0) & (np.abs(g).max(axis=-1) > scale)
+    return bool(np.any(rows) or np.any(padded))
+
+
 _NONNEG_EST = (
     "the estimator is ≥ 0 for every sample and 0 where logp = ref_logp",
     _nonnegative_zero_at_equal,
@@ -470,6 +488,14 @@ STATED: dict[tuple[str, str], tuple[Stated, ...]] = {
             "log-probability",
             "a sequence's log likelihood is a log probability: ≤ 0",
             _log_probability,
+        ),
+        Stated(
+            "log-softmax-gradient",
+            "each position contributes log softmax(logits)[token], a softmax over the "
+            "vocabulary: its gradient into that position's logits is one_hot − softmax, which "
+            "sums to 0 over the vocabulary, and a masked position gets no gradient",
+            _log_softmax_gradient,
+            gradient=True,
         ),
     ),
     ("05_grpo_lld", "likelihood_change"): (
