@@ -466,6 +466,7 @@ DIAGNOSIS_LABELS = {
     "concept": "Recognised mistake",
     "validation": "Recognised mistake (input checks)",
     "shape": "What your function does",
+    "property": "A property the notebook states",
     "helper": "A helper to fix",
     "name": "A name the grader's program lacks",
 }

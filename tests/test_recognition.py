@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import torch
 from conftest import ROOT, available_assignments, catalogued_mistakes
 from test_feedback_consistency import _scaled
 
@@ -135,3 +136,66 @@ def test_a_fixed_eps_in_group_advantages_is_named(eps, named):
     r = _grade(a, "group_advantages", fixed, ns)
     assert r.score < r.points and r.mistake == named, r.diagnosis
     assert torch.is_tensor(ref(torch.tensor([[1.0, 0.0]])))
+
+
+def _surrogate_with(clip_high, detach_advantages: bool):
+    """A learner's 07 `clipped_surrogate`: the upper clip bound ``clip_high(eps_low, eps_high)``
+    and the advantages detached or not; everything else as the text asks."""
+
+    def make(ns):
+        ref = ns["clipped_surrogate"]
+
+        def surrogate(logp, logp_old, adv, mask, eps_low=0.2, eps_high=None, mode="token-mean"):
+            high = eps_low if eps_high is None else eps_high
+            adv = adv.detach() if detach_advantages else adv
+            ratio = torch.exp(torch.where(mask, logp - logp_old.detach(), 0.0))
+            clipped = torch.clamp(ratio, 1 - eps_low, 1 + clip_high(eps_low, high))
+            per_token = torch.where(mask, -torch.minimum(ratio * adv, clipped * adv), 0.0)
+            if mode == "token-mean":
+                return per_token.sum() / mask.sum()
+            rows = per_token.sum(dim=1)
+            if mode == "seq-mean-token-sum":
+                return rows.mean()
+            return (rows / mask.sum(dim=1)).mean()
+
+        def clipped_surrogate(*args, **kwargs):
+            ref(*args, **kwargs)
+            return surrogate(*args, **kwargs)
+
+        return clipped_surrogate
+
+    return make
+
+
+def test_two_mistakes_are_each_named_failures_counted_per_cause():
+    """Symmetric bounds (eps_high ignored) and advantages not detached, in one 07 surrogate:
+    the value mistake fails 6 value and edge checks, the gradient flow all 7 gradient checks.
+    Counted per check, symmetric-bounds explained 6 of 13 failures (under half) and was not
+    named; the gradient checks where gradient reaches `advantages` belong to the flow's cause
+    and no longer count against the value mistake, so both mistakes are named, each with its
+    own checks."""
+    a, name = "07_beyond_nthr", "clipped_surrogate"
+    ns = reference.namespace(a, ROOT)
+    learner = _surrogate_with(lambda low, high: low, detach_advantages=False)(ns)
+    r = _grade(a, name, learner, ns)
+    text = evaluate.feedback_text(r)
+    ids = [d.id for d in r.diagnoses]
+    assert "symmetric-bounds" in ids and "advantages-not-detached" in ids, text
+    gradient = sum(k.points for k in r.kinds if k.kind == "gradient")
+    (flow,) = [d for d in r.diagnoses if d.id == "advantages-not-detached"]
+    assert flow.points == pytest.approx(gradient), text
+    assert r.unexplained_checks == 0, text
+
+
+def test_a_value_mistake_alone_is_not_named_from_the_gradient_checks_of_another_flow():
+    """The per-cause count is no licence to name a value mistake that explains few of its own
+    checks: with the flow right (advantages detached), the same symmetric bounds is named,
+    and a correct surrogate whose advantages alone are not detached is told only that."""
+    a, name = "07_beyond_nthr", "clipped_surrogate"
+    ns = reference.namespace(a, ROOT)
+    alone = _grade(a, name, _surrogate_with(lambda low, high: low, True)(ns), ns)
+    assert [d.id for d in alone.diagnoses] == ["symmetric-bounds"], evaluate.feedback_text(alone)
+    flow = _grade(a, name, _surrogate_with(lambda low, high: high, False)(ns), ns)
+    assert [d.id for d in flow.diagnoses] == ["advantages-not-detached"], evaluate.feedback_text(
+        flow
+    )

@@ -30,7 +30,7 @@ from autograder.cases.codec import encode, outcome_of, served_callees
 from autograder.cases.compare import render_outcome, render_pair, same_outcome
 from autograder.cases.spec import KIND_LABELS, KINDS, Case, FunctionSpec, Mistake
 from autograder.notebooks import reference, streams
-from autograder.scoring import served, shapes
+from autograder.scoring import served, shapes, stated
 
 _LEAVES = (str, int, float, bool, type(None))
 
@@ -470,6 +470,20 @@ def _match(
     remaining = set(failed) & set(among)
     chosen: list[tuple[Mistake, set[int]]] = []
     failing: dict[int, list[int]] = {}  # where each mistake fails: once per call, not per pick
+    # Failures are counted per cause, not per check: where the learner's gradient flows wrong
+    # (into a detached input, or not into one with gradient), that gradient check belongs to
+    # a cause of its own. A mistake that does not show that flow is judged without such checks
+    # (a value mistake is not outvoted by a second mistake's gradient checks); one that shows
+    # it agrees on a check where the flow is the same, whatever else differs there.
+    grad = set(fspec.of_kind("gradient")) & set(among)
+    flows = {i: _flow(fspec, got[i], expected[i]) for i in grad & set(failed)}
+
+    def owned_elsewhere(mo: list[dict]) -> set[int]:
+        return {i for i, f in flows.items() if f - _flow(fspec, mo[i], expected[i])}
+
+    def same_flow(i: int, mo: list[dict]) -> bool:
+        mine = _flow(fspec, mo[i], expected[i]) if i in flows else set()
+        return bool(mine) and mine <= flows[i]
 
     def fails_on(m: Mistake, mo: list[dict]) -> list[int]:
         if id(m) not in failing:
@@ -486,8 +500,10 @@ def _match(
             if any(m is c for c, _ in chosen):
                 continue
             mo = mutants[m.id]
-            m_failed = fails_on(m, mo)
-            if not m_failed:
+            elsewhere = owned_elsewhere(mo) if flows else set()
+            m_failed = [i for i in fails_on(m, mo) if i not in elsewhere]
+            judged = remaining - elsewhere
+            if not m_failed or not judged:
                 continue
             if loose:
                 agree = {
@@ -495,8 +511,9 @@ def _match(
                 } & set(failed)
             else:
                 agree = {i for i in m_failed if _agrees(fspec.cases[i], expected[i], mo[i], got[i])}
+            agree |= {i for i in m_failed if same_flow(i, mo)}
             own = len(agree) / len(m_failed)
-            explained = len(agree & remaining) / len(remaining)
+            explained = len(agree & judged) / len(judged)
             if loose:  # the mistake's own failures, nearly all reproduced; the rest is "else"
                 if not (own == 1.0 and explained > 0 or own >= 0.75 and explained >= 0.2):
                     continue
@@ -781,6 +798,7 @@ def diagnose_all(
     mutants: Mapping[str, list[dict]],
     arg_names: list[str] | tuple[str, ...] = (),
     tainted: list[bool] | None = None,
+    assignment: str = "",
 ) -> list[Diagnosis]:
     """At most three diagnoses, the conceptual ones first, each group ordered by the points it costs.
 
@@ -794,7 +812,10 @@ def diagnose_all(
     Each diagnosis explains its own failed cases, none explained twice (see :func:`explain`).
     """
     return [
-        d for d, _ in explain(fspec, points, inputs, expected, got, mutants, arg_names, tainted)
+        d
+        for d, _ in explain(
+            fspec, points, inputs, expected, got, mutants, arg_names, tainted, assignment
+        )
     ]
 
 
@@ -810,9 +831,11 @@ def explain(
     mutants: Mapping[str, list[dict]],
     arg_names: list[str] | tuple[str, ...] = (),
     tainted: list[bool] | None = None,
+    assignment: str = "",
 ) -> Explained:
     """:func:`diagnose_all`'s diagnoses, each with the failed cases whose points it costs
-    (disjoint sets: one cause, one line)."""
+    (disjoint sets: one cause, one line). ``assignment`` names the notebook whose stated
+    properties (:mod:`autograder.scoring.stated`) may explain what nothing else does."""
     worth = case_points(fspec, points)
     failed = {
         i
@@ -950,6 +973,16 @@ def explain(
         )
         if entries is not None:
             first = [line("shape:" + entries.id, entries.text, "shape", value_failed)]
+    if concept_failed and not first:
+        # nothing catalogued and no shape: which property the text states the outcomes break
+        first = _stated_lines(assignment, fspec, sorted(concept_failed), inputs, got, line)
+    elif concept_failed and len(first) == 1:
+        # one line explains some of the failures: a stated property may explain the rest
+        rest = concept_failed - first[0][1]
+        if rest:
+            first += _stated_lines(
+                assignment, fspec, sorted(rest), inputs, got, line, len(concept_failed)
+            )[:1]
     if crashed and first and first[0][0].id == "shape:raised":
         d, idx = first[0]
         n = len(crashed)
@@ -966,7 +999,8 @@ def explain(
         second = _validation(
             fspec, invalid_cases, failed_checks, expected, got, mutants, validation, line
         )
-    first.sort(key=lambda d: -d[0].points)
+    # a property line comes after the mistake or shape it completes (the more specific)
+    first.sort(key=lambda d: (d[0].kind == "property", -d[0].points))
     if grad_failed:  # after the lines named from the values, whatever it costs
         values_right = not failed & set(fspec.of_kind("value") + fspec.of_kind("edge"))
         text, cause = gradient_text(fspec, grad_failed, expected, got, values_right, tainted)
@@ -974,6 +1008,31 @@ def explain(
             line("gradient" if cause else GRADIENT_WITH_VALUES, text, "shape", grad_failed)
         )
     return (first + second)[:3]
+
+
+def _stated_lines(
+    assignment: str, fspec: FunctionSpec, idx: list[int], inputs, got, line, failed: int = 0
+):
+    """At most two lines, each a property the function's text states that the learner's
+    outcomes break, with the failed checks of ``idx`` that break it (``failed``: how many
+    checks failed in all, when ``idx`` is what the lines before left) (disjoint, the property
+    that breaks on the most checks first; see :mod:`autograder.scoring.stated`). The line
+    names only fixed checks by id, and counts the others."""
+    if not assignment:
+        return []
+    kinds = [c.kind for c in fspec.cases]
+    found = stated.broken_on(assignment, fspec.name, idx, inputs, got, kinds)
+    out: Explained = []
+    taken: set[int] = set()
+    for prop, hit in sorted(found, key=lambda ph: -len(ph[1])):
+        own = hit - taken
+        if not own or len(out) == 2:
+            continue
+        taken |= own
+        shown = [fspec.cases[i].id for i in sorted(own) if not fspec.cases[i].hidden][:3]
+        text = stated.property_text(prop, own, failed or len(idx), shown)
+        out.append(line(prop.id, text, "property", own))
+    return out
 
 
 def _rows(fspec: FunctionSpec, idx, inputs, expected, got) -> list[shapes.FailingCase]:
@@ -1210,6 +1269,7 @@ def score(
             mutants,
             _arg_names(assignment, fspec.name),
             [c.hidden or c.after_generated for c in cases],
+            assignment,
         )
         result.diagnoses, result.unexplained, result.unexplained_checks = account(
             fspec, points, result.score, passed, explained[:3]
@@ -1345,6 +1405,7 @@ DIAGNOSIS_LABELS = {
     "concept": "Recognised mistake",
     "validation": "Recognised mistake (input checks)",
     "shape": "What your function does",
+    "property": "A property the notebook states",
     "helper": "A helper to fix",
     "name": "A name the grader's program lacks",
 }
