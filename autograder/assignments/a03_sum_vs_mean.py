@@ -565,7 +565,7 @@ MASKED_MEAN = FunctionSpec(
         ),
         Mistake(
             "empty-row-accepted",
-            "a row with no valid token has no mean: raise ValueError instead of returning NaN",
+            "a row with no valid token has no mean: raise ValueError instead of returning a value for it (0 / 0 gives NaN)",
             unchecked=("no valid token",),
             source="huggingface/trl#3248: a batch whose completions are all truncated divided 0 by 0 and gave NaN",
         ),
