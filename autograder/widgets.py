@@ -467,6 +467,7 @@ DIAGNOSIS_LABELS = {
     "validation": "Recognised mistake (input checks)",
     "shape": "What your function does",
     "property": "A property the notebook states",
+    "where": "Where your function goes wrong",
     "helper": "A helper to fix",
     "name": "A name the grader's program lacks",
 }

@@ -30,7 +30,7 @@ from autograder.cases.codec import encode, outcome_of, served_callees
 from autograder.cases.compare import render_outcome, render_pair, same_outcome
 from autograder.cases.spec import KIND_LABELS, KINDS, Case, FunctionSpec, Mistake
 from autograder.notebooks import reference, streams
-from autograder.scoring import served, shapes, stated
+from autograder.scoring import served, shapes, stated, where
 
 _LEAVES = (str, int, float, bool, type(None))
 
@@ -1001,6 +1001,17 @@ def explain(
         )
     # a property line comes after the mistake or shape it completes (the more specific)
     first.sort(key=lambda d: (d[0].kind == "property", -d[0].points))
+    # the failed checks of the formula and the edge rules that no line above explains: where
+    # they fall (a mode, an input function, an argument given or not, an edge rule), when every
+    # check on the other side passes; only where it leaves the other lines room
+    among = sorted(set(fspec.of_kind("value") + fspec.of_kind("edge")))
+    rest = (concept_failed & set(among)) - explained
+    if rest and len(first) + bool(grad_failed) + len(second) < 3:
+        found_where = where.localise(
+            fspec, among, failed, rest, inputs, arg_names, after=bool(first)
+        )
+        if found_where is not None:
+            first.append(line(found_where.id, found_where.text, "where", found_where.cases))
     if grad_failed:  # after the lines named from the values, whatever it costs
         values_right = not failed & set(fspec.of_kind("value") + fspec.of_kind("edge"))
         text, cause = gradient_text(fspec, grad_failed, expected, got, values_right, tainted)
@@ -1406,6 +1417,7 @@ DIAGNOSIS_LABELS = {
     "validation": "Recognised mistake (input checks)",
     "shape": "What your function does",
     "property": "A property the notebook states",
+    "where": "Where your function goes wrong",
     "helper": "A helper to fix",
     "name": "A name the grader's program lacks",
 }

@@ -1,0 +1,113 @@
+"""The localisation lines: where a learner's failed checks fall, when nothing names their cause.
+
+A "where" line says on which checks a function is right and on which it goes wrong, in words
+the notebook uses (a mode, an input function, an argument given or left to its default, how
+an input is passed, an edge rule). It is read from which checks pass, so it must be true of
+them: every check it calls right passes, every failed check it takes lies on its wrong side,
+and it never names a generated input.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from conftest import ROOT
+
+from autograder import assignments
+from autograder.cases import seeds
+from autograder.notebooks import reference
+from autograder.scoring import evaluate, kernel, where
+
+
+def test_one_mode_wrong_beside_a_property_line_is_localised_to_that_mode():
+    """aggregate_loss with two slips: token-mean masked by multiplication (NaN padding poisons
+    it: the stated property names it on that check) and seq-mean-token-sum taking each row's
+    largest valid value instead of its sum (no mistake, shape or property names it). The
+    second slip's 8 checks were "Not recognised"; they all have one mode, and every check of
+    the modes the code gets right passes."""
+    a = "03_sum_vs_mean"
+    ns = reference.namespace(a, ROOT)
+    ref = ns["aggregate_loss"]
+
+    def aggregate_loss(values, mask, mode, max_len=None):
+        out = ref(values, mask, mode, max_len)
+        v, m = np.asarray(values, float), np.asarray(mask, bool)
+        if mode == "seq-mean-token-sum":
+            return float(np.mean([r[k].max() if k.any() else 0.0 for r, k in zip(v, m)]))
+        if mode == "token-mean":
+            return float((v * m).sum() / m.sum())
+        return out
+
+    r = kernel.grade_function(a, "aggregate_loss", aggregate_loss, namespace=ns, root=ROOT)
+    text = evaluate.feedback_text(r)
+    ids = [d.id for d in r.diagnoses]
+    assert ids == ["property:aggregate-within-values", "where:mode"], text
+    (line,) = [d for d in r.diagnoses if d.kind == "where"]
+    right, _, wrong = line.text.partition("passes;")
+    assert "'seq-mean-token-sum'" in wrong and "'seq-mean-token-sum'" not in right, text
+    # token-mean fails on its NaN-padding check: it is never called right
+    assert "'token-mean'" not in right and "'seq-mean-token-mean'" in right, text
+    assert "Where your function goes wrong" in text and r.unexplained_checks == 0, text
+
+
+# functions with modes, input functions, optional arguments, input types and edge rules
+FUNCTIONS = [
+    ("03_sum_vs_mean", "aggregate_loss"),
+    ("02_clipped_estimators", "monte_carlo_kl"),
+    ("07_beyond_nthr", "clipped_surrogate"),
+    ("01_exact_kl", "forward_kl"),
+    ("03_sum_vs_mean", "masked_mean"),
+]
+
+
+@pytest.mark.parametrize("assignment,function", FUNCTIONS, ids=[f for _, f in FUNCTIONS])
+def test_a_where_line_is_true_of_every_check_it_speaks_of(assignment, function):
+    """Over many patterns of failed checks (random, and each feature value failing alone), a
+    localisation never calls a check right that failed, takes only failed checks that lie on
+    its wrong side, names on the wrong side only values that hold one of them, and names no
+    generated input and no hidden check."""
+    fspec = assignments.get(assignment).function(function)
+    inputs = evaluate.materialize(assignment, fspec, seeds.course_secret(None))
+    names = evaluate._arg_names(assignment, function)
+    among = sorted(set(fspec.of_kind("value") + fspec.of_kind("edge")))
+    feats = {i: where.features(fspec, i, inputs[i], names) for i in among}
+    rng = np.random.default_rng(0)
+    patterns = [set(rng.choice(among, size=rng.integers(1, 6), replace=False)) for _ in range(300)]
+    for key in {k for f in feats.values() for k in f}:  # one value of a feature failing
+        for value in {f[key] for f in feats.values() if key in f}:
+            patterns.append({i for i in among if feats[i].get(key) == value})
+    seen = 0
+    for failed in patterns:
+        failed = {int(i) for i in failed}
+        todo = set(sorted(failed)[: max(1, len(failed) - 1)])  # another line owns the rest
+        w = where.localise(fspec, among, failed, todo, inputs, names)
+        if w is None:
+            continue
+        seen += 1
+        assert w.cases == frozenset(todo)
+        assert w.key[0] in ("mode", "fn", "given", "rule", "type", "dtype")
+        for i in among:
+            if key_value(feats[i], w) in w.right:
+                assert i not in failed, (w.text, fspec.cases[i].id)
+        for i in todo:
+            assert key_value(feats[i], w) in w.wrong, (w.text, fspec.cases[i].id)
+        for v in w.wrong:
+            assert any(key_value(feats[i], w) == v for i in todo), w.text
+        for c in fspec.cases:
+            if c.hidden:
+                assert c.id not in w.text, w.text
+    assert seen, "no pattern gave a localisation: the test checks nothing"
+
+
+def key_value(f: dict, w: where.Where):
+    return f.get(w.key, object())
+
+
+def test_no_localisation_when_every_value_of_a_feature_fails():
+    """The right side must hold passing checks: failures on every mode say nothing."""
+    a, fn = "03_sum_vs_mean", "aggregate_loss"
+    fspec = assignments.get(a).function(fn)
+    inputs = evaluate.materialize(a, fspec, seeds.course_secret(None))
+    names = evaluate._arg_names(a, fn)
+    among = sorted(set(fspec.of_kind("value") + fspec.of_kind("edge")))
+    assert where.localise(fspec, among, set(among), set(among), inputs, names) is None
