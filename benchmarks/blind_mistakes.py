@@ -75,7 +75,7 @@ def main(argv: list[str] | None = None) -> int:
     judged_path = BLIND / "judged.json"
     judged = json.loads(judged_path.read_text()) if judged_path.exists() else {}
     results = []
-    lost = explained_pts = untrue_pts = 0.0
+    lost = explained_pts = untrue_pts = where_pts = 0.0
     counts = {"explained": 0, "misdiagnosed": 0, "unexplained": 0, "full marks": 0}
     for path in sorted(BLIND.glob("*.py")):
         r = grade(path)
@@ -84,7 +84,7 @@ def main(argv: list[str] | None = None) -> int:
         formula = [
             d
             for d in r["diagnoses"]
-            if d["kind"] != "validation" and d["id"] != evaluate.GRADIENT_WITH_VALUES
+            if d["kind"] not in ("validation", "where") and d["id"] != evaluate.GRADIENT_WITH_VALUES
         ]
         loss = r["points"] - r["score"]
         if loss < 0.1 * r["points"]:
@@ -101,6 +101,9 @@ def main(argv: list[str] | None = None) -> int:
             lost += loss
             explained_pts += sum(d["points"] for d in r["diagnoses"] if d["id"] in true)
             untrue_pts += sum(d["points"] for d in formula if d["id"] not in true and judged)
+            # a line saying where the failed checks fall names no cause: counted apart (true of
+            # the outcomes by construction; tests/test_where_lines.py checks it)
+            where_pts += sum(d["points"] for d in r["diagnoses"] if d["kind"] == "where")
         ids = ", ".join(d["id"] for d in r["diagnoses"]) or "-"
         print(f"{verdict:12s} {r['score']:5.2f}/{r['points']:g}  {r['file']}  -> {ids}")
         if args.list:
@@ -111,7 +114,8 @@ def main(argv: list[str] | None = None) -> int:
     if lost:
         print(
             f"points lost {lost:.2f}: carried by a true line {explained_pts:.2f} "
-            f"= {explained_pts / lost:.0%}, by an untrue one {untrue_pts:.2f}"
+            f"= {explained_pts / lost:.0%}, localised {where_pts:.2f}, together "
+            f"{(explained_pts + where_pts) / lost:.0%}; by an untrue one {untrue_pts:.2f}"
         )
     if args.json:
         args.json.write_text(json.dumps(results, indent=1, ensure_ascii=False) + "\n")
