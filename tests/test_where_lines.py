@@ -85,7 +85,13 @@ def test_a_where_line_is_true_of_every_check_it_speaks_of(assignment, function):
             continue
         seen += 1
         assert w.cases == frozenset(todo)
-        assert w.key[0] in ("mode", "fn", "given", "rule", "type", "dtype")
+        assert w.key[0] in ("mode", "fn", "given", "rule", "type", "dtype", "size")
+        if w.key[0] == "size":  # small inputs right, larger ones wrong; sizes of shown checks
+            assert min(w.wrong) > max(w.right), w.text
+            for v in w.right:
+                assert any(feats[i].get(w.key) == v and not fspec.cases[i].hidden for i in among), (
+                    w.text
+                )
         for i in among:
             if key_value(feats[i], w) in w.right:
                 assert i not in failed, (w.text, fspec.cases[i].id)
@@ -97,6 +103,26 @@ def test_a_where_line_is_true_of_every_check_it_speaks_of(assignment, function):
             if c.hidden:
                 assert c.id not in w.text, w.text
     assert seen, "no pattern gave a localisation: the test checks nothing"
+
+
+def test_a_slip_on_larger_inputs_is_localised_by_size():
+    """monte_carlo_kl that drops the first sample (samples[1:]) is right on the checks with a
+    few samples and wrong on every larger sample: no mistake, shape or property named it (its
+    1.26 points were "Not recognised"); the line says the larger samples fail."""
+    a = "02_clipped_estimators"
+    ns = reference.namespace(a, ROOT)
+    ref = ns["monte_carlo_kl"]
+
+    def monte_carlo_kl(samples, p, q, estimator):
+        ref(samples, p, q, estimator)
+        rest = list(samples)[1:] or list(samples)
+        return ref(rest, p, q, estimator)
+
+    r = kernel.grade_function(a, "monte_carlo_kl", monte_carlo_kl, namespace=ns, root=ROOT)
+    text = evaluate.feedback_text(r)
+    lines = [d for d in r.diagnoses if d.kind == "where"]
+    assert [d.id for d in lines] == ["where:size"], text
+    assert "more entries in `samples`" in lines[0].text, text
 
 
 def key_value(f: dict, w: where.Where):

@@ -23,9 +23,10 @@ from typing import Any
 
 from autograder.cases.spec import FunctionSpec
 
-# No feature is a number of the inputs (a value of beta, a length): with a handful of checks
-# a number that happens to pass would read as the cause ("every check with beta = 0.05
-# passes"), and a generated number may not be named at all.
+# No feature is a value of a number argument: with a handful of checks a value that happens to
+# pass would read as the cause ("every check with beta = 0.05 passes"), and a generated number
+# may not be named at all. A size is one only as "small inputs right, larger ones wrong" (see
+# localise), the sizes named being those of checks the notebook shows.
 
 _CONTAINERS = {"$array": "a numpy array", "$tensor": "a torch tensor"}
 
@@ -63,6 +64,16 @@ def _container(v: Any) -> str | None:
     return None
 
 
+def _size(v: Any) -> int | None:
+    """How many entries a list or an array argument holds (along its first axis)."""
+    if isinstance(v, list):
+        return len(v)
+    if isinstance(v, dict) and ("$array" in v or "$tensor" in v):
+        shape = v.get("shape") or []
+        return int(shape[0]) if shape else None
+    return None
+
+
 def features(fspec: FunctionSpec, i: int, inp: dict, arg_names) -> dict[tuple, Any]:
     """Case ``i``'s features, each one the notebook's words can name."""
     case = fspec.cases[i]
@@ -80,6 +91,9 @@ def features(fspec: FunctionSpec, i: int, inp: dict, arg_names) -> dict[tuple, A
             out[("mode", name)] = v
         elif isinstance(v, dict) and "$fn" in v:
             out[("fn", name)] = str(v["$fn"])
+        size = _size(v)
+        if size is not None:
+            out[("size", name)] = size
         c = _container(v)
         if c is not None:
             out[("type", name)] = c
@@ -98,6 +112,8 @@ def _words(key: tuple, values: tuple) -> str:
     if what == "given":
         (v,) = values
         return f"`{name}` given" if v else f"`{name}` left to its default"
+    if what == "size":
+        return f"`{name}` holding " + " or ".join(str(v) for v in values) + " entries"
     if what == "type":
         return f"`{name}` passed as " + " or ".join(values)
     if what == "dtype":
@@ -109,7 +125,7 @@ def _words(key: tuple, values: tuple) -> str:
 
 # the order in which features are tried when several localise equally well: the text's own
 # modes and functions first, then an argument given or not, then how an input is passed
-_ORDER = {"mode": 0, "fn": 1, "given": 2, "rule": 3, "type": 4, "dtype": 5}
+_ORDER = {"mode": 0, "fn": 1, "given": 2, "rule": 3, "type": 4, "dtype": 5, "size": 6}
 
 
 def localise(
@@ -143,6 +159,14 @@ def localise(
             continue
         right = [v for v, idx in groups.items() if not failed & set(idx)]
         wrong = sorted({feats[i][key] for i in todo}, key=str)
+        if key[0] == "size":
+            # a size is named only as a check the notebook shows has it (never a generated
+            # input), the failed checks only as having other sizes, and only when every size
+            # from the smallest up to the largest named passes (small inputs right, larger
+            # ones wrong: not one size that happens to pass)
+            right = [v for v in right if any(not fspec.cases[i].hidden for i in groups[v])]
+            if not right or min(wrong) <= max(right):
+                continue
         right_cases = [i for v in right for i in groups[v]]
         if len(right_cases) < 2 or all(fspec.cases[i].hidden for i in right_cases):
             continue
@@ -176,6 +200,11 @@ def localise(
         text = (
             f"every check of {k} other edge rule{'s' if k > 1 else ''}{also} passes; {some} "
             f"{verb} all on {_words(key, wrong)}{where}: look at what your code does there"
+        )
+    elif key[0] == "size":
+        text = (
+            f"every check with {_words(key, right)} passes; {some} all have more entries "
+            f"in `{key[1]}`{where}: look at what your code does with more of them"
         )
     else:
         text = (
