@@ -19,8 +19,10 @@ Among the mistakes that lose at least 10 % of their function's points it counts:
 and prints one line per mistake, then the explained rate (target ≥ 80 %) and the number
 of misdiagnoses (target 0). It also counts points, as the target of the feedback is stated:
 of every point the mistakes lose, the share that a true diagnosis's cost line carries
-(target ≥ 90 %), the share an untrue one carries (target 0), and what is left to "Not
-recognised" or to a line that names no cause; per set and per notebook. ``--list`` prints
+(target ≥ 90 %), the share an untrue one carries (target 0), the share a line saying where the
+failed checks fall carries ("Where your function goes wrong": true of the outcomes by
+construction, counted apart because it names no cause), and what is left to "Not recognised"
+or to a line that names no cause; per set and per notebook. ``--list`` prints
 each one's feedback as well.
 
 Each mistake runs the reference on the same inputs first, so that it raises where the
