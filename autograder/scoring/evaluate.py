@@ -30,7 +30,7 @@ from autograder.cases.codec import encode, outcome_of, served_callees
 from autograder.cases.compare import render_outcome, render_pair, same_outcome
 from autograder.cases.spec import KIND_LABELS, KINDS, Case, FunctionSpec, Mistake
 from autograder.notebooks import reference, streams
-from autograder.scoring import served, shapes, stated, where
+from autograder.scoring import served, shapes, where
 
 _LEAVES = (str, int, float, bool, type(None))
 
@@ -1031,6 +1031,9 @@ def _stated_lines(
     names only fixed checks by id, and counts the others."""
     if not assignment:
         return []
+    # imported here: it needs numpy, which `import autograder.cli` must not load (seconds)
+    from autograder.scoring import stated
+
     kinds = [c.kind for c in fspec.cases]
     found = stated.broken_on(assignment, fspec.name, idx, inputs, got, kinds)
     out: Explained = []
