@@ -1,8 +1,9 @@
 """A blind held-out set: wrong implementations written from the released notebooks' text only.
 
-    python benchmarks/blind_mistakes.py [--list] [--json OUT]
+    python benchmarks/blind_mistakes.py [--set blind|blind2] [--list] [--json OUT]
 
-Each file in benchmarks/blind/ is one graded function as a mistaken learner (or an engineer
+Each file in benchmarks/blind/ (and in the second set, benchmarks/blind2/, formula slips only,
+written later by another writer under the same rule) is one graded function as a mistaken learner (or an engineer
 porting RL-library habits) would write it, by someone who read only exercises/ (not the
 solutions, the grader, its case modules, its catalogues or CURRICULUM.md), with its slip in one
 sentence in the file's docstring (``notebook:``, ``function:``, ``slip:``). Unlike
@@ -71,13 +72,21 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--list", action="store_true", help="print each one's feedback too")
     ap.add_argument("--json", type=Path, help="write every result here")
+    ap.add_argument(
+        "--set",
+        default="blind",
+        help="the set's folder under benchmarks/: blind (the first, graded once before the "
+        "property lines and once after) or blind2 (written later, graded once after the "
+        "property and localisation lines)",
+    )
     args = ap.parse_args(argv)
-    judged_path = BLIND / "judged.json"
+    folder = REPO / "benchmarks" / args.set
+    judged_path = folder / "judged.json"
     judged = json.loads(judged_path.read_text()) if judged_path.exists() else {}
     results = []
     lost = explained_pts = untrue_pts = where_pts = 0.0
     counts = {"explained": 0, "misdiagnosed": 0, "unexplained": 0, "full marks": 0}
-    for path in sorted(BLIND.glob("*.py")):
+    for path in sorted(folder.glob("*.py")):
         r = grade(path)
         results.append(r)
         true = set(judged.get(r["file"], []))
