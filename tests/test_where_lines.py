@@ -137,3 +137,28 @@ def test_no_localisation_when_every_value_of_a_feature_fails():
     names = evaluate._arg_names(a, fn)
     among = sorted(set(fspec.of_kind("value") + fspec.of_kind("edge")))
     assert where.localise(fspec, among, set(among), set(among), inputs, names) is None
+
+
+def test_a_string_only_generated_cases_hold_is_never_named_as_a_mode():
+    """An extract_code that reads an indented fence line as a fence (it strips each line)
+    fails two fixed edge checks only, and the line read "every check with `response` =
+    'Attempt 250844:\\n```python…' or … passes": every passing response, the generated ones
+    among them, in the learner's feedback. Is a string argument named as a mode only when a
+    few values take it, each held by a check the notebook shows, so no response is quoted?"""
+    a = "04_rlef_turn_rewards"
+    ns = reference.namespace(a, ROOT)
+    ref = ns["extract_code"]
+
+    def extract_code(response):
+        if isinstance(response, str):
+            lines = response.split("\n")
+            response = "\n".join(x.strip() if x.strip().startswith("```") else x for x in lines)
+        return ref(response)
+
+    r = kernel.grade_function(a, "extract_code", extract_code, namespace=ns, root=ROOT)
+    text = evaluate.feedback_text(r, max_cases=50)
+    spec = {f.name: f for f in assignments.get(a).functions}["extract_code"]
+    generated = [c for c in spec.cases if c.hidden]
+    assert generated and r.score < r.points, text  # the learner fails the generated checks
+    assert "`response` =" not in text, text
+    assert "Attempt " not in text, text

@@ -104,6 +104,20 @@ def features(fspec: FunctionSpec, i: int, inp: dict, arg_names) -> dict[tuple, A
     return out
 
 
+# a string argument is a mode when it takes a few values, each of which a check the notebook
+# shows holds: never a value only a generated case holds (a generated response's text)
+MAX_MODES = 8
+
+
+def _named_values_shown(fspec: FunctionSpec, groups: dict, right: list, wrong: list) -> bool:
+    """May the values of a mode or input-function feature be named? Only where the feature
+    takes at most MAX_MODES values and every value the line would name (``right`` and
+    ``wrong``) is held by a fixed (shown) check."""
+    if len(groups) > MAX_MODES:
+        return False
+    return all(any(not fspec.cases[i].hidden for i in groups[v]) for v in (*right, *wrong))
+
+
 def _words(key: tuple, values: tuple) -> str:
     what, name = key
     if what in ("mode", "fn"):
@@ -159,6 +173,8 @@ def localise(
             continue
         right = [v for v, idx in groups.items() if not failed & set(idx)]
         wrong = sorted({feats[i][key] for i in todo}, key=str)
+        if key[0] in ("mode", "fn") and not _named_values_shown(fspec, groups, right, wrong):
+            continue  # a string only a generated case holds (a response, a path) is no mode
         if key[0] == "size":
             # a size is named only as a check the notebook shows has it (never a generated
             # input), the failed checks only as having other sizes, and only when every size
