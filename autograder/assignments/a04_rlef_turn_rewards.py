@@ -328,6 +328,20 @@ EXTRACT_CODE = FunctionSpec(
             kind="edge",
         ),
         Case(
+            "indented-open",
+            ("Steps:\n1. Try:\n   ```python\n   x = 1\n   ```\n" + _py("y = 2"),),
+            note="an indented ```python line (inside a list item) opens no block: only a line "
+            "that is exactly the fence does, so the block after it counts",
+            kind="edge",
+        ),
+        Case(
+            "indented-close",
+            ("```python\nx = 1\n   ```\ny = 2\n```",),
+            note="an indented ``` line closes nothing: the block runs to the line that is exactly "
+            "```, and that code does not parse: None",
+            kind="edge",
+        ),
+        Case(
             "last-invalid",
             (_py(VALID[4]) + "\n" + _py(INVALID[2]),),
             note="a valid first block followed by an invalid one: the first",
