@@ -197,6 +197,13 @@ MEAN_SAMPLED_LOG_RATIO = FunctionSpec(
             kind="edge",
         ),
         Case(
+            "long-unlikely",
+            ([-5.0] * 800, [-6.0] * 800),
+            note="a long, unlikely response (800 tokens at log probability -5 against -6): 1.0; "
+            "a product of its token probabilities, exp(-4000), is 0 in floating point",
+            kind="edge",
+        ),
+        Case(
             "tuples",
             ((-0.5, -1.5, 0.0), (-1.0, -0.25, -0.75)),
             note="tuples, and a log probability of exactly 0",
