@@ -88,11 +88,8 @@ def graded(request):
     top = Path(tempfile.mkdtemp(prefix="drills-corpus-nsl-"))
     try:
         top.chmod(0o755)
-        course = unprivileged.readable_course(top)
-        for answers in ("solutions", "autograder", "tiny_model"):
-            subprocess.run(["chmod", "-R", "go-rwx", str(course / answers)], check=True)
+        course = unprivileged.closed_course(top)
         private = top / "private"
-        private.mkdir(mode=0o700)
         secret = private / "course.secret"
         secret.write_text(SECRET + "\n")
         secret.chmod(0o600)

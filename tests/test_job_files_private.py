@@ -239,11 +239,8 @@ def test_two_students_graded_side_by_side_without_namespaces_read_neither_job():
     top = Path(tempfile.mkdtemp(prefix="drills-job-spy-"))
     try:
         top.chmod(0o755)
-        course = unprivileged.readable_course(top)
-        for answers in ("solutions", "autograder", "tiny_model"):
-            subprocess.run(["chmod", "-R", "go-rwx", str(course / answers)], check=True)
+        course = unprivileged.closed_course(top)
         private = top / "private"
-        private.mkdir(mode=0o700)
         secret = private / "course.secret"
         secret.write_text("job-spy-secret-5521\n")
         secret.chmod(0o600)

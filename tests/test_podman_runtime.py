@@ -203,9 +203,7 @@ def _gradescope_in_container(tmp_path: Path, notebooks: dict) -> dict[str, dict]
     top = Path(tempfile.mkdtemp(prefix="drills-podman-gradescope-"))
     try:
         top.chmod(0o755)
-        course = unprivileged.readable_course(top)
-        for answers in ("solutions", "autograder", "tiny_model"):  # as setup.sh closes them
-            subprocess.run(["chmod", "-R", "go-rwx", str(course / answers)], check=True)
+        course = unprivileged.closed_course(top)  # as setup.sh closes them
         secret = tmp_path / "course.secret"
         secret.write_text(gs.SECRET + "\n")
         zip_path = gs._bundle(tmp_path, secret)

@@ -223,11 +223,8 @@ def test_without_bubblewrap_as_a_separate_uid_only_a_private_secret_is_used(wher
     top = Path(tempfile.mkdtemp(prefix="drills-secret-reach-"))
     try:
         top.chmod(0o755)
-        course = unprivileged.readable_course(top)  # a Python other users can read
-        for answers in ("solutions", "autograder", "tiny_model"):  # as the refusal asks
-            subprocess.run(["chmod", "-R", "go-rwx", str(course / answers)], check=True)
+        course = unprivileged.closed_course(top)  # a Python other users can read
         private = top / "private"
-        private.mkdir(mode=0o700)
         env = {
             "PATH": "/usr/bin:/bin",
             "HOME": str(private / "home"),

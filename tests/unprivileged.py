@@ -169,3 +169,18 @@ def as_user(args: list[str], env: dict[str, str], cwd: Path, timeout: float = 12
         *args,
     ]
     return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=cwd)
+
+
+ANSWERS = ("solutions", "autograder", "tiny_model")
+
+
+def closed_course(top: Path) -> Path:
+    """:func:`readable_course`, with the answers (the solution notebooks, the grader's case
+    modules, tiny_model) closed to other users (``chmod -R go-rwx``), as a root grader whose
+    children run as their own uids requires, and a private folder ``top/private`` (0700) for
+    the secret, the outputs and the caches. ``top`` must be a folder other users can reach."""
+    course = readable_course(top)
+    for answers in ANSWERS:
+        subprocess.run(["chmod", "-R", "go-rwx", str(course / answers)], check=True)
+    (top / "private").mkdir(mode=0o700)
+    return course
