@@ -58,8 +58,10 @@ LEFT_OUT = (
     "author_check.py",
     "course_values",
 )
-DEPENDENCIES = [
+DEPENDENCIES = [  # the repository's, less torch, nbgrader and nbclient (not used by a check)
     "numpy>=1.24",
+    "nbformat>=5.9",
+    "fastjsonschema>=2.15",  # notebooks.nbjson validates with it (nbformat brings it too)
     "matplotlib>=3.7",
     "ipywidgets>=8",
     "jupyterlab>=4",

@@ -271,6 +271,14 @@ class Grader:
             sub.error = str(e)
             return w
         assignment = submission.identify(sub, nb, self.sources())
+        later = assignment or sub.path.stem
+        if assignment not in self.sources() and course_values.active(self.root):
+            if course_values.not_included(later):  # a notebook this course form does not hold
+                sub.error = f"{later} cannot be checked in the course form: " + str(
+                    course_values.not_included(later)
+                )
+                sub.assignment = later
+                return w
         if assignment is None:
             sub.error = "cannot tell which assignment this notebook is (use --assignment)"
             return w

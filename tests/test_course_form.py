@@ -1,0 +1,274 @@
+"""The course form (`drills release --course OUT`): what a graded class receives.
+
+It holds the released notebooks and a wheel without the answer key (no solutions/, no case
+module, no tiny_model); Check my work grades against the values bundles the wheel carries.
+These tests build it in a scratch folder and show:
+
+- the answer-key scan (the exercises and every file of the wheel, by name and by behaviour)
+  finds nothing in it, and has the power to find a key planted in a wheel or a file;
+- Check my work from values gives the full form's scores and mistake names on the public draw,
+  for the solution, the stub and every catalogued mistake (graded by the wheel's own code, with
+  nothing of the repository importable);
+- the wheel installs into a fresh venv as an unprivileged user, offline, and `drills check`
+  grades there, outside any checkout.
+
+`make test` builds and compares 01 (COURSE_FAST); DRILLS_COURSE_ALL=1 (or DRILLS_SWEEP=1)
+builds and compares every notebook the course form holds.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import zipfile
+from pathlib import Path
+
+import pytest
+from conftest import ROOT, sweep
+from nbgrader_course import learner_notebook
+
+from autograder import assignments
+from autograder.cases import seeds
+from autograder.course import answer_key, course_release, grade_cli
+
+pytestmark = pytest.mark.slow
+
+COURSE_FAST = ("01_exact_kl",)
+CHOSEN = course_release.SUPPORTED if sweep("DRILLS_COURSE_ALL") else COURSE_FAST
+
+
+def _kinds(assignment: str) -> list[str]:
+    """The solution, the stub, and mistakes-K for every K: together every catalogued mistake."""
+    most = max(len(f.mistakes) for f in assignments.get(assignment).functions)
+    return ["solution", "stub", *(f"mistakes-{k + 1}" for k in range(most))]
+
+
+@pytest.fixture(scope="module")
+def course(tmp_path_factory):
+    """The course form of CHOSEN, built by the command's code, and its wheel unpacked."""
+    out = tmp_path_factory.mktemp("course") / "out"
+    built = course_release.build(out, list(CHOSEN), check_stale=False)  # test_notebooks: in sync
+    unpacked = out.parent / "unpacked"
+    with zipfile.ZipFile(built.wheel) as z:
+        z.extractall(unpacked)
+    return built, unpacked
+
+
+@pytest.fixture(scope="module")
+def submissions(tmp_path_factory):
+    """{(assignment, kind): path} of the learner notebooks compared: mistakes replayed on the
+    public draw (no student id: a learner's own check)."""
+    folder = tmp_path_factory.mktemp("subs")
+    out = {}
+    for a in CHOSEN:
+        for kind in _kinds(a):
+            nb = learner_notebook(a, kind, None, secret=seeds.PUBLIC_DEFAULT_SECRET)
+            path = folder / f"{a}-{kind}.ipynb"
+            path.write_text(json.dumps(nb), encoding="utf-8")
+            out[(a, kind)] = path
+    return out
+
+
+def _summary(result: dict) -> dict:
+    """What must be equal: the total, and each function's score, first diagnosis and every
+    diagnosis's id."""
+    return {
+        "score": result["score"],
+        "functions": [
+            [f["function"], f["score"], f.get("mistake"), [d["id"] for d in f["diagnoses"]]]
+            for f in result["functions"]
+        ],
+    }
+
+
+_DRIVER = """
+import json, sys
+from pathlib import Path
+import autograder
+from autograder.course import grade_cli
+from autograder.notebooks import course_values
+g = grade_cli.check_grader()
+out = {"package": autograder.__file__, "course_form": course_values.active(), "results": {}}
+for a, p in json.loads(sys.argv[1]):
+    r = grade_cli.check_notebook(Path(p), a, grader=g)
+    out["results"][p] = {"score": r.score, "error": r.error, "functions": [f.to_json() for f in r.functions]}
+Path(sys.argv[2]).write_text(json.dumps(out))
+"""
+
+
+def _course_env(unpacked: Path, home: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("DRILLS_")}
+    env.update(PYTHONPATH=str(unpacked), HOME=str(home), DRILLS_CACHE="off")
+    return env
+
+
+def test_the_course_form_holds_no_answer_key(course):
+    """The scan the command runs (the exercises against every notebook's graded functions;
+    the wheel by name, and each of its Python files by behaviour): no finding, and the wheel
+    holds no solution notebook, case module or tiny_model file."""
+    built, _ = course
+    assert built.findings == []
+    names = zipfile.ZipFile(built.wheel).namelist()
+    assert not [n for n in names if n.startswith(("solutions/", "tiny_model/"))]
+    assert not [n for n in names if "/assignments/a0" in n or n.endswith("common.py")]
+    assert sorted(n for n in names if "course_values/" in n) == sorted(
+        [f"autograder/course_values/{a}.json" for a in CHOSEN] + ["autograder/course_values/course.json"]
+    )  # fmt: skip
+
+
+def test_the_scan_finds_a_key_planted_in_a_wheel_or_a_file(tmp_path):
+    """The scan's power on what the course form adds: a wheel holding a case module, a
+    solution notebook and a function named as a graded one is named three times; a Python
+    file holding 03's reference renamed is found by behaviour."""
+    wheel = tmp_path / "planted-0-py3-none-any.whl"
+    with zipfile.ZipFile(wheel, "w") as z:
+        z.writestr("autograder/assignments/a01_exact_kl.py", "SPEC = None\n")
+        z.writestr("solutions/01_exact_kl/01_exact_kl.ipynb", "{}")
+        z.writestr("autograder/helpers.py", "def forward_kl(p, q):\n    return 0.0\n")
+    found = course_release.names_in_wheel(wheel)
+    assert len(found) == 3, found
+    assert any("defines `forward_kl`" in f for f in found)
+    import ast
+
+    from autograder.notebooks import notebook
+
+    code = ast.unparse(notebook.solution_defs("03_sum_vs_mean")["mean_sampled_log_ratio"])
+    planted = tmp_path / "helpers.py"
+    planted.write_text(
+        "from __future__ import annotations\nimport math\n\n"
+        + code.replace("def mean_sampled_log_ratio(", "def _average_gap(", 1)
+    )
+    (f,) = answer_key.scan([], ["03_sum_vs_mean"], files=(planted,))
+    assert (f.function, f.graded) == ("_average_gap", "mean_sampled_log_ratio")
+
+
+def test_check_from_values_equals_the_full_form_on_the_public_draw(course, submissions, tmp_path):
+    """Every submission checked twice on the public draw: by the full form (this checkout:
+    reference and case modules) and by the course form (the wheel's own code, run with only
+    the wheel on its path: Check my work from values). Same total, and per function the same
+    score, first mistake named and diagnoses, for the solution, the stub and every
+    catalogued mistake; each catalogued mistake is named in both."""
+    _, unpacked = course
+    grader = grade_cli.check_grader()
+    full = {}
+    for (a, kind), path in submissions.items():
+        r = grade_cli.check_notebook(path, a, grader=grader)
+        assert r.error is None, (kind, r.error)
+        full[str(path)] = _summary(
+            {"score": r.score, "functions": [f.to_json() for f in r.functions]}
+        )
+    report = tmp_path / "course.json"
+    pairs = [[a, str(p)] for (a, _), p in submissions.items()]
+    p = subprocess.run(
+        [sys.executable, "-c", _DRIVER, json.dumps(pairs), str(report)],
+        capture_output=True, text=True, timeout=900, cwd=tmp_path,
+        env=_course_env(unpacked, tmp_path),
+    )  # fmt: skip
+    assert p.returncode == 0, p.stderr[-3000:]
+    body = json.loads(report.read_text())
+    assert body["course_form"] and body["package"].startswith(str(unpacked)), body["package"]
+    course_results = {k: _summary(v) for k, v in body["results"].items()}
+    differ = {k: (full[k], course_results[k]) for k in full if full[k] != course_results[k]}
+    assert differ == {}
+    named = {
+        (f[0], f[2]) for s in full.values() for f in s["functions"] if f[2] is not None
+    }  # fmt: skip
+    for a in CHOSEN:
+        for f in assignments.get(a).functions:
+            missed = [m.id for m in f.mistakes if (f.name, m.id) not in named]
+            assert missed == [], f"{a} {f.name}: mistakes never named first: {missed}"
+    print(f"course form = full form on {len(full)} notebooks of {', '.join(CHOSEN)}")
+
+
+def test_the_course_form_refuses_what_needs_the_answer_key(course, submissions, tmp_path):
+    """In the course form: `drills grade` says it needs the full form; `drills check` with a
+    course secret or for a notebook it does not hold (05) says why, exit 2, no traceback."""
+    _, unpacked = course
+    env = _course_env(unpacked, tmp_path)
+    solution = str(submissions[(CHOSEN[0], "solution")])
+
+    def drills(*args: str, **extra: str) -> subprocess.CompletedProcess:
+        return subprocess.run(
+            [sys.executable, "-m", "autograder.cli", *args], capture_output=True, text=True,
+            timeout=300, cwd=tmp_path, env=dict(env, **extra),
+        )  # fmt: skip
+
+    g = drills("grade", solution, "--out", str(tmp_path / "g"))
+    assert g.returncode == 2 and "needs" not in g.stdout and "full form" in g.stderr, g.stderr
+    s = drills("check", solution, DRILLS_SECRET="a course secret")
+    assert s.returncode == 2 and "public draw only" in s.stderr, s.stderr
+    later = ROOT / "exercises" / "05_grpo_lld" / "05_grpo_lld.ipynb"
+    c = drills("check", str(later), "--assignment", "05_grpo_lld")
+    assert c.returncode == 2 and "05_grpo_lld cannot be checked in the course form" in c.stderr
+    assert "Traceback" not in g.stderr + s.stderr + c.stderr
+
+
+def test_the_wheel_installs_for_an_unprivileged_user_and_checks_outside_a_checkout(
+    course, submissions
+):
+    """As an ordinary user, offline: a fresh venv (the project's Python), the course wheel
+    installed into it with pip (--no-index; the dependencies from the project's venv on a
+    path, never its editable install), then `drills check` on 01's solution and on a
+    mistake, in a folder outside any checkout: the full form's scores, the mistake named;
+    nothing of the repository importable there."""
+    import shutil
+
+    import unprivileged
+
+    why = unprivileged.why_not_as_user()
+    if why:
+        pytest.skip(why)
+    built, _ = course
+    a = CHOSEN[0]
+    unprivileged.ensure_user()
+    top = Path(tempfile.mkdtemp(prefix="drills-course-user-"))  # pytest's tmp_path is root's
+    try:
+        top.chmod(0o755)
+        exe = unprivileged.readable_python(top)
+        packages = unprivileged.readable_packages(top)
+        work = top / "work"
+        (work / "home").mkdir(parents=True)
+        shutil.copy(built.wheel, work / built.wheel.name)
+        for kind in ("solution", "mistakes-1"):
+            shutil.copy(submissions[(a, kind)], work / f"{kind}.ipynb")
+        subprocess.run(["chown", "-R", f"{unprivileged.USER}:", str(work)], check=True)
+        env = {"PATH": "/usr/bin:/bin", "HOME": str(work / "home"), "LANG": "C.UTF-8",
+               "PIP_NO_INDEX": "1", "PIP_DISABLE_PIP_VERSION_CHECK": "1"}  # fmt: skip
+        venv = work / "venv"
+
+        def run(*args: str, timeout: float = 300) -> subprocess.CompletedProcess:
+            r = unprivileged.as_user(list(args), env, work, timeout=timeout)
+            assert r.returncode == 0, f"{args[:3]} as {unprivileged.USER}:\n{r.stdout}{r.stderr}"
+            return r
+
+        run(str(exe), "-m", "venv", str(venv))
+        site = run(
+            str(venv / "bin" / "python"),
+            "-c",
+            "import sysconfig; print(sysconfig.get_path('purelib'))",
+        )
+        deps = Path(site.stdout.strip()) / "course_deps.pth"
+        line = f"import sys; sys.path.append({str(packages)!r})\n"
+        run(str(venv / "bin" / "python"), "-c", f"open({str(deps)!r}, 'w').write({line!r})")
+        run(str(venv / "bin" / "python"), "-m", "pip", "install", "--no-deps", "--no-index",
+            str(work / built.wheel.name), timeout=600)  # fmt: skip
+        probe = run(str(venv / "bin" / "python"), "-c",
+            "import importlib.util as u, autograder; print(autograder.__file__); "
+            "print([m for m in ('autograder.assignments.a01_exact_kl', 'tiny_model') if u.find_spec(m)])")  # fmt: skip
+        where, importable = probe.stdout.split("\n")[:2]
+        assert where.startswith(str(venv)) and importable == "[]", probe.stdout
+        grader = grade_cli.check_grader()
+        for kind in ("solution", "mistakes-1"):
+            r = run(str(venv / "bin" / "drills"), "check", str(work / f"{kind}.ipynb"), "--json")
+            got = _summary(json.loads(r.stdout))
+            want = grade_cli.check_notebook(submissions[(a, kind)], a, grader=grader)
+            want = _summary(
+                {"score": want.score, "functions": [f.to_json() for f in want.functions]}
+            )
+            assert got == want, kind
+        assert got["score"] < 7.0 and any(f[2] for f in got["functions"])  # a mistake, named
+    finally:
+        shutil.rmtree(top, ignore_errors=True)
