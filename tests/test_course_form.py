@@ -272,3 +272,50 @@ def test_the_wheel_installs_for_an_unprivileged_user_and_checks_outside_a_checko
         assert got["score"] < 7.0 and any(f[2] for f in got["functions"])  # a mistake, named
     finally:
         shutil.rmtree(top, ignore_errors=True)
+
+
+_WIDGET_DRIVER = """
+import json, sys
+from pathlib import Path
+from autograder import widgets
+from autograder.selfcheck import SelfCheck
+a, path, out = sys.argv[1], Path(sys.argv[2]), Path(sys.argv[3])
+proc = widgets.start_warm(a)
+served = widgets.ask_server(a, path, timeout=300)
+ran = widgets.run_check(path)
+check = SelfCheck(a)
+names = [f["function"] for f in ran.report["functions"]]
+out.write_text(json.dumps({
+    "server": proc is not None and served is not None and served.report,
+    "run": ran.report,
+    "tolerances": {n: list(check.tolerance(n)) for n in names},
+}))
+proc.stdin.close()
+proc.wait(timeout=60)
+"""
+
+
+def test_check_my_work_grades_from_values_in_the_course_form(course, submissions, tmp_path):
+    """The Check my work button's two ways to a report (its warm check server, and a
+    `drills check` child) in the course form give the full form's report for a mistake; its
+    self-checks read each function's tolerance from the values (no case module there)."""
+    from autograder.selfcheck import SelfCheck
+
+    _, unpacked = course
+    a = CHOSEN[0]
+    path = submissions[(a, "mistakes-1")]
+    report = tmp_path / "widget.json"
+    env = dict(_course_env(unpacked, tmp_path), DRILLS_CACHE_DIR=str(tmp_path / "cache"))
+    env.pop("DRILLS_CACHE")
+    p = subprocess.run(
+        [sys.executable, "-c", _WIDGET_DRIVER, a, str(path), str(report)],
+        capture_output=True, text=True, timeout=900, cwd=tmp_path, env=env,
+    )  # fmt: skip
+    assert p.returncode == 0, p.stderr[-3000:]
+    body = json.loads(report.read_text())
+    r = grade_cli.check_notebook(path, a, grader=grade_cli.check_grader())
+    want = _summary({"score": r.score, "functions": [f.to_json() for f in r.functions]})
+    assert body["server"], "the check server gave no report"
+    assert _summary(body["server"]) == want and _summary(body["run"]) == want
+    full = SelfCheck(a)
+    assert body["tolerances"] == {n: list(full.tolerance(n)) for n in body["tolerances"]}
