@@ -319,3 +319,28 @@ def test_check_my_work_grades_from_values_in_the_course_form(course, submissions
     assert _summary(body["server"]) == want and _summary(body["run"]) == want
     full = SelfCheck(a)
     assert body["tolerances"] == {n: list(full.tolerance(n)) for n in body["tolerances"]}
+
+
+def test_a_changed_values_bundle_is_refused_with_a_sentence(course, submissions, tmp_path):
+    """A bundle whose values were edited (an expected value made to match a wrong function):
+    `drills check` refuses it, saying the fingerprint does not match, instead of grading
+    against it."""
+    import shutil
+
+    _, unpacked = course
+    copy = tmp_path / "unpacked"
+    shutil.copytree(unpacked, copy)
+    a = CHOSEN[0]
+    bundle = copy / "autograder" / "course_values" / f"{a}.json"
+    data = json.loads(bundle.read_text())
+    first = data["body"]["names"][0]
+    data["body"]["expected"][first][0] = {"value": 0.0}
+    bundle.write_text(json.dumps(data))
+    p = subprocess.run(
+        [sys.executable, "-m", "autograder.cli", "check", str(submissions[(a, "solution")])],
+        capture_output=True, text=True, timeout=300, cwd=tmp_path,
+        env=_course_env(copy, tmp_path),
+    )  # fmt: skip
+    assert p.returncode == 2, p.stdout + p.stderr
+    assert f"{a}.json's fingerprint does not match its values" in p.stderr, p.stderr
+    assert "Traceback" not in p.stderr

@@ -234,6 +234,8 @@ class Grader:
         """:meth:`_read`, with any failure on this submission's data made its own error row."""
         try:
             return _again_on_ast_race(self._read, sub)
+        except course_values.CourseFormError:
+            raise  # the course form's values, not this notebook: `drills check` says why
         except Exception as e:  # noqa: BLE001 (one notebook must not stop the class run)
             sub.error = f"the grader could not read this notebook ({_describe(e)})"
             return _Work(sub)
