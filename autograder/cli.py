@@ -51,8 +51,7 @@ def _course_release(args: argparse.Namespace) -> int:
         print(f"answer key: {f}", file=sys.stderr)
     if built.findings:
         print(
-            f"drills release --course: {built.out} holds an answer key (above): do not hand "
-            "it out",
+            f"drills release --course: {built.out} holds an answer key (above): do not hand it out",
             file=sys.stderr,
         )
         return 1
@@ -412,8 +411,25 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+# What the course form (an installed course wheel: notebooks.course_values) can run: a learner's
+# own check and its check server. Everything else needs the reference solutions or the case
+# modules, which only the repository (the full form) holds.
+COURSE_FORM_COMMANDS = ("check", "warm")
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    from autograder.notebooks import course_values
+
+    if args.command not in COURSE_FORM_COMMANDS and course_values.active():
+        print(
+            f"drills {args.command}: this is the course form of reward-drills (what students "
+            "of a graded class receive): it holds the public draw's values for Check my work, "
+            "not the reference solutions or cases this command needs. Run it on the "
+            "instructor's machine, in the repository (the full form)",
+            file=sys.stderr,
+        )
+        return 2
     return int(args.func(args) or 0)
 
 

@@ -184,8 +184,9 @@ def test_check_from_values_equals_the_full_form_on_the_public_draw(course, submi
 
 
 def test_the_course_form_refuses_what_needs_the_answer_key(course, submissions, tmp_path):
-    """In the course form: `drills grade` says it needs the full form; `drills check` with a
-    course secret or for a notebook it does not hold (05) says why, exit 2, no traceback."""
+    """In the course form: `drills grade`, `cases` and `release` say they need the full form;
+    `drills check` with a course secret or for a notebook it does not hold (05) says why; each
+    exits 2, with no traceback."""
     _, unpacked = course
     env = _course_env(unpacked, tmp_path)
     solution = str(submissions[(CHOSEN[0], "solution")])
@@ -196,8 +197,11 @@ def test_the_course_form_refuses_what_needs_the_answer_key(course, submissions, 
             timeout=300, cwd=tmp_path, env=dict(env, **extra),
         )  # fmt: skip
 
-    g = drills("grade", solution, "--out", str(tmp_path / "g"))
-    assert g.returncode == 2 and "needs" not in g.stdout and "full form" in g.stderr, g.stderr
+    for args in (["grade", solution, "--out", str(tmp_path / "g")], ["cases", CHOSEN[0]],
+                 ["release", "--check"]):  # fmt: skip
+        g = drills(*args)
+        assert g.returncode == 2 and "in the repository (the full form)" in g.stderr, g.stderr
+        assert "Traceback" not in g.stderr
     s = drills("check", solution, DRILLS_SECRET="a course secret")
     assert s.returncode == 2 and "public draw only" in s.stderr, s.stderr
     later = ROOT / "exercises" / "05_grpo_lld" / "05_grpo_lld.ipynb"

@@ -742,15 +742,6 @@ def _limits(args: argparse.Namespace) -> sandbox.Limits:
 
 def _grade_cmd(args: argparse.Namespace) -> int:
     out = Path(args.out)
-    if course_values.active():
-        print(
-            "drills grade: this is the course form of reward-drills (what students receive): "
-            "it holds the public draw's values for Check my work, not the reference solutions "
-            "a grade needs. Grade on the instructor's machine, with the repository (the full "
-            "form) and the course secret",
-            file=sys.stderr,
-        )
-        return 2
     if args.budget is not None and args.budget <= 0:
         print("drills grade: --budget must be > 0", file=sys.stderr)
         return 2
