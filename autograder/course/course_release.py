@@ -18,7 +18,10 @@ graded function's cases), the wheel also by name (no function of a graded functi
 file of solutions/, a case module or tiny_model). A finding fails the command.
 
 01-04 only for now: 05-07's notebooks run tiny_model's training code in their live cells, and
-that code holds graded maths (thr_weights ...), which the course form must leave out.
+that code holds graded maths (thr_weights ...), which the course form must leave out. Their
+values bundles build and check as 01-04's do (:func:`project_tree` takes any notebook;
+tests/test_course_form.py compares all seven under DRILLS_COURSE_ALL=1): what they lack is
+live cells that run on the learner's own functions.
 """
 
 from __future__ import annotations
