@@ -182,7 +182,10 @@ def project_tree(into: Path, assignments: list[str], root: Path | None = None) -
         (target / rel).parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(path, target / rel)
     prints = write_values(target / "course_values", assignments, root)
-    version = _version(root)
+    # the repository's version, and a local label naming these values: a rebuilt course with
+    # other values is another version (an image or a laptop upgrades to it)
+    label = course_values.fingerprint([prints[a] for a in assignments])[len("sha256:") :][:10]
+    version = f"{_version(root)}+values.{label}"
     (into / "pyproject.toml").write_text(
         "[build-system]\n"
         'requires = ["setuptools>=68"]\n'
@@ -315,15 +318,23 @@ def behaviour_in_files(files: list[Path], timeout: float = 900) -> list[str]:
 
 
 def scan(out: Path, wheel: Path, root: Path | None = None) -> list[str]:
-    """Every answer key in the course form at ``out``: its exercises by behaviour (against
-    every notebook of the course), its wheel by name and by behaviour."""
+    """Every answer key in the course form at ``out``: its exercises and the outline notebooks
+    of its values bundles by behaviour (against every notebook of the course), its wheel by
+    name and by behaviour."""
     from autograder.course import answer_key
 
-    found = [str(f) for f in answer_key.scan(sorted((out / "exercises").glob("*/*.ipynb")))]
-    found += names_in_wheel(wheel, root)
+    found = names_in_wheel(wheel, root)
     with tempfile.TemporaryDirectory(prefix="drills-unpacked-") as tmp:
         with zipfile.ZipFile(wheel) as z:
             z.extractall(tmp)
+        outlines = []  # each bundle's outline (setup cells, signatures), read as a notebook
+        for bundle in sorted(Path(tmp).glob("autograder/course_values/*.json")):
+            body = json.loads(bundle.read_text(encoding="utf-8"))["body"]
+            if "outline" in body:
+                outlines.append(Path(tmp) / f"outline of {bundle.stem}.ipynb")
+                outlines[-1].write_text(json.dumps(body["outline"]), encoding="utf-8")
+        released = sorted((out / "exercises").glob("*/*.ipynb")) + outlines
+        found = [str(f) for f in answer_key.scan(released)] + found
         files = [
             f
             for f in sorted(Path(tmp).rglob("*.py"))
