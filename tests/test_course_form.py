@@ -365,3 +365,29 @@ def test_a_changed_values_bundle_is_refused_with_a_sentence(course, submissions,
     assert p.returncode == 2, p.stdout + p.stderr
     assert f"{a}.json's fingerprint does not match its values" in p.stderr, p.stderr
     assert "Traceback" not in p.stderr
+
+
+_RUN_NOTEBOOK = """
+import sys
+import nbformat
+from nbclient import NotebookClient
+nb = nbformat.read(sys.argv[1], as_version=4)
+NotebookClient(nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": sys.argv[2]}}).execute()
+errors = [o for c in nb.cells for o in c.get("outputs", []) if o.get("output_type") == "error"]
+print(len(errors), [e.get("ename") for e in errors])
+"""
+
+
+def test_a_solved_notebook_runs_in_the_course_form(course, submissions, tmp_path):
+    """01 with the solution pasted into its exercise, run top to bottom by a kernel that has
+    only the course form's package: every cell runs, its self-checks (whose tolerances come
+    from the values) pass, with no error output."""
+    _, unpacked = course
+    a = RELEASED[0]
+    p = subprocess.run(
+        [sys.executable, "-c", _RUN_NOTEBOOK, str(submissions[(a, "solution")]), str(tmp_path)],
+        capture_output=True, text=True, timeout=900, cwd=tmp_path,
+        env=_course_env(unpacked, tmp_path),
+    )  # fmt: skip
+    assert p.returncode == 0, p.stderr[-3000:]
+    assert p.stdout.strip().splitlines()[-1] == "0 []", p.stdout[-2000:]
