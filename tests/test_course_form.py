@@ -35,6 +35,7 @@ from autograder import assignments
 from autograder.cases import seeds
 from autograder.course import answer_key, course_release, grade_cli
 from autograder.notebooks import notebook
+from autograder.scoring import evaluate
 
 pytestmark = pytest.mark.slow
 
@@ -107,11 +108,13 @@ from pathlib import Path
 import autograder
 from autograder.course import grade_cli
 from autograder.notebooks import course_values
+from autograder.scoring import evaluate
 g = grade_cli.check_grader()
 out = {"package": autograder.__file__, "course_form": course_values.active(), "results": {}}
 for a, p in json.loads(sys.argv[1]):
     r = grade_cli.check_notebook(Path(p), a, grader=g)
-    out["results"][p] = {"score": r.score, "error": r.error, "functions": [f.to_json() for f in r.functions]}
+    out["results"][p] = {"score": r.score, "error": r.error, "functions": [f.to_json() for f in r.functions],
+                         "text": [evaluate.feedback_text(f) for f in r.functions]}
 Path(sys.argv[2]).write_text(json.dumps(out))
 """
 
@@ -166,17 +169,18 @@ def test_check_from_values_equals_the_full_form_on_the_public_draw(
     """Every submission checked twice on the public draw: by the full form (this checkout:
     reference and case modules) and by the course form (the wheel's own code, run with only
     the wheel on its path: Check my work from values). Same total, and per function the same
-    score, first mistake named and diagnoses, for the solution, the stub and every
-    catalogued mistake; each catalogued mistake is named in both."""
+    score, first mistake named, diagnoses and feedback text, for the solution, the stub and
+    every catalogued mistake; each catalogued mistake is named in both."""
     unpacked = values_tree
     grader = grade_cli.check_grader()
-    full = {}
+    full, texts = {}, {}
     for (a, kind), path in submissions.items():
         r = grade_cli.check_notebook(path, a, grader=grader)
         assert r.error is None, (kind, r.error)
         full[str(path)] = _summary(
             {"score": r.score, "functions": [f.to_json() for f in r.functions]}
         )
+        texts[str(path)] = [evaluate.feedback_text(f) for f in r.functions]
     report = tmp_path / "course.json"
     pairs = [[a, str(p)] for (a, _), p in submissions.items()]
     p = subprocess.run(
@@ -190,6 +194,9 @@ def test_check_from_values_equals_the_full_form_on_the_public_draw(
     course_results = {k: _summary(v) for k, v in body["results"].items()}
     differ = {k: (full[k], course_results[k]) for k in full if full[k] != course_results[k]}
     assert differ == {}
+    # and what the learner reads: the feedback text of every function, word for word
+    worded = [k for k in full if texts[k] != body["results"][k]["text"]]
+    assert worded == []
     named = {
         (f[0], f[2]) for s in full.values() for f in s["functions"] if f[2] is not None
     }  # fmt: skip
