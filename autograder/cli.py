@@ -1,6 +1,7 @@
 """The `drills` command.
 
 drills release [ASSIGNMENT...] [--check]     exercises/ from solutions/ (nbgrader)
+drills release --course OUT [ASSIGNMENT...]  the course form: notebooks, wheel, values; no answers
 drills grade SUBMISSION... --out DIR ...     the sandboxed grader (resumable, --shard K/N)
 drills merge OUT... --out DIR                one gradebook and report from shard outputs
 drills check NOTEBOOK                        one notebook, feedback for a learner
@@ -37,8 +38,36 @@ def _answer_keys(assignments: list[str] | None) -> list:
     return found
 
 
+def _course_release(args: argparse.Namespace) -> int:
+    from autograder.course import course_release
+    from autograder.notebooks.release import ReleaseError
+
+    try:
+        built = course_release.build(Path(args.course), args.assignments or None)
+    except (course_release.CourseReleaseError, ReleaseError, OSError) as e:
+        print(f"drills release --course: {e}", file=sys.stderr)
+        return 1
+    for f in built.findings:
+        print(f"answer key: {f}", file=sys.stderr)
+    if built.findings:
+        print(
+            f"drills release --course: {built.out} holds an answer key (above): do not hand it out",
+            file=sys.stderr,
+        )
+        return 1
+    print(
+        f"wrote the course form of {', '.join(built.assignments)} to {built.out}: "
+        f"exercises/, dist/{built.wheel.name}, COURSE.md; the answer-key scan (the exercises "
+        "and the package, by name and by behaviour) found nothing"
+    )
+    return 0
+
+
 def _release(args: argparse.Namespace) -> int:
     from autograder.notebooks.release import ReleaseError, release
+
+    if args.course:
+        return _course_release(args)
 
     try:
         diff = release(args.assignments or None, check=args.check)
@@ -272,6 +301,13 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="only check that exercises/ is up to date (exit 1 if not)",
     )
+    r.add_argument(
+        "--course",
+        metavar="OUT",
+        help="build the course form a graded class receives into OUT: the released notebooks, "
+        "a wheel without the answer key and the values Check my work grades against "
+        "(01-04 for now); fails if the answer-key scan finds anything",
+    )
     r.set_defaults(func=_release)
 
     c = sub.add_parser("cases", help="list an assignment's cases and known mistakes")
@@ -375,8 +411,25 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+# What the course form (an installed course wheel: notebooks.course_values) can run: a learner's
+# own check and its check server. Everything else needs the reference solutions or the case
+# modules, which only the repository (the full form) holds.
+COURSE_FORM_COMMANDS = ("check", "warm")
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    from autograder.notebooks import course_values
+
+    if args.command not in COURSE_FORM_COMMANDS and course_values.active():
+        print(
+            f"drills {args.command}: this is the course form of reward-drills (what students "
+            "of a graded class receive): it holds the public draw's values for Check my work, "
+            "not the reference solutions or cases this command needs. Run it on the "
+            "instructor's machine, in the repository (the full form)",
+            file=sys.stderr,
+        )
+        return 2
     return int(args.func(args) or 0)
 
 

@@ -50,11 +50,11 @@ class SelfCheck:
 
     def tolerance(self, name: str) -> tuple[float, float]:
         """(rtol, atol): the stated tolerance of the graded function ``name``."""
-        from autograder import assignments
+        from autograder.scoring import memo
 
-        if self._spec is None:
-            self._spec = assignments.get(self.assignment)
-        f = self._spec.function(name)
+        if self._spec is None:  # the case module's specs, or the course form's outlines
+            self._spec = memo.function_specs(self.assignment)
+        f = self._spec[name]
         return f.rtol, f.atol
 
     def value(self, fn, *args, expected: Any, **kwargs) -> Any:
@@ -138,9 +138,9 @@ def kernel_differences(assignment: str, fn, path: Path) -> list[str]:
     (submission.build_program's note, as `drills check` shows it). [] when they agree or
     when it cannot be told (no source notebook, an unreadable file): it says nothing it
     cannot show."""
-    from autograder import assignments
     from autograder.engine import submission
     from autograder.notebooks import notebook
+    from autograder.scoring import memo
     from autograder.widgets import stale_definitions
 
     name = getattr(fn, "__name__", "")
@@ -156,12 +156,12 @@ def kernel_differences(assignment: str, fn, path: Path) -> list[str]:
             "and run the cell again"
         )
     try:
-        spec = assignments.get(assignment)
-        if name not in spec.names:
+        names = list(memo.function_specs(assignment))
+        if name not in names:
             return lines
-        source_nb = notebook.read(notebook.source_path(assignment))
+        source_nb = notebook.source(assignment)
         prog = submission.build_program(
-            assignment, source_nb, submission.load_notebook(path), spec.names
+            assignment, source_nb, submission.load_notebook(path), names
         )
     except Exception:  # noqa: BLE001 (no source notebook, a file mid-save: say nothing)
         return lines

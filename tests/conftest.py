@@ -173,6 +173,7 @@ LONGEST_FIRST = (
     "test_browser.py",  # 149 s: JupyterLab, Chromium, notebooks 01 and 05
     "test_warm_worker.py",  # 112 s
     "test_grade_corpus.py",  # 82 s
+    "test_course_form.py",  # 78 s alone (2026-12-06): builds the course form; a venv as a user
     "test_slurm_real.py",  # 35 s, waiting on Slurm
     "test_course_run.py",  # 38 s
     "test_nbgrader_agreement.py",  # 29 s

@@ -75,6 +75,36 @@ def runpath_to_origin(exe: Path, old_lib: bytes) -> None:
     exe.chmod(mode)
 
 
+def readable_python(top: Path) -> Path:
+    """The project's base Python, or where the user cannot reach it (pyenv under /root) a
+    hard-linked copy of it and its standard library under ``top`` (no site-packages)."""
+    base = Path(sys.base_prefix).resolve()
+    exe = Path(os.path.realpath(sys.executable))
+    assert exe.is_relative_to(base) and Path(sys.prefix) != base, "run with the project's .venv"
+    if not user_can_read(exe):
+        pyver = f"python{sys.version_info[0]}.{sys.version_info[1]}"
+        python = top / "python"
+        python.mkdir()
+        for part in ("bin", "lib"):
+            link_copy(base / part, python / part, skip=("site-packages", "test", "__pycache__"))
+        assert (python / "lib" / pyver / "os.py").is_file()
+        exe = python / exe.relative_to(base)
+        runpath_to_origin(exe, str(base / "lib").encode())
+    return exe
+
+
+def readable_packages(top: Path) -> Path:
+    """The project venv's site-packages, or a hard-linked copy under ``top`` the user can
+    read. Put it on a path with ``sys.path.append`` in a .pth, never as a site folder: its own
+    .pth files include the project's editable install (the checkout, answers and all)."""
+    site_rel = Path(sysconfig.get_path("purelib", vars={"base": "."}))
+    packages = Path(sys.prefix) / site_rel
+    if not user_can_read(packages):
+        link_copy(packages, top / "site-packages")
+        packages = top / "site-packages"
+    return packages
+
+
 def readable_course(top: Path) -> Path:
     """A course checkout under ``top`` with a working .venv, both usable by the user.
 
@@ -91,23 +121,9 @@ def readable_course(top: Path) -> Path:
             ".git", ".venv", "__pycache__", ".pytest_cache", ".ruff_cache", "node_modules"
         ),
     )
-    base = Path(sys.base_prefix).resolve()
-    exe = Path(os.path.realpath(sys.executable))
-    assert exe.is_relative_to(base) and Path(sys.prefix) != base, "run with the project's .venv"
-    if not user_can_read(exe):
-        pyver = f"python{sys.version_info[0]}.{sys.version_info[1]}"
-        python = top / "python"
-        python.mkdir()
-        for part in ("bin", "lib"):
-            link_copy(base / part, python / part, skip=("site-packages", "test", "__pycache__"))
-        assert (python / "lib" / pyver / "os.py").is_file()
-        exe = python / exe.relative_to(base)
-        runpath_to_origin(exe, str(base / "lib").encode())
+    exe = readable_python(top)
     site_rel = Path(sysconfig.get_path("purelib", vars={"base": "."}))
-    packages = Path(sys.prefix) / site_rel
-    if not user_can_read(packages):
-        link_copy(packages, top / "site-packages")
-        packages = top / "site-packages"
+    packages = readable_packages(top)
     venv = course / ".venv"
     (venv / "bin").mkdir(parents=True)
     (venv / site_rel).mkdir(parents=True)

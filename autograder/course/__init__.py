@@ -11,6 +11,9 @@
     run_manifest   run.json: what a run (or shard) was, checked before merging
     merge          `drills merge`: one gradebook and report from shard outputs
     launch         how the grader starts itself in a child: no learner file on its import path
+    answer_key     the scan for answer keys in released notebooks and files, by behaviour
+    course_release `drills release --course OUT`: the notebooks, a wheel without the answer
+                   key, and the values bundles; scanned before it succeeds
 
 Imports from every layer below; nothing below imports it.
 """

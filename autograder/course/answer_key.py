@@ -132,6 +132,40 @@ def _accepts(fn, inp: dict, ns: dict) -> bool:
     return True
 
 
+def file_functions(path: Path) -> tuple[list[tuple[int, str, object]], dict]:
+    """The functions a Python file defines, as released_functions gives a notebook's (its
+    imports, definitions and literal constants run, one statement at a time, each compiled as
+    the file's ``from __future__`` imports ask; the line number in place of the cell number),
+    and its namespace. For files that are not importable here as what they are (a wheel's
+    copy of this package: run beside the package that is imported)."""
+    import __future__
+
+    text = Path(path).read_text(encoding="utf-8")
+    tree = _definitions(text)
+    module = types.ModuleType(f"drills_scanned_{Path(path).stem}")
+    sys.modules[module.__name__] = module
+    ns: dict = module.__dict__
+    ns["__file__"] = str(path)
+    flags = 0
+    for node in tree.body if tree is not None else []:
+        if isinstance(node, ast.ImportFrom) and node.module == "__future__":
+            for alias in node.names:
+                flags |= getattr(__future__, alias.name).compiler_flag
+    found: list[tuple[int, str, object]] = []
+    with _quiet():
+        for node in tree.body if tree is not None else []:
+            mod = ast.Module(body=[node], type_ignores=[])
+            try:
+                exec(compile(mod, str(path), "exec", flags=flags, dont_inherit=True), ns)  # noqa: S102 (this package's own files)
+            except Exception:  # noqa: BLE001, S112 (an import this machine lacks)
+                continue
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                obj = ns.get(node.name)
+                if inspect.isfunction(obj):
+                    found.append((node.lineno, node.name, obj))
+    return found, ns
+
+
 def module_functions(module) -> tuple[list[tuple[int, str, object]], dict]:
     """The functions a Python module defines (not those it imports), as released_functions
     gives a notebook's (line number in place of cell number), and its namespace."""
@@ -145,15 +179,17 @@ def module_functions(module) -> tuple[list[tuple[int, str, object]], dict]:
 
 
 def scan(
-    released: list[Path], course: list[str] | None = None, modules: tuple = ()
+    released: list[Path], course: list[str] | None = None, modules: tuple = (), files: tuple = ()
 ) -> list[Finding]:
     """Every function of the ``released`` notebooks (and of ``modules``, Python modules a
-    learner's environment holds) that computes a graded function of ``course`` (default:
-    every assignment with a source notebook). A module's finding names the module as its
-    notebook and the function's line as its cell."""
+    learner's environment holds, and of ``files``, Python files read by file_functions) that
+    computes a graded function of ``course`` (default: every assignment with a source
+    notebook). A module's or file's finding names it as its notebook and the function's line
+    as its cell."""
     course = course or notebook.available_assignments()
     candidates = [(p.stem, released_functions(p)) for p in released]
     candidates += [(m.__name__, module_functions(m)) for m in modules]
+    candidates += [(str(f), file_functions(f)) for f in files]
     findings: list[Finding] = []
     for assignment in course:
         spec = assignments.get(assignment)
@@ -176,15 +212,31 @@ def scan(
                     run_ns = {**types, **ns}
                     if not _accepts(fn, inputs[value[0]], run_ns):
                         continue
-                    with _quiet():
-                        got, _ = evaluate.run_cases(
-                            fn, [inputs[i] for i in value], run_ns, serve=False
-                        )
-                    if all(
-                        same_outcome(expected[i], g, fspec.rtol, fspec.atol)
-                        for i, g in zip(value, got)
-                    ):
+                    if _reproduces(fn, inputs, expected, value, run_ns, fspec):
                         findings.append(
                             Finding(where, number, name, assignment, fspec.name, len(value))
                         )
     return findings
+
+
+def _reproduces(fn, inputs, expected, value: list[int], ns: dict, fspec) -> bool:
+    """Does ``fn`` give the expected outcome on every value case? Case by case, stopping at
+    the first it misses; a call that exits or is interrupted by its own code counts as a miss
+    (a scanned file's command-line function: it is not a reference)."""
+    for i in value:
+        try:
+            with _quiet(), contextlib.redirect_stdout(io.StringIO()):
+                (got,), _ = evaluate.run_cases(fn, [inputs[i]], ns, serve=False)
+        except (SystemExit, Exception):  # noqa: BLE001
+            return False
+        if not same_outcome(expected[i], got, fspec.rtol, fspec.atol):
+            return False
+    return True
+
+
+if __name__ == "__main__":
+    # `python -m autograder.course.answer_key OUT.json FILE.py ...`: the files' findings, as a
+    # JSON list written to OUT.json (not to stdout, which a scanned function may take over);
+    # course_release runs it in a child, in a scratch folder
+    found = [str(f) for f in scan([], files=tuple(Path(a) for a in sys.argv[2:]))]
+    Path(sys.argv[1]).write_text(json.dumps(found), encoding="utf-8")

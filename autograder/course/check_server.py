@@ -37,7 +37,7 @@ from collections.abc import Callable
 from typing import Any
 
 from autograder.engine import submission, worker
-from autograder.notebooks import notebook, streams
+from autograder.notebooks import course_values, notebook, streams
 from autograder.scoring import evaluate
 
 
@@ -80,7 +80,8 @@ class CheckServer:
             # what a check needs first: the reference outcomes (under the Grader's lock, which
             # a click's check then waits on rather than computing them again)
             prep = self.grader.prepare(self.assignment)
-            submission.load_notebook(notebook.source_path(self.assignment, self.grader.root))
+            if not course_values.active(self.grader.root):  # the course form has no notebook
+                submission.load_notebook(notebook.source_path(self.assignment, self.grader.root))
             for name in prep.names:  # the notebook's order: the learner's first function first
                 while True:
                     self.idle.wait()

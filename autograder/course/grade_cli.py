@@ -58,7 +58,7 @@ from autograder.cases.spec import FunctionSpec
 from autograder.course import class_run, report, results_cache, shards
 from autograder.course.report import SubmissionResult
 from autograder.engine import sandbox, submission, worker
-from autograder.notebooks import notebook
+from autograder.notebooks import course_values, notebook
 from autograder.scoring import evaluate, memo, served
 from autograder.scoring.evaluate import FunctionResult
 
@@ -144,6 +144,11 @@ class Grader:
         self.root = root or notebook.course_root()
         self.per_student = per_student  # seed generated cases with each submission's student id
         self.secret = seeds.course_secret(secret)
+        if course_values.active(self.root) and self.secret != seeds.PUBLIC_DEFAULT_SECRET:
+            raise course_values.CourseFormError(
+                "this is the course form of reward-drills, which checks on the public draw "
+                "only: a course secret is for the instructor's full form (unset DRILLS_SECRET)"
+            )
         self.limits = limits or sandbox.Limits()
         self.isolation = sandbox.detect([self.root, *(hidden or [])], force_reduced=force_reduced)
         if self.secret != seeds.PUBLIC_DEFAULT_SECRET:
@@ -172,7 +177,7 @@ class Grader:
         """Solution grade_ids of every available source notebook."""
         if self._sources is None:
             self._sources = {
-                a: submission.solution_ids(notebook.read(notebook.source_path(a, self.root)))
+                a: submission.solution_ids(notebook.source(a, self.root))
                 for a in notebook.available_assignments(self.root)
             }
         return self._sources
@@ -185,7 +190,7 @@ class Grader:
 
     def _prepare(self, assignment: str) -> Prepared:
         if assignment not in self._prepared:
-            src = notebook.read(notebook.source_path(assignment, self.root))
+            src = notebook.source(assignment, self.root)
             # From the outcome cache when it can be: no case module, numpy or torch to import.
             out = memo.assignment_outcomes(assignment, self.secret, None, self.root)
             self._prepared[assignment] = Prepared(
@@ -217,9 +222,7 @@ class Grader:
             worker.preload_for(
                 [
                     (gid, src)
-                    for _, gid, src in notebook.code_cells(
-                        notebook.read(notebook.source_path(a, self.root)), {"setup"}
-                    )
+                    for _, gid, src in notebook.code_cells(notebook.source(a, self.root), {"setup"})
                 ]
             )
             for a in sorted(known)
@@ -231,6 +234,8 @@ class Grader:
         """:meth:`_read`, with any failure on this submission's data made its own error row."""
         try:
             return _again_on_ast_race(self._read, sub)
+        except course_values.CourseFormError:
+            raise  # the course form's values, not this notebook: `drills check` says why
         except Exception as e:  # noqa: BLE001 (one notebook must not stop the class run)
             sub.error = f"the grader could not read this notebook ({_describe(e)})"
             return _Work(sub)
@@ -268,6 +273,14 @@ class Grader:
             sub.error = str(e)
             return w
         assignment = submission.identify(sub, nb, self.sources())
+        later = assignment or sub.path.stem
+        if assignment not in self.sources() and course_values.active(self.root):
+            if course_values.not_included(later):  # a notebook this course form does not hold
+                sub.error = f"{later} cannot be checked in the course form: " + str(
+                    course_values.not_included(later)
+                )
+                sub.assignment = later
+                return w
         if assignment is None:
             sub.error = "cannot tell which assignment this notebook is (use --assignment)"
             return w
@@ -881,7 +894,8 @@ def _check_cmd(args: argparse.Namespace, grader: Grader | None = None) -> int:
             student=args.student,
             budget=args.budget,
         )
-    except sandbox.SecretExposed as e:  # a course secret where learner code could read it
+    except (sandbox.SecretExposed, course_values.CourseFormError) as e:
+        # a course secret where learner code could read it; what the course form cannot do
         print(f"drills check: {e}", file=sys.stderr)
         return 2
     except Exception as e:  # noqa: BLE001 (a learner gets a sentence, never a traceback)

@@ -14,7 +14,7 @@ import ast
 import os
 from pathlib import Path
 
-from autograder.notebooks import nbjson
+from autograder.notebooks import course_values, nbjson
 
 ASSIGNMENTS = (
     "01_exact_kl",
@@ -28,9 +28,15 @@ ASSIGNMENTS = (
 
 
 def course_root() -> Path:
-    """The repository (course directory): $DRILLS_COURSE_ROOT or the folder above this package."""
+    """The repository (course directory): $DRILLS_COURSE_ROOT or the folder above this package.
+
+    In the course form (an installed course wheel: course_values) there is no repository: the
+    root is the folder of the values bundles, and :func:`source` reads each notebook's outline
+    from its bundle."""
     env = os.environ.get("DRILLS_COURSE_ROOT")
     root = Path(env) if env else Path(__file__).resolve().parents[2]
+    if not env and not (root / "solutions").is_dir() and course_values.active():
+        return course_values.VALUES
     if not (root / "solutions").is_dir():
         raise FileNotFoundError(
             f"no solutions/ folder under {root}: install reward-drills from a clone "
@@ -40,8 +46,22 @@ def course_root() -> Path:
 
 
 def source_path(assignment: str, root: Path | None = None) -> Path:
+    """The source notebook; in the course form, the notebook's values bundle (:func:`source`
+    reads its outline: the bundle is not a notebook)."""
     root = root or course_root()
+    if course_values.active(root):
+        return root / f"{assignment}.json"
     return root / "solutions" / assignment / f"{assignment}.ipynb"
+
+
+def source(assignment: str, root: Path | None = None) -> nbjson.Node:
+    """The source notebook of ``assignment``; in the course form its outline (setup cells as
+    they are, solution cells as the signatures they define: course_values), which the layout
+    code (cells, grade_ids, points, parameters, served callees) reads as it reads the source."""
+    root = root or course_root()
+    if course_values.active(root):
+        return course_values.source(assignment)
+    return read(source_path(assignment, root))
 
 
 def release_path(assignment: str, root: Path | None = None) -> Path:
@@ -51,6 +71,8 @@ def release_path(assignment: str, root: Path | None = None) -> Path:
 
 def available_assignments(root: Path | None = None) -> list[str]:
     root = root or course_root()
+    if course_values.active(root):
+        return [a for a in ASSIGNMENTS if a in course_values.assignments()]
     return [a for a in ASSIGNMENTS if source_path(a, root).is_file()]
 
 
@@ -100,7 +122,7 @@ def points(assignment: str, function: str, root: Path | None = None) -> float:
     """Points of the test cell ``test_<function>`` in the source notebook."""
     key = (str(root), assignment + "/" + function)
     if key not in _POINTS_CACHE:
-        nb = read(source_path(assignment, root))
+        nb = source(assignment, root)
         for cell in nb.cells:
             m = nbgrader_meta(cell)
             if cell_role(cell) == "test" and m.get("grade_id") == f"test_{function}":
@@ -140,8 +162,8 @@ def solution_defs(assignment: str, root: Path | None = None) -> dict[str, ast.Fu
     key = str(path)
     if key not in _DEFS:
         defs: dict[str, ast.FunctionDef] = {}
-        for _, _, source in code_cells(read(path), {"solution"}):
-            for node in ast.parse(source).body:
+        for _, _, text in code_cells(source(assignment, root), {"solution"}):
+            for node in ast.parse(text).body:
                 if isinstance(node, ast.FunctionDef):
                     defs[node.name] = node
         _DEFS[key] = defs

@@ -5,7 +5,10 @@ disk (:mod:`autograder.scoring.cache`).
     reference_outcomes   expected outcomes of a function on its inputs
     mistake_outcomes     every catalogued mistake's outcomes (LazyMistakes: on first use)
     assignment_outcomes  inputs, points, expected outcomes and case outlines of an assignment,
-                         read without importing its case module when the cache has them
+                         read without importing its case module when the cache has them; in
+                         the course form, from its values bundle (notebooks.course_values)
+    function_specs       an assignment's FunctionSpecs: the case module's, or the course
+                         form's outlines
 """
 
 from __future__ import annotations
@@ -17,8 +20,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from autograder import assignments
+from autograder.cases import seeds
 from autograder.cases.spec import FunctionSpec
-from autograder.notebooks import notebook
+from autograder.notebooks import course_values, notebook
 from autograder.scoring import cache, evaluate
 
 
@@ -272,7 +276,7 @@ class AssignmentOutcomes:
     inputs: dict[str, list[dict]]
     expected: dict[str, list[dict]]
     specs: dict[str, FunctionSpec]  # outlines: ids, weights, tolerances, notes; no generators
-    mutants: dict[str, LazyMistakes]
+    mutants: dict[str, Mapping[str, list[dict]]]  # LazyMistakes; course form: plain values
 
 
 _SPECS: dict[tuple[str, str], tuple[dict, FunctionSpec]] = _Bounded(64)
@@ -295,6 +299,8 @@ def assignment_outcomes(
 ) -> AssignmentOutcomes:
     """Inputs, points, expected outcomes and case outlines of every graded function of
     ``assignment`` (generated inputs drawn for ``secret`` and ``student``)."""
+    if course_values.active(root or notebook.course_root()):
+        return _from_values(assignment, secret, student)
     key = cache.assignment_key(assignment, notebook.source_path(assignment, root), secret, student)
     hit = cache.load("assignment", key)
     specs = None
@@ -347,3 +353,38 @@ def assignment_outcomes(
         for n in names
     }
     return AssignmentOutcomes(names, points, inputs, expected, specs, mutants)
+
+
+def _from_values(assignment: str, secret: str, student: str | None) -> AssignmentOutcomes:
+    """The course form's outcomes: the values bundle's, computed by the full form on the public
+    draw. Another draw (a course secret, a student's own inputs) needs the reference, which the
+    course form does not hold: refused with a sentence."""
+    if secret != seeds.PUBLIC_DEFAULT_SECRET or student is not None:
+        raise course_values.CourseFormError(
+            "the course form checks on the public draw only (no course secret, no student "
+            "id): its values were computed there, and another draw needs the reference "
+            "solutions, which only the instructor's full form holds (unset DRILLS_SECRET, "
+            "leave out --student)"
+        )
+    body = course_values.bundle(assignment)
+    names = list(body["names"])
+    specs = {n: _spec(assignment, n, body["specs"][n]) for n in names}
+    mutants = {n: dict(body["mistakes"][n]) for n in names}
+    return AssignmentOutcomes(
+        names,
+        {n: float(p) for n, p in body["points"].items()},
+        {n: list(body["inputs"][n]) for n in names},
+        {n: list(body["expected"][n]) for n in names},
+        specs,
+        mutants,
+    )
+
+
+def function_specs(assignment: str, root: Path | None = None) -> dict[str, FunctionSpec]:
+    """The FunctionSpecs of ``assignment``'s graded functions, by name, in order: the case
+    module's, or in the course form the outlines its values bundle holds (enough to read a
+    tolerance or a case's kind; their generators and formulas raise if called)."""
+    if course_values.active(root or notebook.course_root()):
+        body = course_values.bundle(assignment)
+        return {n: _spec(assignment, n, body["specs"][n]) for n in body["names"]}
+    return {f.name: f for f in assignments.get(assignment).functions}

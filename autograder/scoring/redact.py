@@ -47,8 +47,12 @@ def _fold(text: str) -> str:
 def _material(assignment: str, root: str | None) -> tuple[str, str, frozenset[str]]:
     """(reference text folded, public text folded, reference-only names) of ``assignment``;
     empty when its notebooks cannot be read."""
-    from autograder.notebooks import notebook
+    from autograder.notebooks import course_values, notebook
 
+    if course_values.active(Path(root) if root else None):
+        # the course form holds no reference solution (only the signatures of its outline):
+        # no code of the learner's can have reached one, so there is no reference text to cut
+        return "", "", frozenset()
     try:
         ref = notebook.read(notebook.source_path(assignment, Path(root) if root else None))
         pub = notebook.read(notebook.release_path(assignment, Path(root) if root else None))

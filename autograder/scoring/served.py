@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from autograder.cases.codec import encode, outcome_of
-from autograder.notebooks import notebook, reference, streams
+from autograder.notebooks import course_values, notebook, reference, streams
 
 _LAYOUTS: dict[str, dict[str, str]] = {}
 
@@ -47,7 +47,7 @@ def _layout(assignment: str, root: Path | None) -> dict[str, str]:
     path = notebook.source_path(assignment, root)
     if str(path) not in _LAYOUTS:
         where: dict[str, str] = {}
-        for _, gid, src in notebook.code_cells(notebook.read(path), {"solution"}):
+        for _, gid, src in notebook.code_cells(notebook.source(assignment, root), {"solution"}):
             for node in ast.parse(src).body:
                 if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                     where[node.name] = gid
@@ -85,8 +85,8 @@ def _provided(assignment: str, root: Path | None) -> dict[str, str]:
     if str(path) not in _PROVIDED:
         found: dict[str, str] = {}
         try:
-            cells = notebook.read(path).cells
-        except (OSError, ValueError):
+            cells = notebook.source(assignment, root).cells
+        except (OSError, ValueError, RuntimeError):
             cells = []
         for cell in cells:
             meta = cell.get("metadata", {}).get("drills", {})
@@ -118,7 +118,11 @@ def served_names(
     if graded is not None:
         _GRADED[(path, assignment)] = list(graded)
     if key not in _SERVED:
-        _SERVED[key] = _served_names(assignment, function, root, graded)
+        if course_values.active(root or notebook.course_root()):
+            # the course form holds no reference to walk: the names, as the full form found them
+            _SERVED[key] = list(course_values.bundle(assignment)["served"].get(function, []))
+        else:
+            _SERVED[key] = _served_names(assignment, function, root, graded)
     return list(_SERVED[key])
 
 
@@ -131,6 +135,8 @@ def _graded_names(assignment: str, root: Path | None) -> set[str] | None:
         known = None
     if known is not None:
         return set(known)
+    if course_values.active(root or notebook.course_root()):
+        return set(course_values.bundle(assignment)["names"])
     from autograder import assignments
 
     try:
