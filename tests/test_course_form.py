@@ -431,3 +431,15 @@ def test_a_solved_notebook_runs_in_the_course_form(course, submissions, tmp_path
     )  # fmt: skip
     assert p.returncode == 0, p.stderr[-3000:]
     assert p.stdout.strip().splitlines()[-1] == "0 []", p.stdout[-2000:]
+
+
+def test_every_module_the_behaviour_scan_skips_exists():
+    """The scan runs no function of the engine's process control (it forks, exits or waits on
+    children). When sandbox.py became a package, the skip still named the old file: the scan
+    ran the package's functions and did not finish in 900 s. Does every skipped path name a
+    file or package that exists, so a rename cannot do that again?"""
+    from autograder.course import course_release
+
+    for rel in course_release.NOT_RUN:
+        path = ROOT / rel.rstrip("/")
+        assert path.is_dir() if rel.endswith("/") else path.is_file(), rel

@@ -290,8 +290,12 @@ def names_in_wheel(wheel: Path, root: Path | None = None) -> list[str]:
 # Modules of the package the behaviour scan does not run (they are scanned by name): their
 # functions fork, replace or end the calling process or wait on children (a zygote's loop
 # exits the scan itself; a sandbox's start waits for a child that never comes). They hold the
-# engine's process control, no maths.
-NOT_RUN = ("autograder/engine/sandbox.py", "autograder/engine/zygote.py")
+# engine's process control, no maths. A path ending in "/" is a whole package.
+NOT_RUN = ("autograder/engine/sandbox/", "autograder/engine/zygote.py")
+
+
+def _not_run(rel: str) -> bool:
+    return any(rel == n or (n.endswith("/") and rel.startswith(n)) for n in NOT_RUN)
 
 
 def behaviour_in_files(files: list[Path], timeout: float = 900) -> list[str]:
@@ -338,7 +342,7 @@ def scan(out: Path, wheel: Path, root: Path | None = None) -> list[str]:
         files = [
             f
             for f in sorted(Path(tmp).rglob("*.py"))
-            if f.relative_to(tmp).as_posix() not in NOT_RUN
+            if not _not_run(f.relative_to(tmp).as_posix())
         ]
         found += [f.replace(tmp + os.sep, "").replace(tmp, "") for f in behaviour_in_files(files)]
     return found
