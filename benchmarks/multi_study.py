@@ -55,6 +55,51 @@ SETTINGS = "--config multi --steps 150 --stop-after 40 --eval-every 40 --pass-sa
 fitted the CPU time at hand: 10 seeds x 5 methods took about 10 CPU-minutes)."""
 
 
+LONG_SETTINGS = "--config multi --steps 300 --eval-every 50 --pass-samples 64"
+"""The long study's settings: a whole 300-step schedule (Adam, lr ramping to 5e-4 over 50 steps,
+then a cosine to 0), held-out evaluation every 50 steps with 64 draws per problem."""
+LONG_ARMS = {
+    "main": ("grpo,pos_only,thr_exploit,thr_explore,thr_only,nll,smaug,nthr", ""),
+    "mu2": ("grpo", "--inner-steps 2"),
+    "mu2_high": ("grpo", "--inner-steps 2 --clip-eps-high 0.28"),
+    "p0.1": ("thr_exploit,thr_explore", "--thr-p 0.1"),
+    "mask": ("thr_exploit,thr_explore", "--thr-mask"),
+}
+"""The long study's arms: name -> (methods, flags). ``main`` at |p| = 0.5; the others change one
+setting: two updates per batch with the symmetric clip and with clip-higher (0.2 / 0.28, the
+bounds notebook 07 teaches), THR at |p| = 0.1, and the "mask plus sign" reading of the THR
+reviews (``--thr-mask``). Each arm's runs at a seed start from the same warm model with the same
+draws as the main arm's, so every arm pairs with the main arm's GRPO by seed."""
+
+
+def long_commands(seeds: range, root: str = "runs/s300") -> list[str]:
+    """One command per seed and arm, seed by seed (a study cut short keeps whole seeds)."""
+    out = []
+    for s in seeds:
+        for arm, (methods, flags) in LONG_ARMS.items():
+            extra = f" {flags}" if flags else ""
+            out.append(
+                f"python -m tiny_model train {LONG_SETTINGS}{extra} --methods {methods} "
+                f"--seeds {s} --out {root}/{arm}/s{s}"
+            )
+    return out
+
+
+def merge_long(root: Path, seeds: set[int] | None = None) -> dict[str, TrainStudy]:
+    """Each arm merged over the seeds every arm finished (``seeds``: only those)."""
+    done = None
+    for arm in LONG_ARMS:
+        have = {int(p.parent.name[1:]) for p in (root / arm).glob("s*/metrics.json")}
+        done = have if done is None else done & have
+    keep = sorted(done if seeds is None else done & seeds)
+    if len(keep) < 2:
+        raise SystemExit(f"{root}: fewer than 2 seeds that every arm finished ({keep})")
+    return {
+        arm: merge_studies([_load(root / arm / f"s{s}" / "metrics.json") for s in keep])
+        for arm in LONG_ARMS
+    }
+
+
 def _load(path: Path) -> TrainStudy:
     return TrainStudy.from_dict(json.loads(path.read_text()))
 
@@ -76,8 +121,19 @@ def main(argv: list[str] | None = None) -> int:
         "--bands", nargs="+", metavar="NAME=DIR", help="measure the bands from reruns, write them"
     )
     ap.add_argument("--seeds", default="0-9")
+    ap.add_argument(
+        "--long",
+        action="store_true",
+        help="the 300-step study: --commands prints its per-seed, per-arm commands (--out under "
+        "--root) and --merge DIR merges DIR/<arm>/s*/metrics.json into its two shipped files",
+    )
+    ap.add_argument("--root", default="runs/s300", help="with --long --commands: where runs go")
     args = ap.parse_args(argv)
-    if args.commands:
+    if args.commands and args.long:
+        lo, hi = (int(x) for x in args.seeds.split("-"))
+        print("\n".join(long_commands(range(lo, hi + 1), args.root)))
+        print(f"python benchmarks/multi_study.py --long --merge {args.root}")
+    elif args.commands:
         lo, hi = (int(x) for x in args.seeds.split("-"))
         for s in range(lo, hi + 1):
             print(

@@ -168,6 +168,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="THR's dominant tokens: |A·s| > tau (thr) or |s| > tau (score, the first reading)",
     )
     t.add_argument(
+        "--thr-mask",
+        action="store_true",
+        help="thr_exploit / thr_explore also mask the tokens that are not dominant (weight 0): "
+        "the 'mask plus sign' reading of the THR paper's reviews",
+    )
+    t.add_argument(
         "--pass-samples",
         type=int,
         default=None,
@@ -268,6 +274,7 @@ def main(argv: list[str] | None = None) -> int:
                 clip_eps_high=args.clip_eps_high,
                 thr_p=args.thr_p,
                 thr_dominance=args.thr_dominance,
+                thr_mask=args.thr_mask,
                 pass_samples=args.pass_samples or (64 if args.config == "multi" else 8),
                 eval_samples=args.eval_samples,
                 nll_coef=args.nll_coef,

@@ -23,6 +23,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from tiny_model.grpo import REWEIGHTING
 from tiny_model.harness import deterministic, figure
 from tiny_model.probe import verdict
 from tiny_model.seam import Functions
@@ -50,7 +51,7 @@ WINDOWED = (
     "zero_adv_frac",
     "correct_logp",
     "clip_frac",
-)
+) + REWEIGHTING
 PAIRS_06 = (("nthr", "grpo"), ("nthr", "random"), ("pos_only", "grpo"))
 PAIRS = PAIRS_06 + tuple((m, "grpo") for m in NEW_METHODS)
 COLORS = {
@@ -77,6 +78,7 @@ LABELS = {
     **{f"heldout_pass@{2**i}": f"Pass@{2**i}" for i in range(7)},
     "heldout_distinct_correct": "distinct right",
     "heldout_top_path_share": "top path share",
+    "heldout_path_entropy": "path entropy",
 }
 # two-sided 95 % quantiles of Student's t, df = 1..30 (beyond: the normal 1.96)
 _T975 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179,
@@ -100,7 +102,7 @@ def run_summary(result: TrainResult) -> dict[str, list[float]]:
     h = result.history
     out = {k: list(v) for k, v in h.items() if k in EVALUATED or k.startswith("heldout_")}
     bounds = [int(s) for s in h["eval_step"]]
-    for k in WINDOWED:
+    for k in (k for k in WINDOWED if k in h):  # runs made before a metric was logged lack it
         values = np.asarray(h[k], dtype=np.float64)
         means = [float("nan")]  # nothing before the first evaluation (step 0)
         for lo, hi in zip(bounds[:-1], bounds[1:]):
