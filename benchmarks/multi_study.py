@@ -2,7 +2,6 @@
 
     python benchmarks/multi_study.py --commands           # print the commands, one per seed
     python benchmarks/multi_study.py --merge runs/main    # merge runs/main/s*/metrics.json
-    python benchmarks/multi_study.py --side runs          # runs/{clip_*,sweep_*}/metrics.json
     python benchmarks/multi_study.py --check runs/xk/default   # a rerun against the shipped study
     python benchmarks/multi_study.py --bands default=runs/xk/default avx2=runs/xk/avx2
 
@@ -10,9 +9,8 @@ One process does the same (``python -m tiny_model train --config multi ... --see
 --write-shipped multi``): seeds are independent (each seed's runs start from the warm model
 with their own draws), so merging per-seed studies gives that study's numbers
 (tests/test_tiny_model_multi.py checks it on a short run). Splitting them lets a busy machine
-run seeds side by side. ``--merge`` writes tiny_model/results/train_multi.json, ``--side``
-tiny_model/results/train_multi_side.json (THR's |p| swept; 2 updates per batch with and
-without clip-higher), and each prints its table.
+run seeds side by side. ``--merge`` writes tiny_model/results/train_multi.json and prints its
+table.
 
 Other CPU kernels: rerun the per-seed commands under ``ATEN_CPU_CAPABILITY=default`` (or ``avx2``)
 with ``--out runs/xk/default/sN``; ``--check`` merges such a folder and compares every method's
@@ -35,17 +33,20 @@ sys.path.insert(0, str(ROOT))
 from tiny_model.harness import write_json  # noqa: E402
 from tiny_model.study import (  # noqa: E402
     MULTI_BANDS,
+    SHIPPED_LONG,
+    SHIPPED_LONG_ARMS,
     SHIPPED_MULTI,
-    SHIPPED_MULTI_SIDE,
     TrainStudy,
     compare_study,
     fragile_conclusions,
+    load_long,
     load_shipped,
-    load_side,
+    long_paired,
+    long_table,
     measure_bands,
     merge_studies,
     multi_table,
-    side_table,
+    reweighting_table,
 )
 
 METHODS = "grpo,pos_only,thr_exploit,thr_explore,thr_only"
@@ -115,7 +116,6 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--commands", action="store_true", help="print the per-seed commands")
     ap.add_argument("--merge", type=Path, metavar="DIR", help="merge DIR/s*/metrics.json")
-    ap.add_argument("--side", type=Path, metavar="DIR", help="DIR/{clip,sweep}_*/metrics.json")
     ap.add_argument("--check", type=Path, metavar="DIR", help="DIR/s*/metrics.json vs shipped")
     ap.add_argument(
         "--bands", nargs="+", metavar="NAME=DIR", help="measure the bands from reruns, write them"
@@ -128,6 +128,13 @@ def main(argv: list[str] | None = None) -> int:
         "--root) and --merge DIR merges DIR/<arm>/s*/metrics.json into its two shipped files",
     )
     ap.add_argument("--root", default="runs/s300", help="with --long --commands: where runs go")
+    ap.add_argument(
+        "--cpu",
+        type=Path,
+        metavar="FILE",
+        help="with --long --merge: lines 'OUT TIME wall user sys' (GNU time -f 'TIME %%e %%U "
+        "%%S' per command), the CPU time recorded in the shipped file",
+    )
     args = ap.parse_args(argv)
     if args.commands and args.long:
         lo, hi = (int(x) for x in args.seeds.split("-"))
@@ -141,7 +148,9 @@ def main(argv: list[str] | None = None) -> int:
                 f"--out runs/main/s{s}"
             )
         print("python benchmarks/multi_study.py --merge runs/main")
-    if args.merge:
+    if args.merge and args.long:
+        _merge_long(args.merge, args.cpu)
+    elif args.merge:
         parts = sorted(args.merge.glob("s*/metrics.json"))
         if not parts:
             ap.error(f"no {args.merge}/s*/metrics.json")
@@ -149,19 +158,6 @@ def main(argv: list[str] | None = None) -> int:
         write_json(SHIPPED_MULTI, study.to_dict())
         print(f"{SHIPPED_MULTI}: {len(study.seeds)} seeds")
         print(multi_table(study))
-    if args.side:
-        side: dict[str, dict[str, dict]] = {"sweep": {}, "clip": {}}
-        for d in sorted(args.side.glob("sweep_*")):
-            if (d / "metrics.json").is_file():
-                side["sweep"][d.name.removeprefix("sweep_")] = json.loads(
-                    (d / "metrics.json").read_text()
-                )
-        for name in ("sym", "high"):
-            f = args.side / f"clip_{name}" / "metrics.json"
-            if f.is_file():
-                side["clip"][name] = json.loads(f.read_text())
-        write_json(SHIPPED_MULTI_SIDE, side)
-        print(side_table(load_shipped(SHIPPED_MULTI), load_side()))
     if args.bands:
         shipped = load_shipped(SHIPPED_MULTI)
         reruns = {}
@@ -182,6 +178,43 @@ def main(argv: list[str] | None = None) -> int:
         print(text)
         return 0 if agrees else 1
     return 0
+
+
+def _cpu(path: Path | None, root: Path, seeds: tuple[int, ...]) -> dict:
+    """CPU seconds (user + sys) and wall seconds per arm, from GNU time's lines per command."""
+    if path is None:
+        return {}
+    arms: dict[str, dict[str, float]] = {}
+    for line in path.read_text().splitlines():
+        out, tag, wall, user, system = line.split()
+        where = Path(out)
+        if tag != "TIME" or where.parent.parent != root or int(where.name[1:]) not in seeds:
+            continue
+        a = arms.setdefault(where.parent.name, {"commands": 0, "cpu_s": 0.0, "wall_s": 0.0})
+        a["commands"] += 1
+        a["cpu_s"] += float(user) + float(system)
+        a["wall_s"] += float(wall)
+    total = sum(a["cpu_s"] for a in arms.values())
+    return {"arms": arms, "cpu_s": total, "wall_s": sum(a["wall_s"] for a in arms.values())}
+
+
+def _merge_long(root: Path, cpu: Path | None) -> None:
+    arms = merge_long(root)
+    main = arms["main"]
+    cost = _cpu(cpu, root, main.seeds)
+    write_json(SHIPPED_LONG, {"study": main.to_dict(), "cpu": cost})
+    others = {name: st.to_dict() for name, st in arms.items() if name != "main"}
+    write_json(SHIPPED_LONG_ARMS, {"arms": others, "paired": long_paired(arms)})
+    print(f"{SHIPPED_LONG}, {SHIPPED_LONG_ARMS}: seeds {','.join(map(str, main.seeds))}")
+    if cost:
+        print(
+            f"CPU time: {cost['cpu_s'] / 60:.1f} CPU-minutes (user + sys) for "
+            f"{sum(a['commands'] for a in cost['arms'].values())} commands, "
+            f"{cost['wall_s'] / 60:.1f} minutes wall, one at a time"
+        )
+    arms = load_long()
+    print(long_table(arms))
+    print(reweighting_table(arms))
 
 
 def _print_measured(bands: dict) -> None:
