@@ -7,6 +7,7 @@ Cheap by design: hand-made draws and groups, one sampled batch's weights, synthe
 
 from __future__ import annotations
 
+import json
 import math
 
 import numpy as np
@@ -145,3 +146,51 @@ def test_run_means_weight_each_window_by_its_steps():
             "x": [np.nan, 1.0, 4.0, np.nan],
         }
     assert run_means(study, "grpo", "x").tolist() == [3.0, 3.0]
+
+
+# ---------------------------------------------------------------------- the shipped files
+def test_shipped_long_study_has_every_arm_at_the_same_seeds_with_its_one_setting_changed():
+    """train_multi_300.json and its arms file: < 1 MB each, 300 steps evaluated every 50 with 64
+    draws, every arm at the main arm's seeds, each arm differing from the main arm in the one
+    setting its name says, and the CPU time of the runs recorded. Catches a file rebuilt with
+    other settings than notebook 07 describes, or an arm merged from other seeds."""
+    from tiny_model.study import SHIPPED_LONG, SHIPPED_LONG_ARMS, load_long
+
+    assert SHIPPED_LONG.stat().st_size < 1_000_000
+    assert SHIPPED_LONG_ARMS.stat().st_size < 1_000_000
+    arms = load_long()
+    main = arms["main"]
+    assert main.methods == (
+        "grpo", "pos_only", "thr_exploit", "thr_explore", "thr_only", "nll", "smaug", "nthr"
+    )  # fmt: skip
+    assert len(main.seeds) >= 3 and main.seeds == tuple(range(len(main.seeds)))
+    c = main.config
+    assert (c.steps, c.stop_after, c.eval_every, c.pass_samples) == (300, None, 50, 64)
+    assert c.task == MULTI and c.thr_p == 0.5 and c.inner_steps == 1 and not c.thr_mask
+    base = {k: v for k, v in c.to_dict().items() if k not in ("method", "seed")}
+    changed = {
+        "mu2": {"inner_steps": 2},
+        "mu2_high": {"inner_steps": 2, "clip_eps_high": 0.28},
+        "p0.1": {"thr_p": 0.1},
+        "mask": {"thr_mask": True},
+    }
+    assert set(arms) == {"main", *changed}
+    for name, diff in changed.items():
+        assert arms[name].seeds == main.seeds, name
+        theirs = {
+            k: v for k, v in arms[name].config.to_dict().items() if k not in ("method", "seed")
+        }
+        assert {k: v for k, v in theirs.items() if base[k] != v} == diff, name
+    cpu = json.loads(SHIPPED_LONG.read_text())["cpu"]
+    assert set(cpu["arms"]) == set(arms)
+    assert all(a["commands"] == len(main.seeds) for a in cpu["arms"].values())
+    assert cpu["cpu_s"] > 0
+
+
+def test_shipped_arms_intervals_are_those_the_runs_give():
+    """The arms file's "paired" block (what the text's intervals are checked against) is what
+    long_paired computes from the shipped runs. Catches a block left from an earlier merge."""
+    from tiny_model.study import SHIPPED_LONG_ARMS, load_long
+
+    stored = json.loads(SHIPPED_LONG_ARMS.read_text())["paired"]
+    assert json.loads(json.dumps(long_paired(load_long()))) == stored

@@ -206,6 +206,12 @@ includes 0. Rerun in full on the CPU that built it: bit for bit with its own
 kernels, within the per-method bands of results/train_multi_bands.json under
 others (study.compare_study; ``train --compare-shipped``); positive-only's
 Pass@1 lower end (+0.00014) lies within its band, so it may flip elsewhere.
+Notebook 07's main study is now the 300-step one (results/train_multi_300.json
+and train_multi_300_arms.json: every method of 07 on the multi-answer task, a
+whole 300-step schedule, 64 held-out draws, and arms with |p| = 0.1, the
+reviews' mask-plus-sign reading and two updates per batch; docs/tiny-model.md
+has its table and what it shows); the 40-step file stays as the reference of
+07's live run and of the cross-kernel bands.
 """
 
 from tiny_model.experiment import train
