@@ -1,4 +1,18 @@
-"""Build notebook 07's shipped multi-answer study from runs made one seed per process.
+"""Build notebook 07's shipped multi-answer studies from runs made one seed per process.
+
+    python benchmarks/multi_study.py --commands --long --root runs/s300   # the 300-step study
+    python benchmarks/multi_study.py --long --run --root runs/s300        # run them, timed
+    python benchmarks/multi_study.py --long --merge runs/s300 --cpu runs/s300/cpu.txt
+
+The 300-step study (``--long``): one command per seed and arm (``LONG_ARMS``), seed by seed, so
+a study cut short keeps whole seeds; ``--long --merge`` merges the seeds every arm finished into
+tiny_model/results/train_multi_300.json (the main arm, and the CPU time from ``--cpu``: one line
+per command, ``OUT TIME wall user sys`` as ``/usr/bin/time -f "TIME %e %U %S"`` writes it,
+prefixed with the command's --out folder; ``--long --run`` runs the commands one at a time,
+skipping those whose metrics.json exists, and appends such lines to ROOT/cpu.txt) and
+train_multi_300_arms.json (the other arms and
+their paired intervals with the main arm's GRPO), and prints the table and what the weights
+reweighted. The 40-step study:
 
     python benchmarks/multi_study.py --commands           # print the commands, one per seed
     python benchmarks/multi_study.py --merge runs/main    # merge runs/main/s*/metrics.json
@@ -129,6 +143,11 @@ def main(argv: list[str] | None = None) -> int:
     )
     ap.add_argument("--root", default="runs/s300", help="with --long --commands: where runs go")
     ap.add_argument(
+        "--run",
+        action="store_true",
+        help="with --long: run the commands one at a time (those not done yet), timing each",
+    )
+    ap.add_argument(
         "--cpu",
         type=Path,
         metavar="FILE",
@@ -148,6 +167,9 @@ def main(argv: list[str] | None = None) -> int:
                 f"--out runs/main/s{s}"
             )
         print("python benchmarks/multi_study.py --merge runs/main")
+    if args.run and args.long:
+        lo, hi = (int(x) for x in args.seeds.split("-"))
+        _run_long(long_commands(range(lo, hi + 1), args.root), Path(args.root) / "cpu.txt")
     if args.merge and args.long:
         _merge_long(args.merge, args.cpu)
     elif args.merge:
@@ -178,6 +200,31 @@ def main(argv: list[str] | None = None) -> int:
         print(text)
         return 0 if agrees else 1
     return 0
+
+
+def _run_long(commands: list[str], times: Path) -> None:
+    """Run each command whose --out folder has no metrics.json yet, one at a time; append its
+    folder, wall seconds and the CPU seconds it used (user, sys) to ``times``."""
+    import resource
+    import shlex
+    import subprocess
+    import time
+
+    times.parent.mkdir(parents=True, exist_ok=True)
+    for cmd in commands:
+        out = cmd.rsplit("--out ", 1)[1]
+        if (Path(out) / "metrics.json").is_file():
+            continue
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        t0 = time.perf_counter()
+        argv = shlex.split(cmd)
+        subprocess.run([sys.executable, *argv[1:]], check=True, stdout=subprocess.DEVNULL)
+        wall = time.perf_counter() - t0
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        user, system = after.ru_utime - before.ru_utime, after.ru_stime - before.ru_stime
+        with times.open("a") as f:
+            f.write(f"{out} TIME {wall:.2f} {user:.2f} {system:.2f}\n")
+        print(f"{out}: {wall:.0f} s wall, {user + system:.0f} CPU-s", flush=True)
 
 
 def _cpu(path: Path | None, root: Path, seeds: tuple[int, ...]) -> dict:

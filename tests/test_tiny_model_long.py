@@ -194,3 +194,32 @@ def test_shipped_arms_intervals_are_those_the_runs_give():
 
     stored = json.loads(SHIPPED_LONG_ARMS.read_text())["paired"]
     assert json.loads(json.dumps(long_paired(load_long()))) == stored
+
+
+def test_run_long_times_each_command_once_and_merge_reads_the_times(tmp_path):
+    """benchmarks/multi_study.py --long --run: a command whose metrics.json exists is skipped,
+    each one run appends 'OUT TIME wall user sys' to the times file, and the merge's CPU reader
+    sums them per arm (a 1-step run with 8 draws, to stay cheap). Catches a rerun of finished
+    seeds (the study is resumable) and CPU time counted from the wrong process."""
+    import importlib.util
+
+    from conftest import ROOT
+
+    spec = importlib.util.spec_from_file_location("ms", ROOT / "benchmarks" / "multi_study.py")
+    ms = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(ms)
+    out = tmp_path / "main" / "s0"
+    cmd = (
+        "python -m tiny_model train --config multi --steps 1 --eval-every 1 --pass-samples 8 "
+        f"--methods grpo --seeds 0 --out {out}"
+    )
+    times = tmp_path / "cpu.txt"
+    ms._run_long([cmd], times)
+    ms._run_long([cmd], times)  # done: skipped
+    lines = times.read_text().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"{out} TIME ")
+    wall, user, system = (float(x) for x in lines[0].split()[2:])
+    assert user + system > 0.5 and wall > 0  # the child's CPU: a training process, not 0
+    cost = ms._cpu(times, tmp_path, (0,))
+    assert cost["arms"]["main"]["commands"] == 1
+    assert cost["cpu_s"] == pytest.approx(user + system)
