@@ -948,8 +948,8 @@ def long_table(arms: dict[str, TrainStudy], width: int = 9) -> str:
     c = main.config
     head = f"{'':<26}" + "".join(f"{label:>{width}}" for _, label in cols)
     lines = [
-        f"{len(long_rows(arms))} run series x {len(main.seeds)} seeds, {c.steps} steps; held-out "
-        f"{c.task.n_heldout} problems, {c.pass_samples} draws each; mean over seeds at the end",
+        f"{len(long_rows(arms))} run series x {len(main.seeds)} seeds, {c.steps} steps; "
+        f"{c.task.n_heldout} held-out problems x {c.pass_samples} draws; means at the end",
         head,
         f"{'warm model':<26}" + "".join(f"{main.start(k):>{width}.3f}" for k, _ in cols),
     ]
@@ -968,11 +968,11 @@ def long_table(arms: dict[str, TrainStudy], width: int = 9) -> str:
 
 def reweighting_table(arms: dict[str, TrainStudy]) -> str:
     """What each row's weights did, mean over its steps and seeds (REWEIGHTING; training.py):
-    the share of tokens reweighted, of those the share with THR > 0, the correct responses'
+    the share of tokens reweighted ("changed"), of those the share with THR > 0, the correct responses'
     tokens amplified / weakened on the majority and the minority paths; and how often the clip
     bound (two updates per batch)."""
     cols = (
-        ("reweighted_frac", "reweighted"),
+        ("reweighted_frac", "changed"),
         ("reweighted_thr_pos", "THR>0"),
         ("amplified_majority", "amp maj"),
         ("amplified_minority", "amp min"),
@@ -981,8 +981,8 @@ def reweighting_table(arms: dict[str, TrainStudy]) -> str:
         ("clip_frac", "clipped"),
     )
     lines = [
-        "per update, mean over the run and the seeds (mixed groups; maj/min: the group's "
-        "commonest right answer / its other right answers)",
+        "per update (mixed groups), mean over the run and the seeds; maj: the group's commonest",
+        "right answer, min: its other right answers; clipped: tokens outside the clip bounds",
         f"{'':<26}" + "".join(f"{label:>9}" for _, label in cols),
     ]
     for label, study, m in long_rows(arms):
