@@ -983,7 +983,7 @@ def reweighting_table(arms: dict[str, TrainStudy]) -> str:
     lines = [
         "per update (mixed groups), mean over the run and the seeds; maj: the group's commonest",
         "right answer, min: its other right answers; clipped: tokens outside the clip bounds",
-        f"{'':<26}" + "".join(f"{label:>9}" for _, label in cols),
+        f"{'':<25}" + "".join(f"{label:>9}" for _, label in cols),
     ]
     for label, study, m in long_rows(arms):
         if not study.has("reweighted_frac"):
@@ -992,7 +992,7 @@ def reweighting_table(arms: dict[str, TrainStudy]) -> str:
         for k, _ in cols:
             v = run_means(study, m, k)
             cells.append(f"{np.nanmean(v):>9.3f}" if np.isfinite(v).any() else f"{'-':>9}")
-        lines.append(f"{label:<26}" + "".join(cells))
+        lines.append(f"{label:<25}" + "".join(cells))
     return "\n".join(lines)
 
 
