@@ -1,8 +1,21 @@
-"""Build notebook 07's shipped multi-answer study from runs made one seed per process.
+"""Build notebook 07's shipped multi-answer studies from runs made one seed per process.
+
+    python benchmarks/multi_study.py --commands --long --root runs/s300   # the 300-step study
+    python benchmarks/multi_study.py --long --run --root runs/s300        # run them, timed
+    python benchmarks/multi_study.py --long --merge runs/s300 --cpu runs/s300/cpu.txt
+
+The 300-step study (``--long``): one command per seed and arm (``LONG_ARMS``), seed by seed, so
+a study cut short keeps whole seeds; ``--long --merge`` merges the seeds every arm finished into
+tiny_model/results/train_multi_300.json (the main arm, and the CPU time from ``--cpu``: one line
+per command, ``OUT TIME wall user sys`` as ``/usr/bin/time -f "TIME %e %U %S"`` writes it,
+prefixed with the command's --out folder; ``--long --run`` runs the commands one at a time,
+skipping those whose metrics.json exists, and appends such lines to ROOT/cpu.txt) and
+train_multi_300_arms.json (the other arms and
+their paired intervals with the main arm's GRPO), and prints the table and what the weights
+reweighted. The 40-step study:
 
     python benchmarks/multi_study.py --commands           # print the commands, one per seed
     python benchmarks/multi_study.py --merge runs/main    # merge runs/main/s*/metrics.json
-    python benchmarks/multi_study.py --side runs          # runs/{clip_*,sweep_*}/metrics.json
     python benchmarks/multi_study.py --check runs/xk/default   # a rerun against the shipped study
     python benchmarks/multi_study.py --bands default=runs/xk/default avx2=runs/xk/avx2
 
@@ -10,9 +23,8 @@ One process does the same (``python -m tiny_model train --config multi ... --see
 --write-shipped multi``): seeds are independent (each seed's runs start from the warm model
 with their own draws), so merging per-seed studies gives that study's numbers
 (tests/test_tiny_model_multi.py checks it on a short run). Splitting them lets a busy machine
-run seeds side by side. ``--merge`` writes tiny_model/results/train_multi.json, ``--side``
-tiny_model/results/train_multi_side.json (THR's |p| swept; 2 updates per batch with and
-without clip-higher), and each prints its table.
+run seeds side by side. ``--merge`` writes tiny_model/results/train_multi.json and prints its
+table.
 
 Other CPU kernels: rerun the per-seed commands under ``ATEN_CPU_CAPABILITY=default`` (or ``avx2``)
 with ``--out runs/xk/default/sN``; ``--check`` merges such a folder and compares every method's
@@ -35,17 +47,20 @@ sys.path.insert(0, str(ROOT))
 from tiny_model.harness import write_json  # noqa: E402
 from tiny_model.study import (  # noqa: E402
     MULTI_BANDS,
+    SHIPPED_LONG,
+    SHIPPED_LONG_ARMS,
     SHIPPED_MULTI,
-    SHIPPED_MULTI_SIDE,
     TrainStudy,
     compare_study,
     fragile_conclusions,
+    load_long,
     load_shipped,
-    load_side,
+    long_paired,
+    long_table,
     measure_bands,
     merge_studies,
     multi_table,
-    side_table,
+    reweighting_table,
 )
 
 METHODS = "grpo,pos_only,thr_exploit,thr_explore,thr_only"
@@ -53,6 +68,51 @@ SETTINGS = "--config multi --steps 150 --stop-after 40 --eval-every 40 --pass-sa
 """The study's settings: the first 40 steps of a 150-step schedule (Adam, lr ramping to 5e-4 over
 50 steps, then a cosine), held-out evaluation at steps 0 and 40 with 32 draws per problem (what
 fitted the CPU time at hand: 10 seeds x 5 methods took about 10 CPU-minutes)."""
+
+
+LONG_SETTINGS = "--config multi --steps 300 --eval-every 50 --pass-samples 64"
+"""The long study's settings: a whole 300-step schedule (Adam, lr ramping to 5e-4 over 50 steps,
+then a cosine to 0), held-out evaluation every 50 steps with 64 draws per problem."""
+LONG_ARMS = {
+    "main": ("grpo,pos_only,thr_exploit,thr_explore,thr_only,nll,smaug,nthr", ""),
+    "mu2": ("grpo", "--inner-steps 2"),
+    "mu2_high": ("grpo", "--inner-steps 2 --clip-eps-high 0.28"),
+    "p0.1": ("thr_exploit,thr_explore", "--thr-p 0.1"),
+    "mask": ("thr_exploit,thr_explore", "--thr-mask"),
+}
+"""The long study's arms: name -> (methods, flags). ``main`` at |p| = 0.5; the others change one
+setting: two updates per batch with the symmetric clip and with clip-higher (0.2 / 0.28, the
+bounds notebook 07 teaches), THR at |p| = 0.1, and the "mask plus sign" reading of the THR
+reviews (``--thr-mask``). Each arm's runs at a seed start from the same warm model with the same
+draws as the main arm's, so every arm pairs with the main arm's GRPO by seed."""
+
+
+def long_commands(seeds: range, root: str = "runs/s300") -> list[str]:
+    """One command per seed and arm, seed by seed (a study cut short keeps whole seeds)."""
+    out = []
+    for s in seeds:
+        for arm, (methods, flags) in LONG_ARMS.items():
+            extra = f" {flags}" if flags else ""
+            out.append(
+                f"python -m tiny_model train {LONG_SETTINGS}{extra} --methods {methods} "
+                f"--seeds {s} --out {root}/{arm}/s{s}"
+            )
+    return out
+
+
+def merge_long(root: Path, seeds: set[int] | None = None) -> dict[str, TrainStudy]:
+    """Each arm merged over the seeds every arm finished (``seeds``: only those)."""
+    done = None
+    for arm in LONG_ARMS:
+        have = {int(p.parent.name[1:]) for p in (root / arm).glob("s*/metrics.json")}
+        done = have if done is None else done & have
+    keep = sorted(done if seeds is None else done & seeds)
+    if len(keep) < 2:
+        raise SystemExit(f"{root}: fewer than 2 seeds that every arm finished ({keep})")
+    return {
+        arm: merge_studies([_load(root / arm / f"s{s}" / "metrics.json") for s in keep])
+        for arm in LONG_ARMS
+    }
 
 
 def _load(path: Path) -> TrainStudy:
@@ -70,14 +130,36 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--commands", action="store_true", help="print the per-seed commands")
     ap.add_argument("--merge", type=Path, metavar="DIR", help="merge DIR/s*/metrics.json")
-    ap.add_argument("--side", type=Path, metavar="DIR", help="DIR/{clip,sweep}_*/metrics.json")
     ap.add_argument("--check", type=Path, metavar="DIR", help="DIR/s*/metrics.json vs shipped")
     ap.add_argument(
         "--bands", nargs="+", metavar="NAME=DIR", help="measure the bands from reruns, write them"
     )
     ap.add_argument("--seeds", default="0-9")
+    ap.add_argument(
+        "--long",
+        action="store_true",
+        help="the 300-step study: --commands prints its per-seed, per-arm commands (--out under "
+        "--root) and --merge DIR merges DIR/<arm>/s*/metrics.json into its two shipped files",
+    )
+    ap.add_argument("--root", default="runs/s300", help="with --long --commands: where runs go")
+    ap.add_argument(
+        "--run",
+        action="store_true",
+        help="with --long: run the commands one at a time (those not done yet), timing each",
+    )
+    ap.add_argument(
+        "--cpu",
+        type=Path,
+        metavar="FILE",
+        help="with --long --merge: lines 'OUT TIME wall user sys' (GNU time -f 'TIME %%e %%U "
+        "%%S' per command), the CPU time recorded in the shipped file",
+    )
     args = ap.parse_args(argv)
-    if args.commands:
+    if args.commands and args.long:
+        lo, hi = (int(x) for x in args.seeds.split("-"))
+        print("\n".join(long_commands(range(lo, hi + 1), args.root)))
+        print(f"python benchmarks/multi_study.py --long --merge {args.root}")
+    elif args.commands:
         lo, hi = (int(x) for x in args.seeds.split("-"))
         for s in range(lo, hi + 1):
             print(
@@ -85,7 +167,12 @@ def main(argv: list[str] | None = None) -> int:
                 f"--out runs/main/s{s}"
             )
         print("python benchmarks/multi_study.py --merge runs/main")
-    if args.merge:
+    if args.run and args.long:
+        lo, hi = (int(x) for x in args.seeds.split("-"))
+        _run_long(long_commands(range(lo, hi + 1), args.root), Path(args.root) / "cpu.txt")
+    if args.merge and args.long:
+        _merge_long(args.merge, args.cpu)
+    elif args.merge:
         parts = sorted(args.merge.glob("s*/metrics.json"))
         if not parts:
             ap.error(f"no {args.merge}/s*/metrics.json")
@@ -93,19 +180,6 @@ def main(argv: list[str] | None = None) -> int:
         write_json(SHIPPED_MULTI, study.to_dict())
         print(f"{SHIPPED_MULTI}: {len(study.seeds)} seeds")
         print(multi_table(study))
-    if args.side:
-        side: dict[str, dict[str, dict]] = {"sweep": {}, "clip": {}}
-        for d in sorted(args.side.glob("sweep_*")):
-            if (d / "metrics.json").is_file():
-                side["sweep"][d.name.removeprefix("sweep_")] = json.loads(
-                    (d / "metrics.json").read_text()
-                )
-        for name in ("sym", "high"):
-            f = args.side / f"clip_{name}" / "metrics.json"
-            if f.is_file():
-                side["clip"][name] = json.loads(f.read_text())
-        write_json(SHIPPED_MULTI_SIDE, side)
-        print(side_table(load_shipped(SHIPPED_MULTI), load_side()))
     if args.bands:
         shipped = load_shipped(SHIPPED_MULTI)
         reruns = {}
@@ -126,6 +200,68 @@ def main(argv: list[str] | None = None) -> int:
         print(text)
         return 0 if agrees else 1
     return 0
+
+
+def _run_long(commands: list[str], times: Path) -> None:
+    """Run each command whose --out folder has no metrics.json yet, one at a time; append its
+    folder, wall seconds and the CPU seconds it used (user, sys) to ``times``."""
+    import resource
+    import shlex
+    import subprocess
+    import time
+
+    times.parent.mkdir(parents=True, exist_ok=True)
+    for cmd in commands:
+        out = cmd.rsplit("--out ", 1)[1]
+        if (Path(out) / "metrics.json").is_file():
+            continue
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        t0 = time.perf_counter()
+        argv = shlex.split(cmd)
+        subprocess.run([sys.executable, *argv[1:]], check=True, stdout=subprocess.DEVNULL)
+        wall = time.perf_counter() - t0
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        user, system = after.ru_utime - before.ru_utime, after.ru_stime - before.ru_stime
+        with times.open("a") as f:
+            f.write(f"{out} TIME {wall:.2f} {user:.2f} {system:.2f}\n")
+        print(f"{out}: {wall:.0f} s wall, {user + system:.0f} CPU-s", flush=True)
+
+
+def _cpu(path: Path | None, root: Path, seeds: tuple[int, ...]) -> dict:
+    """CPU seconds (user + sys) and wall seconds per arm, from GNU time's lines per command."""
+    if path is None:
+        return {}
+    arms: dict[str, dict[str, float]] = {}
+    for line in path.read_text().splitlines():
+        out, tag, wall, user, system = line.split()
+        where = Path(out)
+        if tag != "TIME" or where.parent.parent != root or int(where.name[1:]) not in seeds:
+            continue
+        a = arms.setdefault(where.parent.name, {"commands": 0, "cpu_s": 0.0, "wall_s": 0.0})
+        a["commands"] += 1
+        a["cpu_s"] += float(user) + float(system)
+        a["wall_s"] += float(wall)
+    total = sum(a["cpu_s"] for a in arms.values())
+    return {"arms": arms, "cpu_s": total, "wall_s": sum(a["wall_s"] for a in arms.values())}
+
+
+def _merge_long(root: Path, cpu: Path | None) -> None:
+    arms = merge_long(root)
+    main = arms["main"]
+    cost = _cpu(cpu, root, main.seeds)
+    write_json(SHIPPED_LONG, {"study": main.to_dict(), "cpu": cost})
+    others = {name: st.to_dict() for name, st in arms.items() if name != "main"}
+    write_json(SHIPPED_LONG_ARMS, {"arms": others, "paired": long_paired(arms)})
+    print(f"{SHIPPED_LONG}, {SHIPPED_LONG_ARMS}: seeds {','.join(map(str, main.seeds))}")
+    if cost:
+        print(
+            f"CPU time: {cost['cpu_s'] / 60:.1f} CPU-minutes (user + sys) for "
+            f"{sum(a['commands'] for a in cost['arms'].values())} commands, "
+            f"{cost['wall_s'] / 60:.1f} minutes wall, one at a time"
+        )
+    arms = load_long()
+    print(long_table(arms))
+    print(reweighting_table(arms))
 
 
 def _print_measured(bands: dict) -> None:

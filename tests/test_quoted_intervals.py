@@ -56,23 +56,28 @@ def shipped_intervals() -> list[tuple[float, float, float]]:
     for path in RESULTS:
         data = json.loads(path.read_text())
         out += list(_stored(data))
-        try:
-            study = TrainStudy.from_dict(data)
-        except (KeyError, TypeError, ValueError):
+        for study in _studies(data):
+            out += _run_mean_intervals(study)
+    return out
+
+
+def _run_mean_intervals(study: TrainStudy) -> list[tuple[float, float, float]]:
+    out = []
+    first = study.runs[study.methods[0]][study.seeds[0]]
+    for metric in first:
+        if len(first[metric]) < 2:
             continue
-        first = study.runs[study.methods[0]][study.seeds[0]]
-        for metric in first:
-            if len(first[metric]) < 2:
-                continue
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
             means = {
                 m: np.array([float(np.nanmean(study.runs[m][s][metric][1:])) for s in study.seeds])
                 for m in study.methods
             }
-            for a in study.methods:
-                for b in study.methods:
-                    if a != b and len(study.seeds) > 1:
-                        p = paired_t_interval(means[a] - means[b])
-                        out.append((p["mean"], p["ci_low"], p["ci_high"]))
+        for a in study.methods:
+            for b in study.methods:
+                if a != b and len(study.seeds) > 1:
+                    p = paired_t_interval(means[a] - means[b])
+                    out.append((p["mean"], p["ci_low"], p["ci_high"]))
     return out
 
 
@@ -178,18 +183,27 @@ def shipped_figures() -> np.ndarray:
     for path in RESULTS:
         data = json.loads(path.read_text())
         out += list(numbers(data))
-        try:
-            study = TrainStudy.from_dict(data)
-        except (KeyError, TypeError, ValueError):
-            continue
-        for metric in study.runs[study.methods[0]][study.seeds[0]]:
-            for m in study.methods:
-                rows = [study.runs[m][s][metric] for s in study.seeds]
-                if len({len(r) for r in rows}) == 1 and rows[0]:
-                    with np.errstate(all="ignore"), warnings.catch_warnings():
-                        warnings.simplefilter("ignore")
-                        out += list(np.nanmean(np.asarray(rows, dtype=float), axis=0))
+        for study in _studies(data):
+            for metric in study.runs[study.methods[0]][study.seeds[0]]:
+                for m in study.methods:
+                    rows = [study.runs[m][s][metric] for s in study.seeds]
+                    if len({len(r) for r in rows}) == 1 and rows[0]:
+                        with np.errstate(all="ignore"), warnings.catch_warnings():
+                            warnings.simplefilter("ignore")
+                            out += list(np.nanmean(np.asarray(rows, dtype=float), axis=0))
     return np.asarray(out, dtype=float)
+
+
+def _studies(data: dict) -> list[TrainStudy]:
+    """The studies a shipped file holds: itself, or (07's 300-step files) its "study" and its
+    "arms"."""
+    out = []
+    for d in [data, data.get("study"), *data.get("arms", {}).values()]:
+        try:
+            out.append(TrainStudy.from_dict(d))
+        except (AttributeError, KeyError, TypeError, ValueError):
+            continue
+    return out
 
 
 def test_every_quoted_figure_of_three_decimals_is_in_the_shipped_results():
@@ -211,3 +225,63 @@ def test_every_quoted_figure_of_three_decimals_is_in_the_shipped_results():
                     missing.append(f"{where}: {shown} in …{text[max(0, m.start() - 60) : m.end()]}")
     assert found >= 50, f"only {found} figures found: has the text's form changed?"
     assert not missing, "quoted, but in no shipped result:\n" + "\n".join(missing)
+
+
+def _long_figures():
+    """07's 300-step study: (the sentence's pattern, the values its numbers quote), computed from
+    the shipped files. Each pattern's numbers are the figures in the order they appear."""
+    from tiny_model.study import SHIPPED_LONG, load_long, run_means
+
+    arms = load_long()
+    main = arms["main"]
+
+    def end(arm: str, m: str, k: str) -> float:
+        return float(np.mean([arms[arm].runs[m][s][k][-1] for s in arms[arm].seeds]))
+
+    def pct(arm: str, m: str, k: str) -> float:
+        return 100 * float(np.nanmean(run_means(arms[arm], m, k)))
+
+    cpu = json.loads(SHIPPED_LONG.read_text())["cpu"]
+    g, share, ent = "heldout_greedy_accuracy", "heldout_top_path_share", "heldout_path_entropy"
+    return [
+        (rf"GRPO's greedy accuracy rises from ({NUM}) to ({NUM})",
+         [main.start(g), end("main", "grpo", g)]),
+        (rf"top-path share from ({NUM}) to ({NUM})", [main.start(share), end("main", "grpo", share)]),
+        (rf"entropy over right answers from ({NUM}) to ({NUM}) nats",
+         [main.start(ent), end("main", "grpo", ent)]),
+        (rf"({NUM}) % of the tokens thr_explore reweights have THR > 0",
+         [pct("main", "thr_explore", "reweighted_thr_pos")]),
+        (rf"thr_exploit amplifies ({NUM}) % of the minority answers' tokens and ({NUM}) % of the "
+         "majority answer's", [pct("main", "thr_exploit", "amplified_minority"),
+                               pct("main", "thr_exploit", "amplified_majority")]),
+        (rf"thr_explore weakens ({NUM}) % of the minority answers' tokens and ({NUM}) % of the "
+         "majority answer's", [pct("main", "thr_explore", "weakened_minority"),
+                               pct("main", "thr_explore", "weakened_majority")]),
+        (rf"the clip binds on ({NUM}) % of the tokens with bounds \[0.8, 1.2\] and ({NUM}) % with "
+         r"clip-higher's \[0.8, 1.28\]", [pct("mu2", "grpo", "clip_frac"),
+                                          pct("mu2_high", "grpo", "clip_frac")]),
+        (rf"({NUM}) CPU-minutes for the (\d+) runs", [cpu["cpu_s"] / 60, float(sum(
+            len(arms[a].methods) * len(arms[a].seeds) for a in arms))]),
+    ]  # fmt: skip
+
+
+def test_07s_long_study_figures_are_the_shipped_file():
+    """The plain figures 07 and docs/tiny-model.md quote from the 300-step study (GRPO's start
+    and end, what THR reweights, how often the clip binds, the CPU cost) are the shipped files'
+    at the digits shown, and 07 quotes each. Catches a number left from a run with fewer seeds."""
+    nb = json.loads((ROOT / "solutions" / "07_beyond_nthr" / "07_beyond_nthr.ipynb").read_text())
+    texts = {
+        "07": " ".join(" ".join("".join(c["source"]) for c in nb["cells"]).split()),
+        "docs": " ".join((ROOT / "docs" / "tiny-model.md").read_text().split()),
+    }
+    bad = []
+    for pattern, values in _long_figures():
+        hits = {name: list(re.finditer(pattern, text)) for name, text in texts.items()}
+        if not hits["07"]:
+            bad.append(f"07 no longer quotes: {pattern}")
+        for name, found in hits.items():
+            for m in found:
+                for shown, v in zip(m.groups(), values):
+                    if not _rounds_to(v, shown if "." in shown else shown + ".0"):
+                        bad.append(f"{name}: {m.group(0)!r}: {shown} is not {v:.6g}")
+    assert not bad, "\n".join(bad)

@@ -125,13 +125,16 @@ How this departs from the papers' setting (every simplification)
    an earlier version of this course used |s| > τ: ``thr_dominance="score"``,
    which the course task's train_07.json was made with); dominant tokens'
    advantages are multiplied by 1 + p·sign(THR), the others keep 1; p = +0.5
-   (``thr_exploit``) or −0.5 (``thr_explore``), chosen before the sweep over
-   |p| = 0.1, 0.25, 0.5 that notebook 07 shows; ``thr_only`` keeps the
+   (``thr_exploit``) or −0.5 (``thr_explore``), chosen before the runs at
+   |p| = 0.1 that notebook 07 shows; ``thr_only`` keeps the
    dominant tokens (weight 1) and masks the others (weight 0), our reading
-   of the reviews' "THR-only". The paper's p, its normalisation of THR, its
-   threshold, whether its reweighting also masks the non-dominant tokens,
-   and its exact THR-only rule are not known to us; it tunes p per model,
-   we do not.
+   of the reviews' "THR-only". One review describes the method as masking
+   the low-influence tokens and amplifying the rest by sign; read that way,
+   the non-dominant tokens get 0 instead of 1 (``--thr-mask``, "mask plus
+   sign", a reading of the review run beside ours in notebook 07's study).
+   The paper's p, its normalisation of THR, its threshold, which of the two
+   readings it uses, and its exact THR-only rule are not known to us; it
+   tunes p per model, we do not.
 9. NLL (VAPO's positive-example LM loss, μ = 0.1): token mean of −ln π over
    the batch's correct responses, added to the GRPO loss. SMAUG-style floor
    (DPO-Positive's term): mean over correct responses of
@@ -203,6 +206,12 @@ includes 0. Rerun in full on the CPU that built it: bit for bit with its own
 kernels, within the per-method bands of results/train_multi_bands.json under
 others (study.compare_study; ``train --compare-shipped``); positive-only's
 Pass@1 lower end (+0.00014) lies within its band, so it may flip elsewhere.
+Notebook 07's main study is now the 300-step one (results/train_multi_300.json
+and train_multi_300_arms.json: every method of 07 on the multi-answer task, a
+whole 300-step schedule, 64 held-out draws, and arms with |p| = 0.1, the
+reviews' mask-plus-sign reading and two updates per batch; docs/tiny-model.md
+has its table and what it shows); the 40-step file stays as the reference of
+07's live run and of the cross-kernel bands.
 """
 
 from tiny_model.experiment import train

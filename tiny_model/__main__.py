@@ -5,10 +5,16 @@ python -m tiny_model probe --optimizer sgd --seeds 0-4      # the first-order co
 python -m tiny_model train --methods grpo,pos_only,nthr,random --seeds 0-4 --write-shipped
                                                             # notebook 06's file
 python -m tiny_model train --methods all --seeds 0-4 --steps 150   # every method
+python -m tiny_model train --config multi --steps 300 --eval-every 50 --pass-samples 64
+    --methods grpo,pos_only,thr_exploit,thr_explore,thr_only,nll,smaug,nthr --seeds 0
+                                                            # notebook 07's 300-step study, main
+                                                            # arm, one seed (one command, on one
+                                                            # line; python benchmarks/
+                                                            # multi_study.py --commands --long
+                                                            # prints every seed and arm)
 python -m tiny_model train --config multi --steps 150 --stop-after 40 --eval-every 40
     --pass-samples 32 --methods grpo,pos_only,thr_exploit,thr_explore,thr_only --seeds 0-9
-                                                            # notebook 07's multi-answer study
-                                                            # (one command, on one line;
+                                                            # its 40-step version (one command;
                                                             # --compare-shipped: within the
                                                             # bands measured across CPU kernels?)
 python -m tiny_model probe --config large --device cuda --seeds 0-4    # the GPU configuration
@@ -168,6 +174,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="THR's dominant tokens: |A·s| > tau (thr) or |s| > tau (score, the first reading)",
     )
     t.add_argument(
+        "--thr-mask",
+        action="store_true",
+        help="thr_exploit / thr_explore also mask the tokens that are not dominant (weight 0): "
+        "the 'mask plus sign' reading of the THR paper's reviews",
+    )
+    t.add_argument(
         "--pass-samples",
         type=int,
         default=None,
@@ -268,6 +280,7 @@ def main(argv: list[str] | None = None) -> int:
                 clip_eps_high=args.clip_eps_high,
                 thr_p=args.thr_p,
                 thr_dominance=args.thr_dominance,
+                thr_mask=args.thr_mask,
                 pass_samples=args.pass_samples or (64 if args.config == "multi" else 8),
                 eval_samples=args.eval_samples,
                 nll_coef=args.nll_coef,

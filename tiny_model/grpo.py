@@ -285,13 +285,15 @@ def token_weights(
     generator: torch.Generator | None = None,
     thr_p: float = 0.5,
     thr_dominance: str = "thr",
+    thr_mask: bool = False,
     selection: dict[int, tuple] | None = None,
 ) -> TokenWeights:
     """Per-token weights of ``method`` (see the module docstring).
 
     advantages (N, G); logits (N, G, 5, V) and hidden (N, G, 5, C) at θ (only
     for nthr/random/thr_*); eta a float or (N,) per group; ``generator`` (CPU) draws
-    the random baseline's tokens; ``thr_p`` the THR methods' |p|.
+    the random baseline's tokens; ``thr_p`` the THR methods' |p|; ``thr_mask``: thr_exploit and
+    thr_explore also mask the tokens that are not dominant (see ``thr_token_weights``).
 
     ``selection``: a dict to keep each group's NTHR scores and selection in, for nthr and
     random (the probe's eight random draws and its nthr score a group once: the same
@@ -309,7 +311,15 @@ def token_weights(
     if method in THR_METHODS:
         p = {"thr_exploit": thr_p, "thr_explore": -thr_p}.get(method)  # None: thr_only
         return thr_token_weights(
-            fns, groups, advantages, logits, hidden, beta=beta, p=p, dominance=thr_dominance
+            fns,
+            groups,
+            advantages,
+            logits,
+            hidden,
+            beta=beta,
+            p=p,
+            dominance=thr_dominance,
+            mask_rest=thr_mask,
         )
     if method == "pos_only":
         return TokenWeights(weights.masked_fill(negative, 0.0), negative, negative.clone())
@@ -360,6 +370,7 @@ def thr_token_weights(
     beta: float = 1.0,
     p: float | None = 0.5,
     dominance: str = "thr",
+    mask_rest: bool = False,
 ) -> TokenWeights:
     """THR weights (thr.py) on every valid token of the mixed groups; 1 elsewhere.
 
@@ -368,7 +379,10 @@ def thr_token_weights(
     against all correct tokens (the seam's ``token_scores``; a correct response's own tokens
     included, as NTHR's anchor scores are), THR = A s and tau NTHR's threshold beta * min over
     correct responses of their mean score. ``p`` None: thr_only (weight 1 on dominant tokens,
-    0 on the others). ``modified`` marks the negative tokens whose weight changed
+    0 on the others). ``mask_rest`` (with p set): the "mask plus sign" reading of the THR
+    paper's reviews, which describe the method as masking the low-influence tokens and
+    reweighting the rest by sign: weight 1 + p sign(THR) on the dominant tokens, 0 on the others
+    (without it, the others keep weight 1, this course's first reading). ``modified`` marks the negative tokens whose weight changed
     (``selected_frac``); ``scores`` holds THR. THR comes from the seam's ``thr_token_scores``
     and the weights from its ``thr_weights`` (notebook 07) when set, from thr.py otherwise.
     """
@@ -413,10 +427,63 @@ def thr_token_weights(
             w = dominant.to(torch.float32)
         else:
             w = torch.as_tensor((fns.thr_weights or thr_weights)(thr, dominant, p))  # (Nv,)
+            if mask_rest:  # the reviews' reading: the tokens that are not dominant masked
+                w = w * dominant.to(w.dtype)
         weights[i][valid] = w.to(weights.dtype)
         thr_all[i][valid] = thr.to(thr_all.dtype)
         modified[i][valid] = (w != 1) & (tok_adv < 0)
     return TokenWeights(weights, negative, modified, thr_all, tau)
+
+
+REWEIGHTING = (
+    "reweighted_frac",
+    "reweighted_thr_pos",
+    "amplified_majority",
+    "amplified_minority",
+    "weakened_majority",
+    "weakened_minority",
+)
+"""What a method's weights did to one batch (training logs each per step; mixed groups only):
+the share of valid tokens whose weight is not 1; of those, the share with THR > 0 (THR methods;
+nan for the others); and the share of the correct responses' tokens with weight > 1 (amplified)
+or < 1 (weakened) on a group's majority path (its commonest correct response; every one tied for
+commonest counts) and on its minority paths (its other correct responses). nan where a share
+has no tokens to count."""
+
+
+def majority_paths(groups: Groups) -> tuple[torch.Tensor, torch.Tensor]:
+    """(N, G) bool each: correct responses on their group's commonest correct response (ties:
+    every path tied for commonest) and correct responses on another correct response."""
+    same = (groups.responses.unsqueeze(2) == groups.responses.unsqueeze(1)).all(dim=-1)  # (N,G,G)
+    ok = groups.correct  # (N, G)
+    count = (same & ok.unsqueeze(1)).sum(dim=2) * ok  # (N, G): copies of each correct response
+    top = count.max(dim=1, keepdim=True).values  # (N, 1)
+    majority = ok & (count == top)
+    return majority, ok & ~majority
+
+
+def reweighting_stats(
+    groups: Groups, weights: torch.Tensor, thr: torch.Tensor | None = None
+) -> dict[str, float]:
+    """REWEIGHTING's figures for one batch: weights (N, G, R), thr (N, G, R) or None."""
+    valid = groups.mask & groups.mixed.view(-1, 1, 1)  # (N, G, R)
+    changed = valid & (weights != 1)
+    majority, minority = majority_paths(groups)  # (N, G) each
+
+    def share(part: torch.Tensor, whole: torch.Tensor) -> float:
+        n = int(whole.sum())
+        return float((part & whole).sum()) / n if n else float("nan")
+
+    on_major = valid & majority.unsqueeze(-1)
+    on_minor = valid & minority.unsqueeze(-1)
+    return {
+        "reweighted_frac": share(changed, valid),
+        "reweighted_thr_pos": share(thr > 0, changed) if thr is not None else float("nan"),
+        "amplified_majority": share(weights > 1, on_major),
+        "amplified_minority": share(weights > 1, on_minor),
+        "weakened_majority": share(weights < 1, on_major),
+        "weakened_minority": share(weights < 1, on_minor),
+    }
 
 
 # ------------------------------------------------------------------------------ loss

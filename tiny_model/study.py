@@ -23,6 +23,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from tiny_model.grpo import REWEIGHTING
 from tiny_model.harness import deterministic, figure
 from tiny_model.probe import verdict
 from tiny_model.seam import Functions
@@ -50,7 +51,7 @@ WINDOWED = (
     "zero_adv_frac",
     "correct_logp",
     "clip_frac",
-)
+) + REWEIGHTING
 PAIRS_06 = (("nthr", "grpo"), ("nthr", "random"), ("pos_only", "grpo"))
 PAIRS = PAIRS_06 + tuple((m, "grpo") for m in NEW_METHODS)
 COLORS = {
@@ -77,6 +78,7 @@ LABELS = {
     **{f"heldout_pass@{2**i}": f"Pass@{2**i}" for i in range(7)},
     "heldout_distinct_correct": "distinct right",
     "heldout_top_path_share": "top path share",
+    "heldout_path_entropy": "path entropy",
 }
 # two-sided 95 % quantiles of Student's t, df = 1..30 (beyond: the normal 1.96)
 _T975 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179,
@@ -100,7 +102,7 @@ def run_summary(result: TrainResult) -> dict[str, list[float]]:
     h = result.history
     out = {k: list(v) for k, v in h.items() if k in EVALUATED or k.startswith("heldout_")}
     bounds = [int(s) for s in h["eval_step"]]
-    for k in WINDOWED:
+    for k in (k for k in WINDOWED if k in h):  # runs made before a metric was logged lack it
         values = np.asarray(h[k], dtype=np.float64)
         means = [float("nan")]  # nothing before the first evaluation (step 0)
         for lo, hi in zip(bounds[:-1], bounds[1:]):
@@ -853,65 +855,198 @@ def multi_figure(study: TrainStudy, fig=None):
     return fig
 
 
-SHIPPED_MULTI_SIDE = Path(__file__).resolve().parent / "results" / "train_multi_side.json"
-"""The multi-answer study's two side studies: THR's |p| swept, and 2 updates per batch with and
-without clip-higher (``{"sweep": {p: study}, "clip": {name: study}}``, each a TrainStudy dict)."""
-SIDE_COLUMNS = (
+# ------------------------------------------------------------ the 300-step multi-answer study
+SHIPPED_LONG = Path(__file__).resolve().parent / "results" / "train_multi_300.json"
+"""Notebook 07's long study: the multi-answer task over a whole 300-step schedule, its main arm
+(GRPO, positive-only, THR exploit / explore at |p| = 0.5, THR-only, NLL, SMAUG, NTHR) as a
+TrainStudy dict under ``"study"``, with the CPU time the runs took (``"cpu"``). Built by
+``python benchmarks/multi_study.py --long --merge DIR``."""
+SHIPPED_LONG_ARMS = Path(__file__).resolve().parent / "results" / "train_multi_300_arms.json"
+"""The long study's other arms, each changing one setting at the same seeds (``"arms"``: name ->
+TrainStudy dict), and every arm's method paired with the main arm's GRPO (``"paired"``)."""
+LONG_ARMS = {
+    "main": "",
+    "mu2": "2 updates",
+    "mu2_high": "2 upd. clip-higher",
+    "p0.1": "|p| = 0.1",
+    "mask": "mask + sign",
+}
+"""The long study's arms and the label each adds to its methods' names (``long_rows``)."""
+LONG_COLUMNS = (
     ("heldout_greedy_accuracy", "greedy"),
-    ("heldout_pass@16", "Pass@16"),
-    ("heldout_distinct_correct", "distinct"),
     ("heldout_top_path_share", "top path"),
+    ("heldout_path_entropy", "entropy"),
+    ("heldout_pass@1", "Pass@1"),
+    ("heldout_pass@16", "Pass@16"),
+    ("heldout_pass@64", "Pass@64"),
 )
+"""The plane's two axes (greedy accuracy; the commonest right answer's share of the right draws,
+and the entropy over right paths, which do not follow accuracy), then Pass@K."""
 
 
-def load_side(path: Path = SHIPPED_MULTI_SIDE) -> dict[str, dict[str, TrainStudy]]:
-    """The side studies: {"sweep": {"0.1": study, ...}, "clip": {"symmetric": study, ...}}."""
+def load_long(
+    path: Path = SHIPPED_LONG, arms: Path | None = SHIPPED_LONG_ARMS
+) -> dict[str, TrainStudy]:
+    """The long study's arms, name -> study (``"main"`` first; ``arms`` None: the main only)."""
     import json
 
-    blob = json.loads(path.read_text())
-    return {
-        part: {name: TrainStudy.from_dict(d) for name, d in studies.items()}
-        for part, studies in blob.items()
-    }
+    out = {"main": TrainStudy.from_dict(json.loads(path.read_text())["study"])}
+    if arms is not None and arms.is_file():
+        blob = json.loads(arms.read_text())
+        out |= {name: TrainStudy.from_dict(d) for name, d in blob["arms"].items()}
+    return out
 
 
-def side_table(main: TrainStudy, side: dict[str, dict[str, TrainStudy]]) -> str:
-    """The side studies beside the main study's runs at the same seeds (means over those seeds;
-    at most 88 characters a line)."""
+def long_rows(arms: dict[str, TrainStudy]) -> list[tuple[str, TrainStudy, str]]:
+    """(label, study, method) of every run series of the long study, the main arm's first."""
+    rows = []
+    for name, study in arms.items():
+        for m in study.methods:
+            tag = LONG_ARMS.get(name, name)
+            rows.append((f"{m}, {tag}" if tag else m, study, m))
+    return rows
 
-    def row(label: str, study: TrainStudy, method: str, seeds: tuple[int, ...]) -> str:
+
+def long_paired(
+    arms: dict[str, TrainStudy], metrics: Iterable[str] | None = None
+) -> dict[str, dict[str, dict[str, float]]]:
+    """label -> metric -> the row's final value minus the main arm's GRPO, paired by seed (the
+    seeds every arm holds), with its 95 % t interval; ``clip_frac``: the run means."""
+    main = arms["main"]
+    seeds = [s for s in main.seeds if all(s in st.seeds for st in arms.values())]
+    metrics = tuple(metrics or [k for k, _ in LONG_COLUMNS if main.has(k)])
+    out: dict[str, dict[str, dict[str, float]]] = {}
+    for label, study, m in long_rows(arms):
+        if study is main and m == "grpo":
+            continue
+        row = {}
+        for k in metrics:
+            a = np.array([study.runs[m][s][k][-1] for s in seeds])
+            b = np.array([main.runs["grpo"][s][k][-1] for s in seeds])
+            row[k] = paired_t_interval(a - b)
+        out[label] = row
+    return out
+
+
+def run_means(study: TrainStudy, method: str, metric: str) -> np.ndarray:
+    """(seeds,) a windowed metric's mean over a run's steps (the windows weighted by length)."""
+    out = []
+    for s in study.seeds:
+        r = study.runs[method][s]
+        steps = np.diff(np.asarray(r["eval_step"], dtype=np.float64))
+        v = np.asarray(r[metric][1:], dtype=np.float64)
+        ok = ~np.isnan(v)
+        out.append(float((v[ok] * steps[ok]).sum() / steps[ok].sum()) if ok.any() else np.nan)
+    return np.array(out)
+
+
+def long_table(arms: dict[str, TrainStudy], width: int = 9) -> str:
+    """The long study in at most 88 characters a line: each row's mean over seeds at the end,
+    then each minus GRPO paired by seed (* the 95 % t interval excludes 0)."""
+    main = arms["main"]
+    cols = [(k, label) for k, label in LONG_COLUMNS if main.has(k)]
+    c = main.config
+    head = f"{'':<26}" + "".join(f"{label:>{width}}" for _, label in cols)
+    lines = [
+        f"{len(long_rows(arms))} run series x {len(main.seeds)} seeds, {c.steps} steps; "
+        f"{c.task.n_heldout} held-out problems x {c.pass_samples} draws; means at the end",
+        head,
+        f"{'warm model':<26}" + "".join(f"{main.start(k):>{width}.3f}" for k, _ in cols),
+    ]
+    for label, study, m in long_rows(arms):
+        fin = [np.mean([study.runs[m][s][k][-1] for s in study.seeds]) for k, _ in cols]
+        lines.append(f"{label:<26}" + "".join(f"{v:>{width}.3f}" for v in fin))
+    lines.append("minus GRPO, paired by seed (* the 95 % t interval excludes 0):")
+    for label, row in long_paired(arms, [k for k, _ in cols]).items():
         cells = "".join(
-            f"{np.mean([study.runs[method][s][k][-1] for s in seeds]):>9.3f}"
-            for k, _ in SIDE_COLUMNS
+            f"{p['mean']:>+{width - 1}.3f}{'*' if verdict(p) != 'includes 0' else ' '}"
+            for p in row.values()
         )
-        clip = np.nanmean([np.nanmean(study.runs[method][s]["clip_frac"][1:]) for s in seeds])
-        return f"{label:<26}{cells}{clip:>9.4f}"
-
-    head = f"{'':<26}" + "".join(f"{label:>9}" for _, label in SIDE_COLUMNS) + f"{'clipped':>9}"
-    lines = []
-    sweep = side.get("sweep", {})
-    if sweep:
-        seeds = next(iter(sweep.values())).seeds
-        lines.append(
-            f"THR's |p| swept (seeds {','.join(map(str, seeds))}; p = 0.5: the main study)"
-        )
-        lines.append(head)
-        lines.append(row("grpo", main, "grpo", seeds))
-        for m in ("thr_exploit", "thr_explore"):
-            for p in sorted(sweep, key=float):
-                lines.append(row(f"{m} |p| = {p}", sweep[p], m, seeds))
-            lines.append(row(f"{m} |p| = 0.5", main, m, seeds))
-    clip = side.get("clip", {})
-    if clip:
-        seeds = next(iter(clip.values())).seeds
-        lines.append(
-            f"grpo with 2 updates per batch (seeds {','.join(map(str, seeds))}; "
-            "clipped: tokens outside the bounds)"
-        )
-        lines.append(head)
-        lines.append(row("1 update (main study)", main, "grpo", seeds))
-        for study in clip.values():
-            hi = study.config.clip_eps_high
-            bounds = f"[0.8, {1 + (study.config.clip_eps if hi is None else hi):.2f}]"
-            lines.append(row(f"2 updates, {bounds}", study, "grpo", seeds))
+        lines.append(f"{label:<26}{cells}")
     return "\n".join(lines)
+
+
+def reweighting_table(arms: dict[str, TrainStudy]) -> str:
+    """What each row's weights did, mean over its steps and seeds (REWEIGHTING; training.py):
+    the share of tokens reweighted ("changed"), of those the share with THR > 0, the correct responses'
+    tokens amplified / weakened on the majority and the minority paths; and how often the clip
+    bound (two updates per batch)."""
+    cols = (
+        ("reweighted_frac", "changed"),
+        ("reweighted_thr_pos", "THR>0"),
+        ("amplified_majority", "amp maj"),
+        ("amplified_minority", "amp min"),
+        ("weakened_majority", "weak maj"),
+        ("weakened_minority", "weak min"),
+        ("clip_frac", "clipped"),
+    )
+    lines = [
+        "per update (mixed groups), mean over the run and the seeds; maj: the group's commonest",
+        "right answer, min: its other right answers; clipped: tokens outside the clip bounds",
+        f"{'':<25}" + "".join(f"{label:>9}" for _, label in cols),
+    ]
+    for label, study, m in long_rows(arms):
+        if not study.has("reweighted_frac"):
+            continue
+        cells = []
+        for k, _ in cols:
+            v = run_means(study, m, k)
+            cells.append(f"{np.nanmean(v):>9.3f}" if np.isfinite(v).any() else f"{'-':>9}")
+        lines.append(f"{label:<25}" + "".join(cells))
+    return "\n".join(lines)
+
+
+def plane_figure(arms: dict[str, TrainStudy], diversity: str = "heldout_top_path_share", fig=None):
+    """The exploit-explore plane at the end of training: greedy accuracy (x) against a diversity
+    measure (y), one panel per row (each zoomed on its own dots), one dot per seed joined to its
+    GRPO twin (the same seed's GRPO run, grey)."""
+    main = arms["main"]
+    rows = [r for r in long_rows(arms) if not (r[1] is main and r[2] == "grpo")]
+    ncol = 5
+    nrow = math.ceil(len(rows) / ncol)
+    fig = fig if fig is not None else figure(15, 3.0 * nrow)
+    axes = np.atleast_1d(fig.subplots(nrow, ncol)).ravel()
+    gx = {s: main.runs["grpo"][s]["heldout_greedy_accuracy"][-1] for s in main.seeds}
+    gy = {s: main.runs["grpo"][s][diversity][-1] for s in main.seeds}
+    for ax, (label, study, m) in zip(axes, rows):
+        color = COLORS.get(m, "tab:blue")
+        for s in study.seeds:
+            x, y = study.runs[m][s]["heldout_greedy_accuracy"][-1], study.runs[m][s][diversity][-1]
+            ax.plot([gx[s], x], [gy[s], y], color="0.7", lw=0.8)
+            ax.scatter([gx[s]], [gy[s]], s=10, color="0.5")
+            ax.scatter([x], [y], s=16, color=color)
+        ax.set_title(label, fontsize=9)
+        ax.tick_params(labelsize=7)
+    for ax in axes[len(rows) :]:
+        ax.set_visible(False)
+    for ax in axes[::ncol]:
+        ax.set_ylabel(LABELS.get(diversity, diversity), fontsize=8)
+    for ax in axes[-ncol:]:
+        ax.set_xlabel("greedy accuracy", fontsize=8)
+    fig.suptitle(
+        f"at step {int(main.config.steps)}, each seed's run (colour) joined to its GRPO twin "
+        f"(grey); the warm model: greedy {main.start('heldout_greedy_accuracy'):.3f}, "
+        f"{LABELS.get(diversity, diversity)} {main.start(diversity):.3f}",
+        fontsize=9,
+    )
+    fig.tight_layout()
+    return fig
+
+
+def share_figure(arms: dict[str, TrainStudy], metric: str = "heldout_top_path_share", fig=None):
+    """A metric against the training step, mean over seeds, one line per row (GRPO thick)."""
+    fig = fig if fig is not None else figure(8, 4.5)
+    ax = fig.subplots()
+    styles = {"main": "-", "mu2": ":", "mu2_high": ":", "p0.1": "--", "mask": "-."}
+    for label, study, m in long_rows(arms):
+        name = next(n for n, st in arms.items() if st is study)
+        steps, values = study.curve(m, metric)
+        lw = 2.5 if label == "grpo" else 1.2
+        color = COLORS.get(m) if name == "main" or m != "grpo" else "k"
+        ax.plot(steps, values.mean(axis=0), styles.get(name, "-"), color=color, lw=lw, label=label)
+    ax.set_xlabel("training step")
+    ax.set_ylabel(LABELS.get(metric, metric))
+    ax.legend(fontsize=7, ncol=2)
+    ax.set_title(f"mean over {len(arms['main'].seeds)} seeds", fontsize=9)
+    fig.tight_layout()
+    return fig

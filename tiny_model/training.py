@@ -43,10 +43,13 @@ LR_SCHEDULES = ("cosine", "constant")
 EVAL_SEED_OFFSET = 1_000_003  # held-out draws: their own stream, the same for every method
 PASS_SEED_OFFSET = 2_000_003  # the Pass@K draws: another stream of their own
 PASS_K = (1, 2, 4, 8)  # Pass@K reported at these K (unbiased estimator from pass_samples draws)
-DIVERSITY = ("heldout_distinct_correct", "heldout_top_path_share")
+DIVERSITY = ("heldout_distinct_correct", "heldout_top_path_share", "heldout_path_entropy")
 """Multi-answer tasks only (``task.any_pair``), from the Pass@K draws: the mean number of
-distinct correct responses among a problem's draws, and the commonest correct response's share
-of its correct draws (mean over the problems with at least one; 1 = collapsed onto one path)."""
+distinct correct responses among a problem's draws, the commonest correct response's share
+of its correct draws (mean over the problems with at least one; 1 = collapsed onto one path),
+and the entropy in nats of how the correct draws spread over the right paths (mean over the same
+problems; 0 = collapsed, ln 3 = 1.099 at most). The last two are read among the correct draws
+only, so they do not follow accuracy the way the count of distinct right answers does."""
 THR_DOMINANCE = ("thr", "score")
 
 
@@ -110,6 +113,9 @@ class TrainConfig:
     thr_dominance: str = "thr"
     """Which THR tokens are dominant: ``thr``, |A·s| > tau (the paper's "high absolute THR");
     ``score``, |s| > tau (this course's first reading, kept for the studies made with it)."""
+    thr_mask: bool = False
+    """thr_exploit / thr_explore also mask the tokens that are not dominant (weight 0): the "mask
+    plus sign" reading of the THR paper's reviews (grpo.thr_token_weights); False: they keep 1."""
 
     def to_dict(self) -> dict:
         d = asdict(self)
@@ -147,6 +153,10 @@ class TrainConfig:
             raise ValueError(f"thr_dominance must be one of {THR_DOMINANCE}")
         if not 0.0 <= self.thr_p <= 1.0:
             raise ValueError("thr_p must be in [0, 1]")
+        if self.thr_mask and self.method not in ("thr_exploit", "thr_explore"):
+            raise ValueError(
+                "thr_mask goes with thr_exploit or thr_explore (thr_only masks anyway)"
+            )
         if self.clip_eps_high is not None and (self.clip_eps is None or self.clip_eps_high < 0):
             raise ValueError("clip_eps_high needs clip_eps (the lower bound) and must be >= 0")
 
@@ -179,7 +189,7 @@ LOGGED = (
     "loss",
     "lr",  # the learning rate of this step
     "correct_logp",  # mean ln pi(y+|x) of this batch's sampled correct responses, before the step
-)
+) + grpo.REWEIGHTING  # what the method's weights did to the batch, by THR sign and by path
 EVALUATED = (
     "eval_step",  # steps taken before the evaluation (0 = the warm model)
     "heldout_accuracy",  # sampled accuracy on the held-out problems
@@ -228,7 +238,9 @@ def diversity(problems: torch.Tensor, responses: torch.Tensor, task: SumTask) ->
 
     ``heldout_distinct_correct``: mean over problems of how many distinct correct responses
     the draws hold; ``heldout_top_path_share``: mean, over the problems with a correct draw, of
-    the commonest correct response's share of the correct draws (nan when none has one)."""
+    the commonest correct response's share of the correct draws (nan when none has one);
+    ``heldout_path_entropy``: mean over the same problems of the entropy (nats) of the correct
+    draws' shares over the paths."""
     paths, distinct = task.correct_paths(problems)  # (N, K, R), (N, K)
     hits = (responses.unsqueeze(2) == paths.unsqueeze(1)).all(dim=-1) & distinct.unsqueeze(1)
     per_path = hits.sum(dim=1)  # (N, K) draws of each distinct correct path
@@ -236,9 +248,13 @@ def diversity(problems: torch.Tensor, responses: torch.Tensor, task: SumTask) ->
     n_distinct = (per_path > 0).sum(dim=1).double()  # (N,)
     has = c > 0
     share = per_path.max(dim=1).values[has].double() / c[has].double()
+    q = per_path[has].double() / c[has].double().unsqueeze(1)  # (n_has, K) shares of the paths
+    entropy = -(q * torch.log(q.clamp(min=1e-300))).sum(dim=1)  # (n_has,) 0 log 0 = 0
+    some = bool(has.any())
     return {
         "heldout_distinct_correct": float(n_distinct.mean()),
-        "heldout_top_path_share": float(share.mean()) if bool(has.any()) else float("nan"),
+        "heldout_top_path_share": float(share.mean()) if some else float("nan"),
+        "heldout_path_entropy": float(entropy.mean()) if some else float("nan"),
     }
 
 
@@ -399,6 +415,10 @@ def _train(
             generator=cpu_gen,
             thr_p=config.thr_p,
             thr_dominance=config.thr_dominance,
+            thr_mask=config.thr_mask,
+        )
+        shares = grpo.reweighting_stats(
+            groups, tw.weights, tw.scores if config.method in THR_METHODS else None
         )
         tok_adv = (adv.unsqueeze(-1) * tw.weights).flatten(0, 1)  # (N*G, R)
         mask = groups.mask.flatten(0, 1)  # (N*G, R)
@@ -454,6 +474,8 @@ def _train(
         history["lr"].append(lr_now)
         right = seq_before[groups.correct]  # (n_correct,) ln pi of the sampled correct responses
         history["correct_logp"].append(float(right.mean()) if right.numel() else float("nan"))
+        for k, v in shares.items():
+            history[k].append(v)
         if (step + 1) % config.eval_every == 0 or step + 1 == last:
             evaluate(step + 1)
         if progress is not None:
