@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from autograder.cases.spec import DEFAULT_ATOL, DEFAULT_RTOL, Case
@@ -98,6 +100,15 @@ def stabiliser_shows(value, shows: bool, rtol: float = DEFAULT_RTOL, atol: float
         return side and small < 1 / STABILISER_MARGIN
 
     return condition
+
+
+def exact_kl(p, q) -> float | None:
+    """Σ p_i log(p_i / q_i) (None where some q_i = 0 < p_i): 01's forward_kl, for the stated
+    property "the clipped expectation is at least the KL" (autograder.scoring.stated). It is an
+    answer key, so it lives here, in a module the course form leaves out."""
+    if any(b == 0 and a > 0 for a, b in zip(p, q)):
+        return None
+    return math.fsum(a * math.log(a / b) for a, b in zip(p, q) if a > 0)
 
 
 def _log_ratios(p, q) -> list[float]:
