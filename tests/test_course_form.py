@@ -158,7 +158,7 @@ def test_the_course_form_holds_no_answer_key(course):
     assert built.findings == []
     names = zipfile.ZipFile(built.wheel).namelist()
     assert not [n for n in names if n.startswith(("solutions/", "tiny_model/"))]
-    assert not [n for n in names if "/assignments/a0" in n or n.endswith("common.py")]
+    assert not [n for n in names if "/assignments/a0" in n or n.endswith("assignments/common.py")]
     assert sorted(n for n in names if "course_values/" in n) == sorted(
         [f"autograder/course_values/{a}.json" for a in RELEASED] + ["autograder/course_values/course.json"]
     )  # fmt: skip
