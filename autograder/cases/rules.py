@@ -121,6 +121,7 @@ RULES: dict[str, dict[str, str]] = {
     "mean_sampled_log_ratio": {
         **_TOKEN_LISTS,
         "equal": "fsum(p_t − q_t) / n",
+        "long-unlikely": "fsum(p_t − q_t) / n",
         "zero-logp": "each <= 0",
     },
     "shaped_reward": {
@@ -171,6 +172,8 @@ RULES: dict[str, dict[str, str]] = {
         "blank-block": "when its code is blank",
         "inline-mention": "the first line that is exactly ```python",
         "trailing-spaces": "trailing whitespace ignored",
+        "indented-open": "the first line that is exactly ```python",
+        "indented-close": "the next line that is exactly ```",
         "none-response": "response is not a str",
         "int-response": "response is not a str",
     },
