@@ -102,7 +102,7 @@ def test_a_grader_whose_child_is_its_own_user_keeps_the_box_owner_only(tmp_path)
 # through /proc. It keeps looking, at most WINDOW seconds, until a sandbox folder appears that
 # was not there when it started (the neighbour starting beside it; never, in bubblewrap, where
 # other folders are out of view), and two seconds more (its job is written just after). forward_kl is wrong (twice the KL) if a neighbour's job was read.
-WINDOW = 8
+WINDOW = 3
 _SPY = """
 def _spy(mine, theirs, window):
     import glob, os, time
