@@ -446,6 +446,46 @@ def _answer_attacks() -> dict[str, tuple[str, str]]:
     return attacks
 
 
+def _plant_answer_attacks(folder: Path) -> dict[str, tuple[str, str]]:
+    """Each attack of :func:`_answer_attacks` as a student's 07 notebook under
+    ``folder/submitted`` (the stub with the attack in its graded cell), and the unanswered stub
+    as student "control"; returns the attacks."""
+    attacks = _answer_attacks()
+    stub = nbformat.read(str(ROOT / "exercises" / A07 / f"{A07}.ipynb"), as_version=4)
+    for student, (fn, code) in [*attacks.items(), ("control", (None, None))]:
+        nb = nbformat.reads(nbformat.writes(stub), as_version=4)
+        for c in nb.cells:
+            if fn and c.metadata.get("nbgrader", {}).get("grade_id") == fn:
+                c.source = code
+        target = folder / "submitted" / student / A07 / f"{A07}.ipynb"
+        target.parent.mkdir(parents=True)
+        nbformat.write(nb, str(target))
+    return attacks
+
+
+def _hunt_and_attacks_reached_nothing(text: str, attacks: dict[str, tuple[str, str]]) -> dict:
+    """Assert on results.json's ``text`` that neither the secret nor a leak shows, that mallory's
+    secret hunt (:func:`_secret_hunt`) ran, found nothing and kept full marks, and that each
+    answer-key attack scored no more than its control; returns the results."""
+    results = json.loads(text)
+    by = {(s["student"], s["assignment"]): s for s in results["submissions"]}
+    assert "LEAKED" not in text and SECRET not in text
+    mallory = by[("mallory", "01_exact_kl")]
+    assert mallory["score"] == 7.0, mallory
+    assert "HUNT RAN 0" in mallory["child"]["stdout"], mallory["child"]
+
+    def points(student: str, fn: str) -> float:
+        (f,) = [f for f in by[(student, A07)]["functions"] if f["function"] == fn]
+        return f["score"]
+
+    for student, (fn, _) in attacks.items():
+        assert points(student, fn) <= points("control", fn), (
+            f"{student}: {fn} took {points(student, fn)} points, its control "
+            f"{points('control', fn)}"
+        )
+    return results
+
+
 @pytest.mark.slow
 def test_with_proc_masked_attacks_reach_nothing_in_the_sandbox_without_its_own_proc(tmp_path):
     """In the emulated pod, graded in "bwrap-noproc" with a private secret: does a graded cell
@@ -457,35 +497,13 @@ def test_with_proc_masked_attacks_reach_nothing_in_the_sandbox_without_its_own_p
     podman_runtime.skip_emulation_where_real("the masked-/proc secret hunt and answer attacks")
     _, local = _profiles(tmp_path)
     _secret_hunt(tmp_path)
-    attacks = _answer_attacks()
-    stub = nbformat.read(str(ROOT / "exercises" / A07 / f"{A07}.ipynb"), as_version=4)
-    for student, (fn, code) in [*attacks.items(), ("control", (None, None))]:
-        nb = nbformat.reads(nbformat.writes(stub), as_version=4)
-        for c in nb.cells:
-            if fn and c.metadata.get("nbgrader", {}).get("grade_id") == fn:
-                c.source = code
-        target = tmp_path / "submitted" / student / A07 / f"{A07}.ipynb"
-        target.parent.mkdir(parents=True)
-        nbformat.write(nb, str(target))
+    attacks = _plant_answer_attacks(tmp_path)
     p = _pod_grade(tmp_path, tmp_path / "submitted", local)
     assert p.returncode == 0, p.stdout + p.stderr
-    text = (tmp_path / "out" / "results.json").read_text()
-    results = json.loads(text)
+    results = _hunt_and_attacks_reached_nothing(
+        (tmp_path / "out" / "results.json").read_text(), attacks
+    )
     assert results["isolation"]["mode"] == "bwrap-noproc", results["isolation"]
-    by = {s["student"]: s for s in results["submissions"]}
-    assert "LEAKED" not in text and SECRET not in text
-    assert by["mallory"]["score"] == 7.0, by["mallory"]
-    assert "HUNT RAN 0" in by["mallory"]["child"]["stdout"], by["mallory"]["child"]
-
-    def points(student: str, fn: str) -> float:
-        (f,) = [f for f in by[student]["functions"] if f["function"] == fn]
-        return f["score"]
-
-    for student, (fn, _) in attacks.items():
-        assert points(student, fn) <= points("control", fn), (
-            f"{student}: {fn} took {points(student, fn)} points, its control "
-            f"{points('control', fn)}"
-        )
 
 
 def test_binding_the_containers_proc_instead_would_show_the_grader(tmp_path):

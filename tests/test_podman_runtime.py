@@ -24,7 +24,6 @@ import sys
 import tempfile
 from pathlib import Path
 
-import nbformat
 import podman_runtime
 import pytest
 import test_k8s_seccomp as k8s
@@ -82,16 +81,7 @@ def test_under_podmans_default_the_sandbox_holds_without_its_own_proc(tmp_path):
             (ROOT / "solutions" / a / f"{a}.ipynb").read_bytes()
         )
     k8s._secret_hunt(tmp_path)
-    attacks = k8s._answer_attacks()
-    stub = nbformat.read(str(ROOT / "exercises" / k8s.A07 / f"{k8s.A07}.ipynb"), as_version=4)
-    for student, (fn, code) in [*attacks.items(), ("control", (None, None))]:
-        nb = nbformat.reads(nbformat.writes(stub), as_version=4)
-        for c in nb.cells:
-            if fn and c.metadata.get("nbgrader", {}).get("grade_id") == fn:
-                c.source = code
-        target = tmp_path / "submitted" / student / k8s.A07 / f"{k8s.A07}.ipynb"
-        target.parent.mkdir(parents=True)
-        nbformat.write(nb, str(target))
+    attacks = k8s._plant_answer_attacks(tmp_path)
     secret = k8s._secret(tmp_path)
     out = tmp_path / "out"
     p = run_drills(
@@ -101,28 +91,13 @@ def test_under_podmans_default_the_sandbox_holds_without_its_own_proc(tmp_path):
     )  # fmt: skip
     assert p.returncode == 0, p.stdout + p.stderr
     assert k8s.REFUSED not in p.stderr and "bwrap-noproc" in p.stderr, p.stderr
-    text = (out / "results.json").read_text()
-    results = json.loads(text)
+    results = k8s._hunt_and_attacks_reached_nothing((out / "results.json").read_text(), attacks)
     assert results["isolation"]["mode"] == "bwrap-noproc", results["isolation"]
     assert results["secret"] == "course secret"
-    assert "LEAKED" not in text and k8s.SECRET not in text
     by = {(s["student"], s["assignment"]): s for s in results["submissions"]}
     for a in assignments:
         s = by[("reference", a)]
         assert s["score"] == s["max_score"] > 0, (a, s["score"], s["error"])
-    mallory = by[("mallory", "01_exact_kl")]
-    assert mallory["score"] == 7.0, mallory
-    assert "HUNT RAN 0" in mallory["child"]["stdout"], mallory["child"]
-
-    def points(student: str, fn: str) -> float:
-        (f,) = [f for f in by[(student, k8s.A07)]["functions"] if f["function"] == fn]
-        return f["score"]
-
-    for student, (fn, _) in attacks.items():
-        assert points(student, fn) <= points("control", fn), (
-            f"{student}: {fn} took {points(student, fn)} points, its control "
-            f"{points('control', fn)}"
-        )
 
 
 # 01's forward_kl made wrong (twice the KL), and an attack on top: the reference found through

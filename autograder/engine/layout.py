@@ -27,6 +27,7 @@ suffix that tells them apart, naming every such folder (:func:`_collisions`).
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import os
 import unicodedata
@@ -413,19 +414,7 @@ def _spread_whole_folders(found: list[Submission], assignment: str | None) -> li
             continue
         for a in mine:
             have.add((sub.student, a))
-            out.append(
-                Submission(
-                    path=sub.path,
-                    student=sub.student,
-                    assignment=a,
-                    timestamp=sub.timestamp,
-                    warnings=list(sub.warnings),
-                    error=sub.error,
-                    given_id=sub.given_id,
-                    origin=sub.origin,
-                    whole_folder=True,
-                )
-            )
+            out.append(dataclasses.replace(sub, assignment=a, warnings=list(sub.warnings)))
     return out
 
 
