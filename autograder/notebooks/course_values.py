@@ -52,11 +52,18 @@ class CourseFormError(RuntimeError):
     """What the course form cannot do, or a values bundle that cannot be used, in a sentence."""
 
 
+@functools.lru_cache(maxsize=1)
+def _installed() -> bool:
+    """Does the installed package hold the course form's marker? (Asked on every served
+    lookup and memo read of a grading run; an installed package does not change under it.)"""
+    return (VALUES / MANIFEST).is_file()
+
+
 def active(root: Path | None = None) -> bool:
     """Is this the course form (``root``: the course root in use, when known)?"""
     if root is not None and Path(root).resolve() != VALUES:
         return False
-    return (VALUES / MANIFEST).is_file()
+    return _installed()
 
 
 def canonical(body: Any) -> bytes:
