@@ -39,12 +39,14 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from tiny_model.harness import write_json  # noqa: E402
+from tiny_model.pooled import parse_seeds  # noqa: E402
 from tiny_model.study import (  # noqa: E402
     MULTI_BANDS,
     SHIPPED_LONG,
@@ -87,7 +89,7 @@ reviews (``--thr-mask``). Each arm's runs at a seed start from the same warm mod
 draws as the main arm's, so every arm pairs with the main arm's GRPO by seed."""
 
 
-def long_commands(seeds: range, root: str = "runs/s300") -> list[str]:
+def long_commands(seeds: Sequence[int], root: str = "runs/s300") -> list[str]:
     """One command per seed and arm, seed by seed (a study cut short keeps whole seeds)."""
     out = []
     for s in seeds:
@@ -155,21 +157,22 @@ def main(argv: list[str] | None = None) -> int:
         "%%S' per command), the CPU time recorded in the shipped file",
     )
     args = ap.parse_args(argv)
+    try:
+        seeds = parse_seeds(args.seeds)
+    except ValueError as e:
+        ap.error(str(e))
     if args.commands and args.long:
-        lo, hi = (int(x) for x in args.seeds.split("-"))
-        print("\n".join(long_commands(range(lo, hi + 1), args.root)))
+        print("\n".join(long_commands(seeds, args.root)))
         print(f"python benchmarks/multi_study.py --long --merge {args.root}")
     elif args.commands:
-        lo, hi = (int(x) for x in args.seeds.split("-"))
-        for s in range(lo, hi + 1):
+        for s in seeds:
             print(
                 f"python -m tiny_model train {SETTINGS} --methods {METHODS} --seeds {s} "
                 f"--out runs/main/s{s}"
             )
         print("python benchmarks/multi_study.py --merge runs/main")
     if args.run and args.long:
-        lo, hi = (int(x) for x in args.seeds.split("-"))
-        _run_long(long_commands(range(lo, hi + 1), args.root), Path(args.root) / "cpu.txt")
+        _run_long(long_commands(seeds, args.root), Path(args.root) / "cpu.txt")
     if args.merge and args.long:
         _merge_long(args.merge, args.cpu)
     elif args.merge:
