@@ -3,6 +3,9 @@
     python benchmarks/multi_study.py --commands --long --root runs/s300   # the 300-step study
     python benchmarks/multi_study.py --long --run --root runs/s300        # run them, timed
     python benchmarks/multi_study.py --long --merge runs/s300 --cpu runs/s300/cpu.txt
+    python benchmarks/multi_study.py --long --merge runs/more --cpu runs/more/cpu.txt --onto-shipped
+    python benchmarks/multi_study.py --long --bands default=runs/xk300/default avx2=runs/xk300/avx2
+    python benchmarks/multi_study.py --long --check runs/xk300/default
 
 The 300-step study (``--long``): one command per seed and arm (``LONG_ARMS``), seed by seed, so
 a study cut short keeps whole seeds; ``--long --merge`` merges the seeds every arm finished into
@@ -12,7 +15,13 @@ prefixed with the command's --out folder; ``--long --run`` runs the commands one
 skipping those whose metrics.json exists, and appends such lines to ROOT/cpu.txt) and
 train_multi_300_arms.json (the other arms and
 their paired intervals with the main arm's GRPO), and prints the table and what the weights
-reweighted. The 40-step study:
+reweighted. ``--onto-shipped`` merges DIR's seeds with the shipped files' (more seeds for the
+shipped study: same settings, no seed in both; the CPU time of both is added). Other CPU kernels:
+``--long --run --root DIR`` under ``ATEN_CPU_CAPABILITY=default`` (or ``avx2``) at some seeds, then
+``--long --bands NAME=DIR ...`` writes tiny_model/results/train_multi_300_bands.json (each row's
+largest move at any evaluation, times the margin) and prints the paired conclusions a rerun within
+the bands could flip; ``--long --check DIR`` compares such a rerun with the shipped runs within the
+bands (exit status 1 when a figure lies outside). The 40-step study:
 
     python benchmarks/multi_study.py --commands           # print the commands, one per seed
     python benchmarks/multi_study.py --merge runs/main    # merge runs/main/s*/metrics.json
@@ -51,12 +60,17 @@ from tiny_model.study import (  # noqa: E402
     MULTI_BANDS,
     SHIPPED_LONG,
     SHIPPED_LONG_ARMS,
+    SHIPPED_LONG_BANDS,
     SHIPPED_MULTI,
     TrainStudy,
     compare_study,
     fragile_conclusions,
     load_long,
+    load_long_bands,
     load_shipped,
+    long_bands,
+    long_bands_table,
+    long_compare,
     long_paired,
     long_table,
     measure_bands,
@@ -102,15 +116,18 @@ def long_commands(seeds: Sequence[int], root: str = "runs/s300") -> list[str]:
     return out
 
 
-def merge_long(root: Path, seeds: set[int] | None = None) -> dict[str, TrainStudy]:
-    """Each arm merged over the seeds every arm finished (``seeds``: only those)."""
+def merge_long(
+    root: Path, seeds: set[int] | None = None, min_seeds: int = 2
+) -> dict[str, TrainStudy]:
+    """Each arm merged over the seeds every arm finished (``seeds``: only those; at least
+    ``min_seeds`` of them: a study needs 2 for its intervals, a rerun to compare 1)."""
     done = None
     for arm in LONG_ARMS:
         have = {int(p.parent.name[1:]) for p in (root / arm).glob("s*/metrics.json")}
         done = have if done is None else done & have
     keep = sorted(done if seeds is None else done & seeds)
-    if len(keep) < 2:
-        raise SystemExit(f"{root}: fewer than 2 seeds that every arm finished ({keep})")
+    if len(keep) < min_seeds:
+        raise SystemExit(f"{root}: fewer than {min_seeds} seeds that every arm finished ({keep})")
     return {
         arm: merge_studies([_load(root / arm / f"s{s}" / "metrics.json") for s in keep])
         for arm in LONG_ARMS
@@ -156,6 +173,11 @@ def main(argv: list[str] | None = None) -> int:
         help="with --long --merge: lines 'OUT TIME wall user sys' (GNU time -f 'TIME %%e %%U "
         "%%S' per command), the CPU time recorded in the shipped file",
     )
+    ap.add_argument(
+        "--onto-shipped",
+        action="store_true",
+        help="with --long --merge: add DIR's seeds to the shipped study's (none in both)",
+    )
     args = ap.parse_args(argv)
     try:
         seeds = parse_seeds(args.seeds)
@@ -173,8 +195,29 @@ def main(argv: list[str] | None = None) -> int:
         print("python benchmarks/multi_study.py --merge runs/main")
     if args.run and args.long:
         _run_long(long_commands(seeds, args.root), Path(args.root) / "cpu.txt")
+    if args.onto_shipped and not (args.merge and args.long):
+        ap.error("--onto-shipped goes with --long --merge DIR")
+    if args.long and args.bands:
+        reruns = {}
+        for item in args.bands:
+            name, _, folder = item.partition("=")
+            if not folder:
+                ap.error(f"--bands takes NAME=DIR; got {item!r}")
+            reruns[name] = merge_long(Path(folder), min_seeds=1)
+        shipped = load_long()
+        bands = long_bands(shipped, reruns)
+        write_json(SHIPPED_LONG_BANDS, bands)
+        print(f"{SHIPPED_LONG_BANDS}: from " + ", ".join(f"{n} (seeds {','.join(map(str, r['main'].seeds))})" for n, r in reruns.items()))  # fmt: skip
+        print(long_bands_table(shipped, bands))
+        return 0
+    if args.long and args.check:
+        agrees, text = long_compare(
+            merge_long(args.check, min_seeds=1), load_long(), load_long_bands()
+        )
+        print(text)
+        return 0 if agrees else 1
     if args.merge and args.long:
-        _merge_long(args.merge, args.cpu)
+        _merge_long(args.merge, args.cpu, onto_shipped=args.onto_shipped)
     elif args.merge:
         parts = sorted(args.merge.glob("s*/metrics.json"))
         if not parts:
@@ -248,10 +291,19 @@ def _cpu(path: Path | None, root: Path, seeds: tuple[int, ...]) -> dict:
     return {"arms": arms, "cpu_s": total, "wall_s": sum(a["wall_s"] for a in arms.values())}
 
 
-def _merge_long(root: Path, cpu: Path | None) -> None:
-    arms = merge_long(root)
+def _merge_long(root: Path, cpu: Path | None, onto_shipped: bool = False) -> None:
+    arms = merge_long(root, min_seeds=1 if onto_shipped else 2)
+    cost = _cpu(cpu, root, arms["main"].seeds)
+    if onto_shipped:
+        shipped = load_long()
+        if missing := [a for a in shipped if a not in arms]:
+            raise SystemExit(f"{root}: arm(s) {missing} missing")
+        try:
+            arms = {a: merge_studies([shipped[a], arms[a]]) for a in shipped}
+        except ValueError as e:
+            raise SystemExit(f"{root} cannot be added to the shipped study: {e}") from e
+        cost = _add_cost(json.loads(SHIPPED_LONG.read_text())["cpu"], cost)
     main = arms["main"]
-    cost = _cpu(cpu, root, main.seeds)
     write_json(SHIPPED_LONG, {"study": main.to_dict(), "cpu": cost})
     others = {name: st.to_dict() for name, st in arms.items() if name != "main"}
     write_json(SHIPPED_LONG_ARMS, {"arms": others, "paired": long_paired(arms)})
@@ -265,6 +317,22 @@ def _merge_long(root: Path, cpu: Path | None) -> None:
     arms = load_long()
     print(long_table(arms))
     print(reweighting_table(arms))
+
+
+def _add_cost(a: dict, b: dict) -> dict:
+    """Two CPU-time records (``_cpu``) added arm by arm; a missing record is an error, not 0."""
+    if not a or not b:
+        raise SystemExit("--onto-shipped needs the CPU time of both (--cpu FILE, and the shipped)")
+    arms = {}
+    for name in sorted(set(a["arms"]) | set(b["arms"])):
+        x = a["arms"].get(name, {"commands": 0, "cpu_s": 0.0, "wall_s": 0.0})
+        y = b["arms"].get(name, {"commands": 0, "cpu_s": 0.0, "wall_s": 0.0})
+        arms[name] = {k: x[k] + y[k] for k in ("commands", "cpu_s", "wall_s")}
+    return {
+        "arms": arms,
+        "cpu_s": sum(v["cpu_s"] for v in arms.values()),
+        "wall_s": sum(v["wall_s"] for v in arms.values()),
+    }
 
 
 def _print_measured(bands: dict) -> None:

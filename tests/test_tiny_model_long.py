@@ -7,6 +7,7 @@ Cheap by design: hand-made draws and groups, one sampled batch's weights, synthe
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 
@@ -223,3 +224,107 @@ def test_run_long_times_each_command_once_and_merge_reads_the_times(tmp_path):
     cost = ms._cpu(times, tmp_path, (0,))
     assert cost["arms"]["main"]["commands"] == 1
     assert cost["cpu_s"] == pytest.approx(user + system)
+
+
+# ---------------------------------------------------------------- the cross-kernel bands
+def _moved(arms: dict, seeds: tuple, delta: dict) -> dict:
+    """The arms at ``seeds`` with every held-out figure of each row moved by delta[label]."""
+    from tiny_model.study import long_rows, subset
+
+    out = {a: TrainStudy.from_dict(json.loads(json.dumps(subset(st, seeds).to_dict()))) for a, st in arms.items()}  # fmt: skip
+    for label, st, m in long_rows(out):
+        for s in st.seeds:
+            run = st.runs[m][s]
+            for k in [k for k in run if k.startswith("heldout_")]:
+                run[k] = [x + delta.get(label, 0.0) for x in run[k]]
+    return out
+
+
+def test_long_bands_are_the_margin_times_the_largest_move_of_any_kernel_setting():
+    """Two reruns: one moves thr_explore by 0.004, the other GRPO by 0.02. Each row's band is 3 x
+    its own largest move over both (0.012, 0.06), at least the floor (0.01 for greedy accuracy,
+    2 of 200 answers), and a row that did not move gets the floor. Catches a band pooled over
+    rows, the smaller of two settings' moves kept, or a zero band for a bit-identical row."""
+    from tiny_model.study import load_long, long_bands
+
+    arms = load_long()
+    bands = long_bands(
+        arms,
+        {
+            "a": _moved(arms, (0, 1), {"thr_explore": 0.004}),
+            "b": _moved(arms, (1,), {"grpo": 0.02}),
+        },
+    )
+    g = "heldout_greedy_accuracy"
+    assert bands["measured"]["thr_explore"][g] == pytest.approx(0.004)
+    assert bands["runs"]["thr_explore"][g] == pytest.approx(0.012)
+    assert bands["runs"]["grpo"][g] == pytest.approx(0.06)
+    assert bands["runs"]["nll"][g] == pytest.approx(0.01)  # did not move: the floor
+    assert bands["runs"]["nll"]["heldout_path_entropy"] == pytest.approx(5e-3)
+    assert bands["reruns"]["a"]["seeds"] == [0, 1] and bands["reruns"]["b"]["seeds"] == [1]
+
+
+def test_long_compare_names_the_row_that_left_its_band_and_refuses_other_settings():
+    """A rerun within the bands agrees; one whose NLL moved by 0.05 names NLL and only NLL; a
+    rerun at a seed the shipped study lacks, or with other settings, is an error, not a pass.
+    Catches a comparison that passes a rerun it cannot pair with the shipped runs."""
+    from tiny_model.study import load_long, long_bands, long_compare
+
+    arms = load_long()
+    bands = long_bands(arms, {"a": _moved(arms, (0,), {"grpo": 0.002})})
+    agrees, _ = long_compare(_moved(arms, (0, 1), {"grpo": 0.001}), arms, bands)
+    assert agrees
+    agrees, text = long_compare(_moved(arms, (1,), {"nll": 0.05}), arms, bands)
+    assert not agrees
+    outside = text.split("Differs:")[1]
+    assert "nll" in outside and "grpo " not in outside and "smaug" not in outside
+    other = _moved(arms, (0,), {})
+    other["main"].config = dataclasses.replace(other["main"].config, lr=1e-3)
+    with pytest.raises(ValueError, match="settings differ"):
+        long_compare(other, arms, bands)
+
+
+def test_an_interval_end_moves_at_most_interval_shift_when_each_seed_moves_that_much():
+    """The fragility rule's bound, against 3,000 random paired samples moved seed by seed within
+    ±e: the interval's ends never move further than interval_shift(e, n), and a move that
+    shifts every difference by +e reaches the mean part of it. Catches a bound that forgets
+    the interval's width can change as well as its centre."""
+    from tiny_model.study import interval_shift, paired_t_interval
+
+    rng = np.random.default_rng(7)
+    worst = 0.0
+    for _ in range(3000):
+        n = int(rng.integers(2, 12))
+        d = rng.normal(size=n)
+        e = rng.uniform(-1, 1, size=n) * 0.25
+        p, q = paired_t_interval(d), paired_t_interval(d + e)
+        moved = max(abs(p["ci_low"] - q["ci_low"]), abs(p["ci_high"] - q["ci_high"]))
+        assert moved <= interval_shift(0.25, n) + 1e-12
+        worst = max(worst, moved / interval_shift(0.25, n))
+    assert worst > 0.5  # the bound is not vacuous on these draws
+    assert interval_shift(0.25, 10) == pytest.approx(0.25 * (1 + 2.262 / 3))
+
+
+def test_onto_shipped_refuses_a_seed_already_shipped(tmp_path):
+    """--long --merge DIR --onto-shipped with a seed the shipped study holds stops with the
+    reason and leaves the shipped files as they were. Catches a merge that overwrites shipped
+    seeds with reruns."""
+    import importlib.util
+
+    from conftest import ROOT
+
+    from tiny_model.study import SHIPPED_LONG, SHIPPED_LONG_ARMS, load_long
+
+    spec = importlib.util.spec_from_file_location("ms", ROOT / "benchmarks" / "multi_study.py")
+    ms = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(ms)
+    arms = load_long()
+    for a, st in _moved(arms, (0,), {}).items():
+        (tmp_path / a / "s0").mkdir(parents=True)
+        (tmp_path / a / "s0" / "metrics.json").write_text(json.dumps(st.to_dict()))
+        with (tmp_path / "cpu.txt").open("a") as f:
+            f.write(f"{tmp_path / a / 's0'} TIME 1 1 0\n")
+    before = SHIPPED_LONG.read_bytes(), SHIPPED_LONG_ARMS.read_bytes()
+    with pytest.raises(SystemExit, match="appear in two studies"):
+        ms._merge_long(tmp_path, tmp_path / "cpu.txt", onto_shipped=True)
+    assert (SHIPPED_LONG.read_bytes(), SHIPPED_LONG_ARMS.read_bytes()) == before

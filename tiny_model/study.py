@@ -1050,3 +1050,213 @@ def share_figure(arms: dict[str, TrainStudy], metric: str = "heldout_top_path_sh
     ax.set_title(f"mean over {len(arms['main'].seeds)} seeds", fontsize=9)
     fig.tight_layout()
     return fig
+
+
+# ------------------------------------------- the 300-step study on other CPU kernels
+SHIPPED_LONG_BANDS = Path(__file__).resolve().parent / "results" / "train_multi_300_bands.json"
+"""How far each run of the 300-step study moved when some of its seeds were rerun with only the
+CPU kernels changed: ``"measured"`` (row label -> metric -> the largest |rerun - shipped| over the
+rerun seeds and every evaluation), ``"runs"`` (the band: BAND_MARGIN times that, at least the
+floor), the reruns' final values and where they ran. Written by ``python
+benchmarks/multi_study.py --long --bands NAME=DIR ...``; read by ``long_compare`` and
+``long_fragile``."""
+LONG_FLOOR = {"heldout_path_entropy": 5e-3}
+"""Floors for the long study's metrics that BAND_FLOOR does not hold (nats, as ln π)."""
+
+
+def _long_floor(metric: str, study: TrainStudy) -> float:
+    return LONG_FLOOR.get(metric, _floor(metric, study))
+
+
+def long_metrics(arms: dict[str, TrainStudy]) -> tuple[str, ...]:
+    """The held-out metrics every arm of a long study holds."""
+    return tuple(k for k in band_metrics(arms["main"]) if all(st.has(k) for st in arms.values()))
+
+
+def long_differences(
+    rerun: dict[str, TrainStudy], shipped: dict[str, TrainStudy]
+) -> dict[str, dict[str, float]]:
+    """Row label -> metric -> the largest |rerun - shipped| over the rerun's seeds and every
+    evaluation (step 0 included). The rerun must hold every shipped arm, with the shipped
+    settings and methods, at seeds the shipped study holds."""
+    if missing := [a for a in shipped if a not in rerun]:
+        raise ValueError(f"the rerun lacks arm(s) {missing}")
+    for arm, st in rerun.items():
+        if arm not in shipped:
+            raise ValueError(f"arm {arm!r} is not in the shipped study ({list(shipped)})")
+        if bad := _same_settings(st, shipped[arm]):
+            raise ValueError(f"arm {arm!r}: the rerun's settings differ: " + "; ".join(bad))
+        if st.methods != shipped[arm].methods:
+            raise ValueError(f"arm {arm!r}: methods {st.methods} against {shipped[arm].methods}")
+        if extra := [s for s in st.seeds if s not in shipped[arm].seeds]:
+            raise ValueError(f"arm {arm!r}: seed(s) {extra} are not in the shipped study")
+    metrics = long_metrics(shipped)
+    out: dict[str, dict[str, float]] = {}
+    for (label, st, m), (_, ship, _) in zip(long_rows(rerun), long_rows(shipped), strict=True):
+        out[label] = {
+            k: max(
+                abs(a - b)
+                for s in st.seeds
+                for a, b in zip(st.runs[m][s][k], ship.runs[m][s][k], strict=True)
+            )
+            for k in metrics
+        }
+    return out
+
+
+def long_bands(
+    shipped: dict[str, TrainStudy],
+    reruns: dict[str, dict[str, TrainStudy]],
+    margin: float = BAND_MARGIN,
+) -> dict:
+    """The 300-step study's bands from ``reruns`` (kernel setting -> the arms rerun under it, at
+    some of the shipped seeds): per row and metric, ``margin`` times the largest move measured
+    under any setting, at least the metric's floor."""
+    if not reruns:
+        raise ValueError("no rerun to measure a band from")
+    measured: dict[str, dict[str, float]] = {}
+    for rerun in reruns.values():
+        for label, figs in long_differences(rerun, shipped).items():
+            row = measured.setdefault(label, {})
+            for k, v in figs.items():
+                row[k] = max(row.get(k, 0.0), float(v))
+    main = shipped["main"]
+    metrics = long_metrics(shipped)
+    return {
+        "margin": margin,
+        "metrics": list(metrics),
+        "runs": {
+            label: {k: max(margin * v, _long_floor(k, main)) for k, v in figs.items()}
+            for label, figs in measured.items()
+        },
+        "measured": measured,
+        "reruns": {
+            name: {
+                "seeds": sorted({s for st in arms.values() for s in st.seeds}),
+                "final": {
+                    label: {k: [st.runs[m][s][k][-1] for s in st.seeds] for k in metrics}
+                    for label, st, m in long_rows(arms)
+                },
+            }
+            for name, arms in reruns.items()
+        },
+    }
+
+
+def load_long_bands(path: Path = SHIPPED_LONG_BANDS) -> dict:
+    """The 300-step study's cross-kernel bands (see SHIPPED_LONG_BANDS)."""
+    import json
+
+    if not path.is_file():
+        raise FileNotFoundError(
+            f"{path} is missing: the 300-step study's cross-CPU bands are measured by "
+            "python benchmarks/multi_study.py --long --bands NAME=DIR ..."
+        )
+    return json.loads(path.read_text())
+
+
+def long_missing_bands(shipped: dict[str, TrainStudy], bands: dict) -> list[str]:
+    """Every row and metric of the shipped long study the bands do not cover (empty: all)."""
+    return [
+        f"{label} {k}"
+        for label, _, _ in long_rows(shipped)
+        for k in long_metrics(shipped)
+        if k not in bands.get("runs", {}).get(label, {})
+    ]
+
+
+def long_compare(
+    rerun: dict[str, TrainStudy], shipped: dict[str, TrainStudy], bands: dict
+) -> tuple[bool, str]:
+    """Does a rerun of the 300-step study (every arm, any of the shipped seeds) land on the
+    shipped runs within each row's band, at every evaluation and for every metric?"""
+    if missing := long_missing_bands(shipped, bands):
+        raise ValueError(f"no cross-CPU band for {len(missing)} figure(s): " + ", ".join(missing[:8]))  # fmt: skip
+    diffs = long_differences(rerun, shipped)
+    seeds = sorted({s for st in rerun.values() for s in st.seeds})
+    lines = [
+        f"rerun of the 300-step study at seed(s) {','.join(map(str, seeds))}; per row the largest "
+        "|rerun - shipped| / band (1 = at the band):"
+    ]
+    outside = []
+    for label, figs in diffs.items():
+        ratio = {k: v / bands["runs"][label][k] for k, v in figs.items()}
+        k = max(ratio, key=ratio.get)
+        lines.append(f"  {label:<26} {ratio[k]:.2f} ({LABELS.get(k, k)} {figs[k]:.2g} of ±{bands['runs'][label][k]:.2g})")  # fmt: skip
+        outside += [
+            f"{label} {LABELS.get(key, key)}: {figs[key]:.3g} outside ±{bands['runs'][label][key]:.3g}"  # fmt: skip
+            for key in figs
+            if ratio[key] > 1
+        ]
+    if outside:
+        lines.append(f"Differs: {len(outside)} figure(s) outside the band another CPU explains:")
+        lines += [f"  {o}" for o in outside]
+    else:
+        lines.append("Agrees: every figure within the band measured across CPU kernels.")
+    return not outside, "\n".join(lines)
+
+
+def interval_shift(per_seed: float, n: int) -> float:
+    """The most a paired 95 % t interval's end can move when each of its n paired differences
+    moves by at most ``per_seed``: the mean by per_seed, the half-width t * sd / sqrt(n) by
+    t * per_seed / sqrt(n - 1) (the standard deviation moves by at most per_seed *
+    sqrt(n / (n - 1)), by the triangle inequality)."""
+    if n < 2:
+        raise ValueError("a paired interval needs at least 2 seeds")
+    t = _T975[n - 2] if n - 1 <= len(_T975) else 1.96
+    return per_seed * (1 + t / math.sqrt(n - 1))
+
+
+def long_fragile(shipped: dict[str, TrainStudy], bands: dict) -> list[str]:
+    """The shipped paired intervals of the long study (each row minus the main arm's GRPO, at
+    the quoted metrics) that a rerun within the bands could flip: each seed's difference may
+    move by the row's band plus GRPO's, and the interval's end by ``interval_shift`` of that; a
+    conclusion is fragile when its nearer end lies within that of 0."""
+    out = []
+    metrics = [k for k, _ in LONG_COLUMNS if k in bands["metrics"]]
+    paired = long_paired(shipped, metrics)
+    grpo = bands["runs"]["grpo"]
+    for label, row in paired.items():
+        for k, p in row.items():
+            move = interval_shift(bands["runs"][label][k] + grpo[k], int(p["n"]))
+            lo, hi = p["ci_low"], p["ci_high"]
+            if lo > 0 or hi < 0:
+                near, verb = (lo if lo > 0 else -hi), "excludes"
+            else:
+                near, verb = min(-lo, hi), "includes"
+            if near <= move:
+                out.append(
+                    f"{label} - grpo {LABELS.get(k, k)} [{lo:+.4f}, {hi:+.4f}]: {verb} 0 by "
+                    f"{near:.4f} < {move:.4f}"
+                )
+    return out
+
+
+def long_bands_table(shipped: dict[str, TrainStudy], bands: dict) -> str:
+    """The reruns under other kernels in at most 88 characters a line: per row the largest move
+    of a run at any evaluation, then the shipped conclusions a rerun within the bands could
+    flip."""
+    import textwrap
+
+    cols = [(k, label) for k, label in LONG_COLUMNS if k in bands["metrics"]]
+    seeds = sorted({s for r in bands["reruns"].values() for s in r["seeds"]})
+    names = ", ".join(bands["reruns"])
+    lines = [
+        *textwrap.wrap(
+            f"seed(s) {','.join(map(str, seeds))} rerun with CPU kernel settings {names}; the "
+            "largest |rerun - shipped| of a run at any evaluation:",
+            88,
+        ),
+        f"{'':<26}" + "".join(f"{label:>9}" for _, label in cols),
+    ]
+    for label, _, _ in long_rows(shipped):
+        row = bands["measured"][label]
+        lines.append(f"{label:<26}" + "".join(f"{row[k]:>9.2g}" for k, _ in cols))
+    fragile = long_fragile(shipped, bands)
+    lines.append(f"bands: {bands['margin']:g} x the largest move, at least the floor")
+    lines.append(
+        "paired intervals a rerun within the bands could flip:"
+        if fragile
+        else "no paired interval lies within reach of 0 for a rerun within the bands"
+    )
+    return "\n".join(lines + [f"  {f}" for f in fragile])
