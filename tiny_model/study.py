@@ -1053,19 +1053,15 @@ def share_figure(arms: dict[str, TrainStudy], metric: str = "heldout_top_path_sh
 
 
 # ------------------------------------------- the 300-step study on other CPU kernels
-SHIPPED_LONG_BANDS = Path(__file__).resolve().parent / "results" / "train_multi_300_bands.json"
-"""How far each run of the 300-step study moved when some of its seeds were rerun with only the
-CPU kernels changed: ``"measured"`` (row label -> metric -> the largest |rerun - shipped| over the
-rerun seeds and every evaluation), ``"runs"`` (the band: BAND_MARGIN times that, at least the
-floor), the reruns' final values and where they ran. Written by ``python
-benchmarks/multi_study.py --long --bands NAME=DIR ...``; read by ``long_compare`` and
-``long_fragile``."""
-LONG_FLOOR = {"heldout_path_entropy": 5e-3}
-"""Floors for the long study's metrics that BAND_FLOOR does not hold (nats, as ln π)."""
-
-
-def _long_floor(metric: str, study: TrainStudy) -> float:
-    return LONG_FLOOR.get(metric, _floor(metric, study))
+SHIPPED_LONG_KERNELS = Path(__file__).resolve().parent / "results" / "train_multi_300_kernels.json"
+"""What became of the 300-step study when some of its seeds were rerun with only the CPU kernels
+changed (``python benchmarks/multi_study.py --long --kernels NAME=DIR ...``): per row the largest
+|rerun - shipped| at any evaluation and at the end (``"moved"``, ``"moved_end"``), the shipped
+spread over seeds at the end (``"spread"``), each rerun's paired differences with its own GRPO
+at the end, per seed (``"reruns"``), and how many of those lie outside the shipped study's 95 %
+prediction interval for one more seed (``"agreement"``). Over 300 steps a rerun under other
+kernels does not stay near the shipped run (one token drawn differently sends it elsewhere), so
+the study is checked the way a new seed would be, not within a band of its digits."""
 
 
 def long_metrics(arms: dict[str, TrainStudy]) -> tuple[str, ...]:
@@ -1073,12 +1069,7 @@ def long_metrics(arms: dict[str, TrainStudy]) -> tuple[str, ...]:
     return tuple(k for k in band_metrics(arms["main"]) if all(st.has(k) for st in arms.values()))
 
 
-def long_differences(
-    rerun: dict[str, TrainStudy], shipped: dict[str, TrainStudy]
-) -> dict[str, dict[str, float]]:
-    """Row label -> metric -> the largest |rerun - shipped| over the rerun's seeds and every
-    evaluation (step 0 included). The rerun must hold every shipped arm, with the shipped
-    settings and methods, at seeds the shipped study holds."""
+def _check_rerun(rerun: dict[str, TrainStudy], shipped: dict[str, TrainStudy]) -> None:
     if missing := [a for a in shipped if a not in rerun]:
         raise ValueError(f"the rerun lacks arm(s) {missing}")
     for arm, st in rerun.items():
@@ -1090,173 +1081,221 @@ def long_differences(
             raise ValueError(f"arm {arm!r}: methods {st.methods} against {shipped[arm].methods}")
         if extra := [s for s in st.seeds if s not in shipped[arm].seeds]:
             raise ValueError(f"arm {arm!r}: seed(s) {extra} are not in the shipped study")
+        if st.seeds != rerun["main"].seeds:
+            raise ValueError(f"arm {arm!r}: seeds {st.seeds} against the main arm's")
+
+
+def long_differences(
+    rerun: dict[str, TrainStudy], shipped: dict[str, TrainStudy], at_end: bool = False
+) -> dict[str, dict[str, float]]:
+    """Row label -> metric -> the largest |rerun - shipped| over the rerun's seeds, at every
+    evaluation (step 0 included) or, ``at_end``, at the last. The rerun must hold every shipped
+    arm, with the shipped settings and methods, at seeds the shipped study holds."""
+    _check_rerun(rerun, shipped)
     metrics = long_metrics(shipped)
+    ship_rows = {label: study for label, study, _ in long_rows(shipped)}
     out: dict[str, dict[str, float]] = {}
-    for (label, st, m), (_, ship, _) in zip(long_rows(rerun), long_rows(shipped), strict=True):
-        out[label] = {
-            k: max(
-                abs(a - b)
-                for s in st.seeds
-                for a, b in zip(st.runs[m][s][k], ship.runs[m][s][k], strict=True)
-            )
-            for k in metrics
-        }
+    for label, st, m in long_rows(rerun):  # paired by label: the two may list arms in any order
+        ship = ship_rows[label]
+        out[label] = {}
+        for k in metrics:
+            pairs = [zip(st.runs[m][s][k], ship.runs[m][s][k], strict=True) for s in st.seeds]
+            if at_end:
+                pairs = [[(st.runs[m][s][k][-1], ship.runs[m][s][k][-1])] for s in st.seeds]
+            out[label][k] = max(abs(a - b) for seed in pairs for a, b in seed)
     return out
 
 
-def long_bands(
-    shipped: dict[str, TrainStudy],
-    reruns: dict[str, dict[str, TrainStudy]],
-    margin: float = BAND_MARGIN,
-) -> dict:
-    """The 300-step study's bands from ``reruns`` (kernel setting -> the arms rerun under it, at
-    some of the shipped seeds): per row and metric, ``margin`` times the largest move measured
-    under any setting, at least the metric's floor."""
-    if not reruns:
-        raise ValueError("no rerun to measure a band from")
-    measured: dict[str, dict[str, float]] = {}
-    for rerun in reruns.values():
-        for label, figs in long_differences(rerun, shipped).items():
-            row = measured.setdefault(label, {})
-            for k, v in figs.items():
-                row[k] = max(row.get(k, 0.0), float(v))
-    main = shipped["main"]
-    metrics = long_metrics(shipped)
+def prediction_interval(diffs: Sequence[float]) -> tuple[float, float]:
+    """The 95 % Student-t prediction interval for one more paired difference, from n of them:
+    mean +- t(n - 1) * sd * sqrt(1 + 1 / n)."""
+    d = np.asarray(diffs, dtype=np.float64)
+    n = d.size
+    if n < 2:
+        raise ValueError("a prediction interval needs at least 2 seeds")
+    t = _T975[n - 2] if n - 1 <= len(_T975) else 1.96
+    half = t * d.std(ddof=1) * math.sqrt(1 + 1 / n)
+    return float(d.mean() - half), float(d.mean() + half)
+
+
+def _paired_at_end(arms: dict[str, TrainStudy], label: str, metric: str) -> dict[int, float]:
+    rows = {lab: (st, m) for lab, st, m in long_rows(arms)}
+    st, m = rows[label]
+    grpo = arms["main"]
     return {
-        "margin": margin,
-        "metrics": list(metrics),
-        "runs": {
-            label: {k: max(margin * v, _long_floor(k, main)) for k, v in figs.items()}
-            for label, figs in measured.items()
-        },
-        "measured": measured,
-        "reruns": {
-            name: {
-                "seeds": sorted({s for st in arms.values() for s in st.seeds}),
-                "final": {
-                    label: {k: [st.runs[m][s][k][-1] for s in st.seeds] for k in metrics}
-                    for label, st, m in long_rows(arms)
-                },
-            }
-            for name, arms in reruns.items()
-        },
+        s: float(st.runs[m][s][metric][-1] - grpo.runs["grpo"][s][metric][-1]) for s in st.seeds
     }
 
 
-def load_long_bands(path: Path = SHIPPED_LONG_BANDS) -> dict:
-    """The 300-step study's cross-kernel bands (see SHIPPED_LONG_BANDS)."""
+def long_agreement(
+    rerun: dict[str, TrainStudy], shipped: dict[str, TrainStudy]
+) -> list[tuple[str, str, int, float, float, float]]:
+    """Each paired difference of the rerun (row minus the rerun's own GRPO at the same seed, at
+    the end, the quoted metrics) with the shipped study's 95 % prediction interval for one more
+    seed: (label, metric, seed, value, low, high)."""
+    _check_rerun(rerun, shipped)
+    metrics = [k for k, _ in LONG_COLUMNS if k in long_metrics(shipped)]
+    out = []
+    for label, _, _ in long_rows(shipped):
+        if label == "grpo":
+            continue
+        for k in metrics:
+            lo, hi = prediction_interval(list(_paired_at_end(shipped, label, k).values()))
+            for s, v in _paired_at_end(rerun, label, k).items():
+                out.append((label, k, s, v, lo, hi))
+    return out
+
+
+def binomial_upper(n: int, p: float = 0.05, q: float = 0.99) -> int:
+    """The least c with P(Binomial(n, p) <= c) >= q: more than c of n checks outside a 95 %
+    interval is more than chance explains (at level 1 - q)."""
+    total = 0.0
+    for c in range(n + 1):
+        total += math.comb(n, c) * p**c * (1 - p) ** (n - c)
+        if total >= q:
+            return c
+    return n
+
+
+def _verdict(checks: list) -> dict:
+    """How many checks lie outside their interval, overall and per row, against what chance
+    explains: at most ``binomial_upper`` of all at 99 %, and per row at 1 - 1 % / rows (so that
+    one row far off is caught even when the total is small). The checks share each seed's GRPO,
+    so they are not independent: the binomial is a guide, not an exact level."""
+    outside = [c for c in checks if not c[4] <= c[3] <= c[5]]
+    rows: dict[str, list[int]] = {}
+    for c in checks:
+        r = rows.setdefault(c[0], [0, 0])
+        r[0] += 1
+        r[1] += not c[4] <= c[3] <= c[5]
+    q_row = 1 - 0.01 / max(len(rows), 1)
+    far = sorted(label for label, (n, out) in rows.items() if out > binomial_upper(n, q=q_row))
+    limit = binomial_upper(len(checks))
+    return {
+        "checks": len(checks),
+        "outside": [list(c) for c in outside],
+        "chance_up_to": limit,
+        "rows_too_far": far,
+        "agrees": len(outside) <= limit and not far,
+    }
+
+
+def long_compare(rerun: dict[str, TrainStudy], shipped: dict[str, TrainStudy]) -> tuple[bool, str]:
+    """Does a rerun of the 300-step study (every arm, any of the shipped seeds; another CPU, other
+    kernels) land where the shipped study says a new seed would? Each of its paired differences
+    with GRPO is held to the shipped 95 % prediction interval; about 5 % fall outside by chance,
+    so the rerun disagrees when more fall outside than ``_verdict`` allows, overall or in one
+    row. On the CPU that built the study a rerun repeats it bit for bit: the largest |rerun -
+    shipped| is printed first."""
+    moved = long_differences(rerun, shipped)
+    worst = max((v, label, k) for label, figs in moved.items() for k, v in figs.items())
+    v = _verdict(long_agreement(rerun, shipped))
+    seeds = rerun["main"].seeds
+    lines = [
+        f"rerun of the 300-step study at seed(s) {','.join(map(str, seeds))}: the largest "
+        f"|rerun - shipped| is {worst[0]:.3g} ({worst[1]}, {LABELS.get(worst[2], worst[2])})"
+        + (" (bit for bit)" if worst[0] == 0 else ""),
+        f"its {v['checks']} paired differences with GRPO at the end, against the shipped 95 % "
+        f"prediction interval for one more seed: {len(v['outside'])} outside (chance explains "
+        f"up to {v['chance_up_to']})",
+    ]
+    lines += [
+        f"  {label} {LABELS.get(k, k)} seed {s}: {x:+.4f} outside [{lo:+.4f}, {hi:+.4f}]"
+        for label, k, s, x, lo, hi in v["outside"]
+    ]
+    if v["rows_too_far"]:
+        lines.append("rows with more outside than chance explains: " + ", ".join(v["rows_too_far"]))
+    lines.append(
+        "Agrees: the rerun lands where another seed of the shipped study would."
+        if v["agrees"]
+        else "Differs: more paired differences outside the shipped intervals than chance explains."
+    )
+    return v["agrees"], "\n".join(lines)
+
+
+def long_kernels(shipped: dict[str, TrainStudy], reruns: dict[str, dict[str, TrainStudy]]) -> dict:
+    """The record ``SHIPPED_LONG_KERNELS`` holds, from ``reruns`` (setting -> the arms rerun)."""
+    if not reruns:
+        raise ValueError("no rerun to measure")
+    metrics = long_metrics(shipped)
+    moved: dict[str, dict[str, float]] = {}
+    moved_end: dict[str, dict[str, float]] = {}
+    for rerun in reruns.values():
+        for target, at_end in ((moved, False), (moved_end, True)):
+            for label, figs in long_differences(rerun, shipped, at_end).items():
+                row = target.setdefault(label, {})
+                for k, v in figs.items():
+                    row[k] = max(row.get(k, 0.0), float(v))
+    spread = {
+        label: {k: float(np.std([st.runs[m][s][k][-1] for s in st.seeds], ddof=1)) for k in metrics}
+        for label, st, m in long_rows(shipped)
+    }
+    agreement = {name: _verdict(long_agreement(r, shipped)) for name, r in reruns.items()}
+    return {
+        "metrics": list(metrics),
+        "moved": moved,
+        "moved_end": moved_end,
+        "spread": spread,
+        "reruns": {
+            name: {
+                "seeds": list(rerun["main"].seeds),
+                "paired_end": {
+                    label: {
+                        k: _paired_at_end(rerun, label, k) for k, _ in LONG_COLUMNS if k in metrics
+                    }
+                    for label, _, _ in long_rows(rerun)
+                    if label != "grpo"
+                },
+            }
+            for name, rerun in reruns.items()
+        },
+        "agreement": agreement,
+    }
+
+
+def load_long_kernels(path: Path = SHIPPED_LONG_KERNELS) -> dict:
+    """The 300-step study's reruns under other CPU kernels (see SHIPPED_LONG_KERNELS)."""
     import json
 
     if not path.is_file():
         raise FileNotFoundError(
-            f"{path} is missing: the 300-step study's cross-CPU bands are measured by "
-            "python benchmarks/multi_study.py --long --bands NAME=DIR ..."
+            f"{path} is missing: python benchmarks/multi_study.py --long --kernels NAME=DIR ... "
+            "measures it"
         )
     return json.loads(path.read_text())
 
 
-def long_missing_bands(shipped: dict[str, TrainStudy], bands: dict) -> list[str]:
-    """Every row and metric of the shipped long study the bands do not cover (empty: all)."""
-    return [
-        f"{label} {k}"
-        for label, _, _ in long_rows(shipped)
-        for k in long_metrics(shipped)
-        if k not in bands.get("runs", {}).get(label, {})
-    ]
-
-
-def long_compare(
-    rerun: dict[str, TrainStudy], shipped: dict[str, TrainStudy], bands: dict
-) -> tuple[bool, str]:
-    """Does a rerun of the 300-step study (every arm, any of the shipped seeds) land on the
-    shipped runs within each row's band, at every evaluation and for every metric?"""
-    if missing := long_missing_bands(shipped, bands):
-        raise ValueError(f"no cross-CPU band for {len(missing)} figure(s): " + ", ".join(missing[:8]))  # fmt: skip
-    diffs = long_differences(rerun, shipped)
-    seeds = sorted({s for st in rerun.values() for s in st.seeds})
-    lines = [
-        f"rerun of the 300-step study at seed(s) {','.join(map(str, seeds))}; per row the largest "
-        "|rerun - shipped| / band (1 = at the band):"
-    ]
-    outside = []
-    for label, figs in diffs.items():
-        ratio = {k: v / bands["runs"][label][k] for k, v in figs.items()}
-        k = max(ratio, key=ratio.get)
-        lines.append(f"  {label:<26} {ratio[k]:.2f} ({LABELS.get(k, k)} {figs[k]:.2g} of ±{bands['runs'][label][k]:.2g})")  # fmt: skip
-        outside += [
-            f"{label} {LABELS.get(key, key)}: {figs[key]:.3g} outside ±{bands['runs'][label][key]:.3g}"  # fmt: skip
-            for key in figs
-            if ratio[key] > 1
-        ]
-    if outside:
-        lines.append(f"Differs: {len(outside)} figure(s) outside the band another CPU explains:")
-        lines += [f"  {o}" for o in outside]
-    else:
-        lines.append("Agrees: every figure within the band measured across CPU kernels.")
-    return not outside, "\n".join(lines)
-
-
-def interval_shift(per_seed: float, n: int) -> float:
-    """The most a paired 95 % t interval's end can move when each of its n paired differences
-    moves by at most ``per_seed``: the mean by per_seed, the half-width t * sd / sqrt(n) by
-    t * per_seed / sqrt(n - 1) (the standard deviation moves by at most per_seed *
-    sqrt(n / (n - 1)), by the triangle inequality)."""
-    if n < 2:
-        raise ValueError("a paired interval needs at least 2 seeds")
-    t = _T975[n - 2] if n - 1 <= len(_T975) else 1.96
-    return per_seed * (1 + t / math.sqrt(n - 1))
-
-
-def long_fragile(shipped: dict[str, TrainStudy], bands: dict) -> list[str]:
-    """The shipped paired intervals of the long study (each row minus the main arm's GRPO, at
-    the quoted metrics) that a rerun within the bands could flip: each seed's difference may
-    move by the row's band plus GRPO's, and the interval's end by ``interval_shift`` of that; a
-    conclusion is fragile when its nearer end lies within that of 0."""
-    out = []
-    metrics = [k for k, _ in LONG_COLUMNS if k in bands["metrics"]]
-    paired = long_paired(shipped, metrics)
-    grpo = bands["runs"]["grpo"]
-    for label, row in paired.items():
-        for k, p in row.items():
-            move = interval_shift(bands["runs"][label][k] + grpo[k], int(p["n"]))
-            lo, hi = p["ci_low"], p["ci_high"]
-            if lo > 0 or hi < 0:
-                near, verb = (lo if lo > 0 else -hi), "excludes"
-            else:
-                near, verb = min(-lo, hi), "includes"
-            if near <= move:
-                out.append(
-                    f"{label} - grpo {LABELS.get(k, k)} [{lo:+.4f}, {hi:+.4f}]: {verb} 0 by "
-                    f"{near:.4f} < {move:.4f}"
-                )
-    return out
-
-
-def long_bands_table(shipped: dict[str, TrainStudy], bands: dict) -> str:
-    """The reruns under other kernels in at most 88 characters a line: per row the largest move
-    of a run at any evaluation, then the shipped conclusions a rerun within the bands could
-    flip."""
+def long_kernels_table(shipped: dict[str, TrainStudy], kernels: dict) -> str:
+    """The reruns under other kernels in at most 88 characters a line: per row how far a run
+    moved (at any evaluation, and at the end) against the shipped spread over seeds at the end,
+    for greedy accuracy and the top-path share; then how many paired differences lie outside the
+    shipped prediction intervals."""
     import textwrap
 
-    cols = [(k, label) for k, label in LONG_COLUMNS if k in bands["metrics"]]
-    seeds = sorted({s for r in bands["reruns"].values() for s in r["seeds"]})
-    names = ", ".join(bands["reruns"])
+    g, t = "heldout_greedy_accuracy", "heldout_top_path_share"
+    seeds = sorted({s for r in kernels["reruns"].values() for s in r["seeds"]})
     lines = [
         *textwrap.wrap(
-            f"seed(s) {','.join(map(str, seeds))} rerun with CPU kernel settings {names}; the "
-            "largest |rerun - shipped| of a run at any evaluation:",
+            f"seed(s) {','.join(map(str, seeds))} rerun under CPU kernel settings "
+            f"{', '.join(kernels['reruns'])}: the largest |rerun - shipped| of a run, and the "
+            "shipped spread over seeds (sd at the end)",
             88,
         ),
-        f"{'':<26}" + "".join(f"{label:>9}" for _, label in cols),
+        f"{'':<26}{'greedy: any':>12}{'end':>7}{'sd':>7}{'top path: any':>15}{'end':>7}{'sd':>7}",
     ]
     for label, _, _ in long_rows(shipped):
-        row = bands["measured"][label]
-        lines.append(f"{label:<26}" + "".join(f"{row[k]:>9.2g}" for k, _ in cols))
-    fragile = long_fragile(shipped, bands)
-    lines.append(f"bands: {bands['margin']:g} x the largest move, at least the floor")
-    lines.append(
-        "paired intervals a rerun within the bands could flip:"
-        if fragile
-        else "no paired interval lies within reach of 0 for a rerun within the bands"
-    )
-    return "\n".join(lines + [f"  {f}" for f in fragile])
+        mv, me, sd = kernels["moved"][label], kernels["moved_end"][label], kernels["spread"][label]
+        lines.append(
+            f"{label:<26}{mv[g]:>12.3f}{me[g]:>7.3f}{sd[g]:>7.3f}{mv[t]:>15.3f}{me[t]:>7.3f}{sd[t]:>7.3f}"
+        )
+    for name, a in kernels["agreement"].items():
+        lines.append(
+            f"{name}: {len(a['outside'])} of {a['checks']} paired differences outside the "
+            f"shipped 95 % prediction interval (chance explains up to {a['chance_up_to']})"
+            + ("" if a["agrees"] else "; rows too far: " + ", ".join(a["rows_too_far"]))
+        )
+        lines += [
+            f"  {label} {LABELS.get(k, k)} seed {s}: {v:+.3f} outside [{lo:+.3f}, {hi:+.3f}]"
+            for label, k, s, v, lo, hi in a["outside"]
+        ]
+    return "\n".join(lines)
