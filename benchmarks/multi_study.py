@@ -213,6 +213,11 @@ def main(argv: list[str] | None = None) -> int:
             reruns[name] = merge_long(Path(folder), min_seeds=1)
         shipped = load_long()
         kernels = long_kernels(shipped, reruns)
+        kernels["cpu"] = {
+            name: _cpu(Path(item.partition("=")[2]) / "cpu.txt", Path(item.partition("=")[2]), r["main"].seeds)
+            for item, (name, r) in zip(args.kernels, reruns.items(), strict=True)
+            if (Path(item.partition("=")[2]) / "cpu.txt").is_file()
+        }  # fmt: skip
         write_json(SHIPPED_LONG_KERNELS, kernels)
         print(f"{SHIPPED_LONG_KERNELS}: from " + ", ".join(f"{n} (seeds {','.join(map(str, r['main'].seeds))})" for n, r in reruns.items()))  # fmt: skip
         print(long_kernels_table(shipped, kernels))

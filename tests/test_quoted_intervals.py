@@ -230,7 +230,7 @@ def test_every_quoted_figure_of_three_decimals_is_in_the_shipped_results():
 def _long_figures():
     """07's 300-step study: (the sentence's pattern, the values its numbers quote), computed from
     the shipped files. Each pattern's numbers are the figures in the order they appear."""
-    from tiny_model.study import SHIPPED_LONG, load_long, run_means
+    from tiny_model.study import LONG_COLUMNS, SHIPPED_LONG, load_long, long_rows, run_means
 
     arms = load_long()
     main = arms["main"]
@@ -243,7 +243,28 @@ def _long_figures():
 
     cpu = json.loads(SHIPPED_LONG.read_text())["cpu"]
     g, share, ent = "heldout_greedy_accuracy", "heldout_top_path_share", "heldout_path_entropy"
+    from tiny_model.study import load_long_kernels
+
+    kern = load_long_kernels()
+    agree = kern["agreement"]
     return [
+        (rf"\(({NUM}) and ({NUM}) CPU-minutes; `python benchmarks/multi_study.py --long --kernels",
+         [kern["cpu"]["default"]["cpu_s"] / 60, kern["cpu"]["avx2"]["cpu_s"] / 60]),
+        (rf"thr_explore's greedy accuracy moved by ({NUM}) and GRPO's with two updates per batch "
+         rf"by ({NUM})", [kern["moved"]["thr_explore"][g], kern["moved"]["grpo, 2 updates"][g]]),
+        (rf"GRPO ({NUM}) against a standard deviation of ({NUM}) over the (\d+) seeds, "
+         rf"thr_explore ({NUM}) against ({NUM})",
+         [kern["moved_end"]["grpo"][g], kern["spread"]["grpo"][g], float(len(main.seeds)),
+          kern["moved_end"]["thr_explore"][g], kern["spread"]["thr_explore"][g]]),
+        (r"of its (\d+) paired differences with GRPO at step 300 \((\d+) rows, (\d+) figures, "
+         r"(\d+) seeds\), (\d+) under `default` and (\d+) under `avx2` lie outside",
+         [float(agree["default"]["checks"]), float(len(long_rows(arms)) - 1),
+          float(len(LONG_COLUMNS)), float(len(kern["reruns"]["default"]["seeds"])),
+          float(len(agree["default"]["outside"])), float(len(agree["avx2"]["outside"]))]),
+        (r"where chance explains up to (\d+), and no row has more",
+         [float(agree["default"]["chance_up_to"])]
+         if not agree["default"]["rows_too_far"] and not agree["avx2"]["rows_too_far"]
+         and agree["default"]["chance_up_to"] == agree["avx2"]["chance_up_to"] else [float("nan")]),
         (rf"GRPO's greedy accuracy rises from ({NUM}) to ({NUM})",
          [main.start(g), end("main", "grpo", g)]),
         (rf"top-path share from ({NUM}) to ({NUM})", [main.start(share), end("main", "grpo", share)]),

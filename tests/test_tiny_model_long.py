@@ -324,3 +324,37 @@ def test_onto_shipped_refuses_a_seed_already_shipped(tmp_path):
     with pytest.raises(SystemExit, match="appear in two studies"):
         ms._merge_long(tmp_path, tmp_path / "cpu.txt", onto_shipped=True)
     assert (SHIPPED_LONG.read_bytes(), SHIPPED_LONG_ARMS.read_bytes()) == before
+
+
+def test_shipped_kernel_record_covers_every_row_and_its_verdict_is_its_own_numbers():
+    """train_multi_300_kernels.json: every row of the shipped study has its moves and spread;
+    each setting's "outside" list is exactly the recorded paired differences that lie outside the
+    shipped prediction intervals, recomputed here from the shipped runs. Catches a record left
+    from before the study gained seeds (its intervals would be other ones) or an edited verdict."""
+    from tiny_model.study import (
+        LONG_COLUMNS,
+        SHIPPED_LONG_KERNELS,
+        load_long,
+        load_long_kernels,
+        long_rows,
+        prediction_interval,
+    )
+
+    assert SHIPPED_LONG_KERNELS.stat().st_size < 1_000_000
+    arms = load_long()
+    kern = load_long_kernels()
+    labels = [label for label, _, _ in long_rows(arms)]
+    assert sorted(kern["moved"]) == sorted(labels) == sorted(kern["spread"])
+    assert set(kern["reruns"]) == {"default", "avx2"}
+    main = arms["main"]
+    for name, rec in kern["reruns"].items():
+        outside = []
+        for label, figs in rec["paired_end"].items():
+            st, m = next((st, m) for lab, st, m in long_rows(arms) if lab == label)
+            for k, per_seed in figs.items():
+                d = [st.runs[m][s][k][-1] - main.runs["grpo"][s][k][-1] for s in main.seeds]
+                lo, hi = prediction_interval(d)
+                outside += [[label, k, int(s), v] for s, v in per_seed.items() if not lo <= v <= hi]
+        assert len(rec["paired_end"]) == len(labels) - 1
+        assert all(len(f) == len(LONG_COLUMNS) for f in rec["paired_end"].values())
+        assert sorted(o[:4] for o in kern["agreement"][name]["outside"]) == sorted(outside), name
