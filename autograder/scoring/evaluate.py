@@ -514,6 +514,8 @@ def _match(
             agree |= {i for i in m_failed if same_flow(i, mo)}
             own = len(agree) / len(m_failed)
             explained = len(agree & judged) / len(judged)
+            if m.exact and own < 1.0:
+                continue  # its words hold on every input or not at all (Mistake.exact)
             if loose:  # the mistake's own failures, nearly all reproduced; the rest is "else"
                 if not (own == 1.0 and explained > 0 or own >= 0.75 and explained >= 0.2):
                     continue

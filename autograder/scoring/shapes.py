@@ -19,6 +19,8 @@ the factor or offset it found, or returns None rather than guess:
                  a length or a batch size of the inputs (sum vs mean), the number of
                  valid entries of each row of a mask, or any other constant; or times a
                  ratio of small whole numbers that changes from value to value (a count)
+    count        every value and its expected one shares of the same n entries (k / n): the
+                 division right, the entries counted not
     offset       every value plus one constant
     reciprocal   every value inverted
     clamped      the expected values clamped at one constant (a clip the formula lacks)
@@ -525,7 +527,11 @@ def _factor(cases, pairs, points, distinct, names) -> Shape | None:
 
     factors = [_factor_of(e, g, r, a) for e, g, r, a in points]
     if any(c is None for c in factors):
-        return _per_row_factor(cases, pairs, names) or _count_ratio(points, names)
+        return (
+            _per_row_factor(cases, pairs, names)
+            or _share_count(cases, points, names)
+            or _count_ratio(points, names)
+        )
     c0 = factors[0]
     constant = all(abs(c - c0) <= 1e-6 * abs(c0) for c in factors)
     if constant and abs(c0 - 1) < NEAR_ONE:
@@ -534,6 +540,7 @@ def _factor(cases, pairs, points, distinct, names) -> Shape | None:
         return (
             _named_length(cases, factors, names)
             or _per_row_factor(cases, pairs, names)
+            or _share_count(cases, points, names)
             or _count_ratio(points, names)
         )
     for value, label, advice in CONSTANTS:
@@ -655,6 +662,41 @@ def _per_row_factor(cases, pairs, names) -> Shape | None:
 COUNT_DENOMINATOR = 64
 COUNT_NUMERATOR = 256
 COUNT_RTOL = 2e-6
+
+
+def _share_count(cases, points, names) -> Shape | None:
+    """Every failing value and its expected one are shares of the same n entries (whole counts
+    k / n in [0, 1], n one length of the inputs on every check): the division is right and the
+    count is not. Said instead of :func:`_count_ratio`, whose "what you divide by" would be
+    untrue there (any two shares of n are a ratio of whole numbers apart)."""
+    import numpy as np
+
+    per_case = [_lengths(c[0], names) for c in cases]
+    if not per_case:
+        return None
+
+    def counts(x, n: float) -> bool:
+        x = np.ravel(np.asarray(x, dtype=float))
+        k = x * n
+        return bool(
+            np.all(np.isfinite(x))
+            and np.all((x >= 0) & (x <= 1))
+            and np.all(np.abs(k - np.round(k)) <= 1e-6 * max(1.0, n))
+        )
+
+    for name in per_case[0]:
+        ns = [p.get(name) for p in per_case]
+        if any(n is None or n < 2 for n in ns):
+            continue
+        if all(counts(e, n) and counts(g, n) for (e, g, _, _), n in zip(points, ns)):
+            return Shape(
+                "count",
+                f"your values and the expected ones are both shares of the same entries (a "
+                f"count divided by n = {name}): you divide by the right number but count other "
+                "entries than the formula does; look at the test that decides which entries "
+                "count",
+            )
+    return None
 
 
 def _count_ratio(points, names) -> Shape | None:
