@@ -99,6 +99,32 @@ def test_a_sum_over_a_count_that_changes_per_check_is_a_count_ratio():
     assert "ratio of whole numbers" in found.text and "wrong count" in found.text
 
 
+def test_two_shares_of_the_same_entries_are_a_wrong_count_not_a_wrong_division():
+    """An LLD rate counting change <= -eps where change <= eps belongs: its value and the
+    expected one are both k / n over the same n changes, so their ratio is always a ratio of
+    whole numbers, and "check what you divide by" was untrue (the division is right). The
+    line says the count is wrong instead."""
+    cases, hidden = [], []
+    for changes, want, got in (
+        ([-0.5, 0.25, 0.25, 1.0], 0.75, 0.25),
+        ([-0.25, -0.0625, 0.5], 1 / 3, 2 / 3),
+        ([0.1, -0.3, 0.2, -0.1, 0.0], 0.6, 0.4),
+        ([0.1, -0.3, 0.2, -0.1, 0.0, 0.5, -0.2], 4 / 7, 3 / 7),
+    ):
+        cases.append(_case([np.array(changes)], want, got, rtol=1e-5, atol=1e-6))
+        hidden.append(len(changes) > 4)
+    found = shapes.find_shape(cases, ("changes",), hidden)
+    assert found is not None and found.id == "count", found
+    assert "divide by the right number" in found.text and "`changes`" in found.text, found.text
+    assert "what you divide by" not in found.text, found.text
+    # a mean over the wrong count (values not shares of one input's length) keeps its line
+    wrong_count = [_case([np.arange(4.0)], 1.4, 1.4 * 3 / 4, 1e-5, 1e-6)] + [
+        _case([np.arange(6.0)], 2.2, 2.2 * k / 6, 1e-5, 1e-6) for k in (1, 5)
+    ]
+    other = shapes.find_shape(wrong_count, ("x",), [False, True, True])
+    assert other is None or other.id != "count", other
+
+
 def test_count_ratios_on_hand_written_checks_only_are_no_evidence():
     """1 + p where 1 − p belongs, with p = 0.5 and −0.5 written by hand, gives the ratios 3 and
     1 / 3: whole numbers by coincidence, not a count. Nothing is named."""

@@ -57,6 +57,8 @@ FUNCTIONS = [
     ("07_beyond_nthr", "clipped_surrogate"),
     ("01_exact_kl", "forward_kl"),
     ("03_sum_vs_mean", "masked_mean"),
+    ("04_rlef_turn_rewards", "task_reward"),
+    ("05_grpo_lld", "lld_rate"),
 ]
 
 
@@ -85,7 +87,10 @@ def test_a_where_line_is_true_of_every_check_it_speaks_of(assignment, function):
             continue
         seen += 1
         assert w.cases == frozenset(todo)
-        assert w.key[0] in ("mode", "fn", "given", "rule", "type", "dtype", "size")
+        assert w.key[0] in ("mode", "fn", "flag", "given", "sign", "rule", "type", "dtype", "size")
+        if w.key[0] == "sign":  # one sign, every check of it failed: a clean split
+            assert len(w.wrong) == 1, w.text
+            assert all(i in failed for i in among if key_value(feats[i], w) in w.wrong), w.text
         if w.key[0] == "size":  # small inputs right, larger ones wrong; sizes of shown checks
             assert min(w.wrong) > max(w.right), w.text
             for v in w.right:
@@ -162,3 +167,49 @@ def test_a_string_only_generated_cases_hold_is_never_named_as_a_mode():
     assert generated and r.score < r.points, text  # the learner fails the generated checks
     assert "`response` =" not in text, text
     assert "Attempt " not in text, text
+
+
+def test_a_flag_argument_splits_right_from_wrong():
+    """task_reward giving the final turn's failing valid code -0.2 (the non-final reward)
+    instead of -1: no mistake, shape or property named it ("Not recognised: 6 failed checks");
+    every check with `is_final` = False passes and every failed one has it True, and a flag's
+    value is the text's own word, so the line says so."""
+    a = "04_rlef_turn_rewards"
+    ns = reference.namespace(a, ROOT)
+    ref = ns["task_reward"]
+
+    def task_reward(turn, is_final):
+        out = ref(turn, is_final)
+        if is_final and out == -1.0 and ns["extract_code"](turn.response) is not None:
+            return -0.2
+        return out
+
+    r = kernel.grade_function(a, "task_reward", task_reward, namespace=ns, root=ROOT)
+    text = evaluate.feedback_text(r)
+    lines = [d for d in r.diagnoses if d.kind == "where"]
+    assert [d.id for d in lines] == ["where:flag"], text
+    assert "every check with `is_final` = False passes" in lines[0].text, text
+    assert "have `is_final` = True" in lines[0].text, text
+
+
+def test_a_sign_is_named_only_where_it_splits_the_checks_cleanly():
+    """clipped_surrogate resolving its default with `eps_high or eps_low` treats an explicit
+    eps_high = 0 (the text allows it) like None: only the check with eps_high = 0 fails, and
+    every check with eps_high > 0 passes, so the line names the sign. A data input whose sign
+    only happens to line up with some failures (some of each sign failing) is never named:
+    the localisation test above checks every sign line it gives is a clean split."""
+    a = "07_beyond_nthr"
+    ns = reference.namespace(a, ROOT)
+    ref = ns["clipped_surrogate"]
+
+    def clipped_surrogate(
+        logp, logp_old, advantages, mask, eps_low=0.2, eps_high=None, mode="token-mean"
+    ):
+        return ref(logp, logp_old, advantages, mask, eps_low, eps_high or eps_low, mode)
+
+    r = kernel.grade_function(a, "clipped_surrogate", clipped_surrogate, namespace=ns, root=ROOT)
+    text = evaluate.feedback_text(r)
+    lines = [d for d in r.diagnoses if d.kind == "where"]
+    assert [d.id for d in lines] == ["where:sign"], text
+    assert "every check with `eps_high` > 0 passes" in lines[0].text, text
+    assert "`eps_high` = 0" in lines[0].text, text

@@ -18,6 +18,7 @@ container type, a case kind or rule), never by a generated value.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,7 +26,8 @@ from autograder.cases.spec import FunctionSpec
 
 # No feature is a value of a number argument: with a handful of checks a value that happens to
 # pass would read as the cause ("every check with beta = 0.05 passes"), and a generated number
-# may not be named at all. A size is one only as "small inputs right, larger ones wrong" (see
+# may not be named at all. Its sign is one (negative, zero, positive: words of the text, not a
+# value), and so is a flag's True or False. A size is one only as "small inputs right, larger ones wrong" (see
 # localise), the sizes named being those of checks the notebook shows.
 
 _CONTAINERS = {"$array": "a numpy array", "$tensor": "a torch tensor"}
@@ -87,6 +89,11 @@ def features(fspec: FunctionSpec, i: int, inp: dict, arg_names) -> dict[tuple, A
     for name in list(arg_names) + [n for n in given if n not in arg_names]:
         v = given.get(name)
         out[("given", name)] = v is not None
+        if isinstance(v, bool):
+            out[("flag", name)] = v
+        elif isinstance(v, (int, float)) and math.isfinite(v):
+            # a number's sign only, never its value (see the note on _CONTAINERS)
+            out[("sign", name)] = "negative" if v < 0 else "zero" if v == 0 else "positive"
         if isinstance(v, str):
             out[("mode", name)] = v
         elif isinstance(v, dict) and "$fn" in v:
@@ -126,6 +133,11 @@ def _words(key: tuple, values: tuple) -> str:
     if what == "given":
         (v,) = values
         return f"`{name}` given" if v else f"`{name}` left to its default"
+    if what == "flag":
+        return " or ".join(f"`{name}` = {v}" for v in values)
+    if what == "sign":
+        signs = {"negative": "< 0", "zero": "= 0", "positive": "> 0"}
+        return " or ".join(f"`{name}` {signs[v]}" for v in values)
     if what == "size":
         return f"`{name}` holding " + " or ".join(str(v) for v in values) + " entries"
     if what == "type":
@@ -139,7 +151,17 @@ def _words(key: tuple, values: tuple) -> str:
 
 # the order in which features are tried when several localise equally well: the text's own
 # modes and functions first, then an argument given or not, then how an input is passed
-_ORDER = {"mode": 0, "fn": 1, "given": 2, "rule": 3, "type": 4, "dtype": 5, "size": 6}
+_ORDER = {
+    "mode": 0,
+    "fn": 1,
+    "flag": 2,
+    "given": 3,
+    "sign": 4,
+    "rule": 5,
+    "type": 6,
+    "dtype": 7,
+    "size": 8,
+}
 
 
 def localise(
@@ -183,6 +205,11 @@ def localise(
             right = [v for v in right if any(not fspec.cases[i].hidden for i in groups[v])]
             if not right or min(wrong) <= max(right):
                 continue
+        if key[0] == "sign" and (len(wrong) != 1 or not set(groups[wrong[0]]) <= failed):
+            # a sign splits the checks cleanly or is not named: one sign on which every check
+            # fails, the others right (a data input's sign that only happens to line up with
+            # the failures, some of each sign failing, would read as the cause)
+            continue
         right_cases = [i for v in right for i in groups[v]]
         if len(right_cases) < 2 or all(fspec.cases[i].hidden for i in right_cases):
             continue
