@@ -213,3 +213,78 @@ def test_a_sign_is_named_only_where_it_splits_the_checks_cleanly():
     assert [d.id for d in lines] == ["where:sign"], text
     assert "every check with `eps_high` > 0 passes" in lines[0].text, text
     assert "`eps_high` = 0" in lines[0].text, text
+
+
+def _turn_rewards_with(change):
+    a = "04_rlef_turn_rewards"
+    ns = reference.namespace(a, ROOT)
+    ref = ns["turn_rewards"]
+
+    def turn_rewards(turns, beta=0.05, max_turns=3):
+        out = ref(turns, beta, max_turns)
+        return [change(r, k == len(out) - 1) for k, r in enumerate(out)]
+
+    r = kernel.grade_function(a, "turn_rewards", turn_rewards, namespace=ns, root=ROOT)
+    return r, evaluate.feedback_text(r)
+
+
+def _part_claims_hold(r, line):
+    """Every part the line calls right is right on every check that returns a value."""
+    right = line.text.split(" right on every check")[0]
+    for c in r.cases:
+        if c.kind not in ("value", "edge") or "value" not in c.expected:
+            continue
+        for e, g in zip(c.expected["value"], c.got.get("value") or []):
+            for f, v in e["fields"].items():
+                if f"`{f}`" in right and f"`{f}` of" not in right:
+                    assert v == pytest.approx(g["fields"][f], rel=1e-4, abs=1e-6), (c.id, f)
+
+
+def test_a_wrong_field_of_a_record_is_localised_to_that_field():
+    """turn_rewards storing beta · mean in the record's mean_log_ratio field (the shaped reward
+    still right): 21 failed checks were "Not recognised" though only one field is wrong on
+    every one of them. The line names that field, and the fields that are right."""
+    import dataclasses
+
+    r, text = _turn_rewards_with(
+        lambda rec, last: dataclasses.replace(rec, mean_log_ratio=rec.beta * rec.mean_log_ratio)
+    )
+    lines = [d for d in r.diagnoses if d.kind == "where"]
+    assert [d.id for d in lines] == ["where:part"], text
+    right, _, wrong = lines[0].text.partition("right on every check")
+    assert "`mean_log_ratio`" in wrong and "`mean_log_ratio`" not in right, text
+    assert "`shaped_reward`" in right and "`task_reward`" in right, text
+    _part_claims_hold(r, lines[0])
+
+
+def test_a_wrong_item_place_is_localised_to_the_items_before_the_last():
+    """turn_rewards applying the KL penalty on the final turn only: the last record is right,
+    and every record before it has the wrong shaped_reward; the line says so (it said only
+    that one-turn episodes pass)."""
+    import dataclasses
+
+    r, text = _turn_rewards_with(
+        lambda rec, last: rec if last else dataclasses.replace(rec, shaped_reward=rec.task_reward)
+    )
+    lines = [d for d in r.diagnoses if d.kind == "where"]
+    assert [d.id for d in lines] == ["where:part"], text
+    right, _, wrong = lines[0].text.partition("right on every check")
+    assert "`shaped_reward` of every item before the last" in wrong, text
+    assert "`shaped_reward` of the last item" in right, text
+    _part_claims_hold(r, lines[0])
+
+
+def test_no_part_is_called_right_when_it_fails_somewhere():
+    """Every field wrong on some check (the whole record scaled): no part line."""
+    import dataclasses
+
+    r, text = _turn_rewards_with(
+        lambda rec, last: dataclasses.replace(
+            rec,
+            task_reward=2 * rec.task_reward,
+            mean_log_ratio=2 * rec.mean_log_ratio,
+            beta=2 * rec.beta,
+            shaped_reward=2 * rec.shaped_reward,
+        )
+    )
+    assert "where:part" not in [d.id for d in r.diagnoses], text

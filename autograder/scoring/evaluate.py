@@ -1009,9 +1009,10 @@ def explain(
     among = sorted(set(fspec.of_kind("value") + fspec.of_kind("edge")))
     rest = (concept_failed & set(among)) - explained
     if rest and len(first) + bool(grad_failed) + len(second) < 3:
-        found_where = where.localise(
-            fspec, among, failed, rest, inputs, arg_names, after=bool(first)
-        )
+        # which part of the result is wrong (a field, the last item), else which checks
+        found_where = where.parts(
+            fspec, among, failed, rest, expected, got, after=bool(first)
+        ) or where.localise(fspec, among, failed, rest, inputs, arg_names, after=bool(first))
         if found_where is not None:
             first.append(line(found_where.id, found_where.text, "where", found_where.cases))
     if grad_failed:  # after the lines named from the values, whatever it costs

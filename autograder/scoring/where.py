@@ -256,3 +256,164 @@ def localise(
             "your code does in that case"
         )
     return Where(key, right, wrong, frozenset(todo), text)
+
+
+# -- which part of the result ---------------------------------------------------------------------
+#
+# A result with parts (a record's fields, a list of records, a few values returned together)
+# can be right in some parts on every check and wrong only in others: "your `task_reward`,
+# `beta` and `shaped_reward` are right on every check; the failed checks differ only in
+# `mean_log_ratio`". Read from the expected and the learner's outcomes, part by part; a part's
+# name is a field name of the record the text defines or its place in the result (the last
+# item of a list, or the items before it; the first, second … value returned), never a value.
+
+_ORDINALS = ("first", "second", "third", "fourth")
+_LAST, _BEFORE = "last", "before"
+
+
+def _parts(value: Any, tuple_len: int | None) -> dict[tuple, Any] | None:
+    """The encoded ``value`` cut into named parts: {(place, field): part}, or None when it has
+    no parts this line can name. ``tuple_len``: the result is a few values returned together
+    (a list of that length on every check)."""
+    if isinstance(value, dict) and "$obj" in value:
+        return {(None, f): v for f, v in (value.get("fields") or {}).items()}
+    if not isinstance(value, list) or not value:
+        return None
+    if tuple_len is not None:
+        if len(value) != tuple_len:
+            return None
+        return {(k, None): v for k, v in enumerate(value)}
+    if not all(isinstance(v, dict) and "$obj" in v for v in value):
+        return None
+    out: dict[tuple, Any] = {}
+    for k, item in enumerate(value):
+        place = _LAST if k == len(value) - 1 else _BEFORE
+        for f, v in (item.get("fields") or {}).items():
+            out.setdefault((place, f), []).append(v)
+    return out
+
+
+def _tuple_len(expected: list[dict]) -> int | None:
+    """The length of the result when it is a few plain values returned together: a list of
+    the same length (2 to 4) of numbers or arrays on every check that returns."""
+    lens = set()
+    for e in expected:
+        v = e.get("value")
+        if "value" not in e:
+            continue
+        if not isinstance(v, list) or any(isinstance(x, (list, str, bool)) for x in v):
+            return None
+        if any(isinstance(x, dict) and "$obj" in x for x in v):
+            return None
+        lens.add(len(v))
+    if len(lens) != 1:
+        return None
+    (n,) = lens
+    return n if 2 <= n <= len(_ORDINALS) else None
+
+
+def _part_words(place, field, tuple_len) -> str:
+    if tuple_len is not None:
+        return f"the {_ORDINALS[place]} value returned"
+    if place is None:
+        return f"`{field}`"
+    where = "the last item" if place == _LAST else "every item before the last"
+    return f"`{field}` of {where}"
+
+
+def _join_words(words: list[str]) -> str:
+    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
+
+
+def parts(
+    fspec: FunctionSpec,
+    among: list[int],
+    failed: set[int],
+    todo: set[int],
+    expected: list[dict],
+    got: list[dict],
+    after: bool = False,
+) -> Where | None:
+    """Which parts of the result the failed checks ``todo`` get wrong, when some part is right
+    on every check of ``among`` that returns one (at least two, one shown in the notebook) and
+    the failed checks differ from the expected result in the other parts only. None when the
+    result has no parts, a failed check's result is not cut the same way (a list of another
+    length, an error), or no part is right everywhere."""
+    from autograder.cases.compare import same_outcome
+
+    todo = set(todo) & set(among)
+    if not todo:
+        return None
+    tl = _tuple_len([expected[i] for i in among])
+    right_on: dict[tuple, list[int]] = {}
+    wrong_on: dict[tuple, set[int]] = {}
+    for i in among:
+        if "value" not in expected[i]:
+            if i in todo:
+                return None
+            continue
+        pe = _parts(expected[i]["value"], tl)
+        pg = _parts(got[i].get("value"), tl) if "value" in got[i] else None
+        if (
+            pe is None
+            or pg is None
+            or set(pe) != set(pg)
+            or (
+                tl is None
+                and isinstance(expected[i]["value"], list)
+                and len(expected[i]["value"]) != len(got[i]["value"])
+            )
+        ):
+            if i in todo or i in failed:
+                return None
+            continue
+        c = fspec.cases[i]
+        for key, v in pe.items():
+            if same_outcome({"value": v}, {"value": pg[key]}, c.rtol, c.atol):
+                right_on.setdefault(key, []).append(i)
+            else:
+                wrong_on.setdefault(key, set()).add(i)
+    wrong = {k for k, idx in wrong_on.items() if idx & todo}
+    right = {
+        k
+        for k, idx in right_on.items()
+        if k not in wrong_on and len(idx) >= 2 and any(not fspec.cases[i].hidden for i in idx)
+    }
+    if not wrong or not right or any(not (wrong_on.get(k, set()) <= failed) for k in wrong):
+        return None
+    # every failed check of todo differs in a wrong part (a check failing for another reason,
+    # a part that is right here but wrong elsewhere, is not this line's)
+    if not all(any(i in wrong_on.get(k, ()) for k in wrong) for i in todo):
+        return None
+
+    def words(keys) -> list[str]:
+        out = []
+        fields = sorted({f for _, f in keys}, key=str)
+        for f in fields:
+            places = sorted((p for p, g in keys if g == f), key=str)
+            every = {p for p, g in (set(right_on) | set(wrong_on)) if g == f}
+            if f is not None and len(places) == len(every) and len(every) > 1:
+                out.append(f"`{f}`")
+            else:
+                out += [_part_words(p, f, tl) for p in places]
+        return out
+
+    shown = [fspec.cases[i].id for i in sorted(todo) if not fspec.cases[i].hidden][:3]
+    where = f" (among them {', '.join(shown)})" if shown else ""
+    n = len(todo)
+    checks = f"{n} failed check{'s' if n > 1 else ''}"
+    some = f"the other {checks}" if after else f"the {checks}"
+    r_words, w_words = words(right), words(wrong)
+    verb = "is" if len(r_words) == 1 else "are"
+    text = (
+        f"in your result, {_join_words(r_words)} {verb} right on every check; {some} differ "
+        f"only in {_join_words(w_words)}{where}: look at how your code computes "
+        f"{'that' if len(w_words) == 1 else 'those'}"
+    )
+    return Where(
+        ("part", ""),
+        tuple(sorted(map(str, right))),
+        tuple(sorted(map(str, wrong))),
+        frozenset(todo),
+        text,
+    )
