@@ -185,7 +185,7 @@ def _(ns):
     return lambda lp, lq: (np.asarray(lp, float) - np.asarray(lq, float)) ** 2
 
 
-@_h(A2, "k2", "½ · |log ratio|: no square", ())
+@_h(A2, "k2", "½ · |log ratio|: no square", ("shape:power",))
 def _(ns):
     return lambda lp, lq: 0.5 * np.abs(np.asarray(lp, float) - np.asarray(lq, float))
 

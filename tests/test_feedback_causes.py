@@ -57,8 +57,11 @@ def test_a_final_reward_that_ignores_the_public_tests_is_not_told_a_clamp():
     assert r.score < r.points, text
     assert not any(d.id == "shape:clamped" for d in r.diagnoses), text
     assert "clamped" not in _lines(r), text
-    # every point lost is still accounted for, by the line that names no cause
-    assert r.unexplained_checks == len([c for c in r.cases if not c.passed]), text
+    # every point lost is still accounted for, by a line that names no cause: where the
+    # failed checks fall (every one has `is_final` = True), or "Not recognised"
+    assert all(d.kind == "where" for d in r.diagnoses), text
+    owned = r.unexplained + sum(d.points for d in r.diagnoses)
+    assert abs(owned - (r.points - r.score)) < 0.011, text
 
 
 def _row(expected: list[float], got: list[float]):

@@ -433,3 +433,23 @@ def test_numbers_the_learner_returned_on_generated_cases_are_not_shown(got, numb
     s = _hidden([_case([A], A, got(A)), _case([B], B, got(B))])
     assert s is not None and s.id in ("factor", "offset", "constant")
     assert number not in s.text and number in s.detail
+
+
+def test_a_missing_square_is_named_as_a_power():
+    """k2 written ½ · |log ratio| (no square): every value is (1/√2) · √expected, a relation no
+    other shape names (its 12 failed checks were "Not recognised"). The line says a square is
+    missing; it needs three distinct sizes (two points fit any power), and a passing check
+    that contradicts it (a value right where the power would move it) silences it."""
+    d = [np.array([1.6, 0.6]), np.array([0.3, 2.0, 4.0]), np.array([0.05, 49.0])]
+    cases = [_case([x], 0.5 * x**2, 0.5 * x, rtol=1e-7, atol=1e-9) for x in d]
+    found = _find(cases)
+    assert found is not None and found.id == "power", found
+    assert "squares something your code does not" in found.text
+    squared = [_case([x], 0.5 * x, 0.25 * x**2, rtol=1e-7, atol=1e-9) for x in d]
+    found = _find(squared)
+    assert found is not None and found.id == "power" and "expected²" in found.text, found
+    two = [_case([np.array([1.6, 0.6])], 0.5 * d[0] ** 2, 0.5 * d[0], 1e-7, 1e-9)]
+    assert _find(two) is None or _find(two).id != "power"
+    passing = [_case([np.array([3.0])], 4.5, 4.5, 1e-7, 1e-9)]  # right at e = 4.5, not c · √4.5
+    found = shapes.find_shape(cases, (), (), passing)
+    assert found is None or found.id != "power", found

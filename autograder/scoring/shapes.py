@@ -23,6 +23,7 @@ the factor or offset it found, or returns None rather than guess:
                  division right, the entries counted not
     offset       every value plus one constant
     reciprocal   every value inverted
+    power        every value c · √expected or c · expected² (a square missing or too many)
     clamped      the expected values clamped at one constant (a clip the formula lacks)
     shifted      the expected values moved by one position along an axis
     permuted     the expected values in another order (reversed, or any order)
@@ -444,7 +445,7 @@ def _same_shape(cases, names) -> Shape | None:
         return None
     informative = np.concatenate([e[np.abs(e) > max(atol, 1e-300)] for e, _, _, atol in points])
     distinct = len(np.unique(np.round(informative, 12)))
-    for check in (_constant, _sign, _abs, _factor, _offset, _reciprocal, _clamped):
+    for check in (_constant, _sign, _abs, _factor, _offset, _reciprocal, _clamped, _power):
         found = check(cases, pairs, points, distinct, names)
         if found is not None and not _contradicted(found, names):
             return found
@@ -771,6 +772,61 @@ def _reciprocal(cases, pairs, points, distinct, names) -> Shape | None:
         "inside an exp or log with the wrong sign)",
         holds=lambda e, g, r, a: _close(1 / e, g, r, a),
     )
+
+
+POWERS = (
+    (
+        0.5,
+        "every value is one constant times the square root of the expected one (c · √expected): "
+        "the formula squares something your code does not (or your code takes a square root "
+        "the formula does not)",
+    ),
+    (
+        2.0,
+        "every value is one constant times the square of the expected one (c · expected²): your "
+        "code squares something the formula does not (or misses a square root the formula takes)",
+    ),
+)
+
+
+def _power(cases, pairs, points, distinct, names) -> Shape | None:
+    """Every value c · |e|^p with the expected value's sign, p = ½ or 2, one constant c: a square
+    missing or too many. Needs three distinct sizes among the expected values (two points fit
+    any power)."""
+    import numpy as np
+
+    sizes = np.concatenate([np.abs(e) for e, _, _, a in points])
+    if len(np.unique(np.round(sizes[sizes > 1e-12], 9))) < 3:
+        return None
+    for p, text in POWERS:
+        c = None
+        ok = True
+        for e, g, r, a in points:
+            nz = np.abs(e) > a
+            if np.any(np.sign(g[nz]) != np.sign(e[nz])):
+                ok = False
+                break
+            if not nz.any():
+                continue
+            if c is None:
+                k = int(np.argmax(np.abs(e)))
+                c = float(g[k] / (np.sign(e[k]) * np.abs(e[k]) ** p))
+                if not math.isfinite(c) or c == 0:
+                    ok = False
+                    break
+            if not _close(c * np.sign(e) * np.abs(e) ** p, g, r, a):
+                ok = False
+                break
+        if ok and c is not None:
+            c0 = c
+            return Shape(
+                "power",
+                text,
+                holds=lambda e, g, r, a, c0=c0, p=p: _close(
+                    c0 * np.sign(e) * np.abs(e) ** p, g, r, a
+                ),
+            )
+    return None
 
 
 def _clamped(cases, pairs, points, distinct, names) -> Shape | None:
