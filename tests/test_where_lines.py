@@ -87,7 +87,18 @@ def test_a_where_line_is_true_of_every_check_it_speaks_of(assignment, function):
             continue
         seen += 1
         assert w.cases == frozenset(todo)
-        assert w.key[0] in ("mode", "fn", "flag", "given", "sign", "rule", "type", "dtype", "size")
+        assert w.key[0] in (
+            "mode",
+            "fn",
+            "flag",
+            "given",
+            "sign",
+            "masked",
+            "rule",
+            "type",
+            "dtype",
+            "size",
+        )
         if w.key[0] == "sign":  # one sign, every check of it failed: a clean split
             assert len(w.wrong) == 1, w.text
             assert all(i in failed for i in among if key_value(feats[i], w) in w.wrong), w.text

@@ -108,6 +108,10 @@ def features(fspec: FunctionSpec, i: int, inp: dict, arg_names) -> dict[tuple, A
             dtype = str(v.get("dtype", ""))
             kind = "bool" if dtype == "bool" else "int" if "int" in dtype else "float"
             out[("dtype", name)] = kind
+            flat = v.get("$array", v.get("$tensor"))
+            if kind == "bool" and isinstance(flat, list) and flat:
+                # a mask: whether it leaves anything out (padding, an incorrect response)
+                out[("masked", name)] = not all(flat)
     return out
 
 
@@ -138,6 +142,11 @@ def _words(key: tuple, values: tuple) -> str:
     if what == "sign":
         signs = {"negative": "< 0", "zero": "= 0", "positive": "> 0"}
         return " or ".join(f"`{name}` {signs[v]}" for v in values)
+    if what == "masked":
+        return " or ".join(
+            f"some entry of `{name}` False" if v else f"every entry of `{name}` True"
+            for v in values
+        )
     if what == "size":
         return f"`{name}` holding " + " or ".join(str(v) for v in values) + " entries"
     if what == "type":
@@ -157,10 +166,11 @@ _ORDER = {
     "flag": 2,
     "given": 3,
     "sign": 4,
-    "rule": 5,
-    "type": 6,
-    "dtype": 7,
-    "size": 8,
+    "masked": 5,
+    "rule": 6,
+    "type": 7,
+    "dtype": 8,
+    "size": 9,
 }
 
 
