@@ -453,3 +453,43 @@ def test_a_missing_square_is_named_as_a_power():
     passing = [_case([np.array([3.0])], 4.5, 4.5, 1e-7, 1e-9)]  # right at e = 4.5, not c · √4.5
     found = shapes.find_shape(cases, (), (), passing)
     assert found is None or found.id != "power", found
+
+
+def test_a_cross_entropy_where_a_kl_belongs_is_an_offset_by_the_entropy():
+    """forward_kl returning −Σ p log q (the cross-entropy): every value is the KL plus the
+    entropy of p, an amount that changes with p; no constant offset, factor or other shape
+    holds, and 2.27 of its 3 points were "Not recognised" (only the check with p = q broke the
+    stated KL(p‖p) = 0). The line names the entropy of the first argument."""
+    rows = [([0.2, 0.8], [0.5, 0.5]), ([0.1, 0.6, 0.3], [0.3, 0.3, 0.4]), ([0.7, 0.3], [0.1, 0.9])]
+    cases = []
+    for p, q in rows:
+        p, q = np.array(p), np.array(q)
+        kl = float(np.sum(p * np.log(p / q)))
+        ce = float(-np.sum(p * np.log(q)))
+        cases.append(_case([p, q], kl, ce, rtol=1e-7, atol=1e-9))
+    found = _find(cases, ("p", "q"))
+    assert found is not None and found.id == "offset", found
+    assert "entropy" in found.text and "`p`" in found.text and "cross-entropy" in found.text
+    # a passing check where the entropy is not 0 (its value right) contradicts it
+    p, q = np.array([0.5, 0.5]), np.array([0.4, 0.6])
+    kl = float(np.sum(p * np.log(p / q)))
+    passing = [_case([p, q], kl, kl, rtol=1e-7, atol=1e-9)]
+    found = shapes.find_shape(cases, ("p", "q"), (), passing)
+    assert found is None or "entropy" not in found.text, found
+
+
+def test_an_offset_by_an_inputs_sum_is_named_and_one_value_of_it_is_not_enough():
+    """Every value the expected one minus the sum of the first input: named as a term in that
+    input alone. When the sum is the same on every failing check, it is a constant offset (its
+    own line), not this one."""
+    xs = [np.array([1.0, 2.0]), np.array([0.5, -3.0, 4.0]), np.array([2.5])]
+    cases = [_case([x], float(np.prod(x)), float(np.prod(x) - x.sum()), 1e-7, 1e-9) for x in xs]
+    found = _find(cases, ("x",))
+    assert found is not None and found.id == "offset", found
+    assert "minus the sum of `x`" in found.text, found.text
+    same = [
+        _case([x], float(np.prod(x)), float(np.prod(x) - 3.0), 1e-7, 1e-9)
+        for x in (np.array([1.0, 2.0]), np.array([3.0]), np.array([-1.0, 4.0]))
+    ]
+    found = _find(same, ("x",))
+    assert found is None or "sum of" not in found.text, found

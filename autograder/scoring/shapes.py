@@ -21,7 +21,8 @@ the factor or offset it found, or returns None rather than guess:
                  ratio of small whole numbers that changes from value to value (a count)
     count        every value and its expected one shares of the same n entries (k / n): the
                  division right, the entries counted not
-    offset       every value plus one constant
+    offset       every value plus one constant, or plus a quantity of one input alone (its
+                 sum, its mean, its entropy: a cross-entropy where a KL belongs)
     reciprocal   every value inverted
     power        every value c · √expected or c · expected² (a square missing or too many)
     clamped      the expected values clamped at one constant (a clip the formula lacks)
@@ -104,6 +105,7 @@ def find_shape(
         return None
     names = _Names(arg_names, [bool(h) for h in hidden] + [False] * (len(cases) - len(hidden)))
     names.passing = _passing_points(passing)
+    names.passing_cases = list(passing)
     for check in (_raised, _wrong_type, _non_finite, _shape_mismatch, _same_shape):
         found = check(cases, names)
         if found is not None:
@@ -205,6 +207,7 @@ class _Names:
         self.hidden = list(hidden)
         self.public = not any(self.hidden)  # every failing case is fixed: the notebook shows it
         self.passing: list = []  # the passing checks' values (find_shape's ``passing``)
+        self.passing_cases: list = []  # the passing checks themselves, inputs included
 
     def arg(self, k: int) -> str:
         return f"`{self.names[k]}`" if k < len(self.names) else f"argument {k + 1}"
@@ -445,7 +448,17 @@ def _same_shape(cases, names) -> Shape | None:
         return None
     informative = np.concatenate([e[np.abs(e) > max(atol, 1e-300)] for e, _, _, atol in points])
     distinct = len(np.unique(np.round(informative, 12)))
-    for check in (_constant, _sign, _abs, _factor, _offset, _reciprocal, _clamped, _power):
+    for check in (
+        _constant,
+        _sign,
+        _abs,
+        _factor,
+        _offset,
+        _functional_offset,
+        _reciprocal,
+        _clamped,
+        _power,
+    ):
         found = check(cases, pairs, points, distinct, names)
         if found is not None and not _contradicted(found, names):
             return found
@@ -753,6 +766,83 @@ def _offset(cases, pairs, points, distinct, names) -> Shape | None:
         "or extra (find the term you added or left out)",
         holds=lambda e, g, r, a: _close(e + d0, g, r, a),
     )
+
+
+OFFSET_COEFFICIENTS = (1.0, -1.0, 0.5, -0.5, 2.0, -2.0)
+
+
+def _functionals(x) -> dict[str, float]:
+    """Named quantities of one 1-D input alone: its sum, its mean and, for a probability
+    vector (entries ≥ 0 summing to 1), its entropy."""
+    import numpy as np
+
+    out = {"the sum of": float(x.sum()), "the mean of": float(x.mean())}
+    if np.all(x >= 0) and abs(float(x.sum()) - 1.0) <= 1e-6:
+        nz = x[x > 0]
+        out["the entropy −Σ x log x of"] = float(-(nz * np.log(nz)).sum())
+    return out
+
+
+def _functional_offset(cases, pairs, points, distinct, names) -> Shape | None:
+    """Every value the expected one plus c · F(x), F one named quantity of one 1-D input x
+    alone (its sum, its mean, its entropy), c one of a few simple constants, F taking at
+    least two different values over the failing checks (one value is a constant offset,
+    :func:`_offset`'s); a passing check where c · F(x) is not 0 contradicts it."""
+    import numpy as np
+
+    per_case = [_inputs(c[0]) for c in cases]
+    n_args = min(len(a) for a in per_case) if per_case else 0
+    for k in range(n_args):
+        xs = [a[k] for a in per_case]
+        if any(x is None or x.ndim != 1 or x.size == 0 or not np.all(np.isfinite(x)) for x in xs):
+            continue
+        fs = [_functionals(x) for x in xs]
+        for fname in fs[0]:
+            if any(fname not in f for f in fs):
+                continue
+            vals = [f[fname] for f in fs]
+            if len({round(v, 9) for v in vals}) < 2:
+                continue
+            for c in OFFSET_COEFFICIENTS:
+                if not all(_close(e + c * v, g, r, a) for (e, g, r, a), v in zip(points, vals)):
+                    continue
+                if _offset_contradicted(names, k, fname, c):
+                    continue
+                word = "plus" if c > 0 else "minus"
+                times = "" if abs(c) == 1 else f"{abs(c):g} × "
+                text = (
+                    f"every value is the expected one {word} {times}{fname} {names.arg(k)}: a "
+                    f"term in {names.arg(k)} alone that the formula does not have, or one it "
+                    "has and your code leaves out"
+                )
+                if fname.startswith("the entropy") and abs(c) == 1:
+                    kind = "cross-entropy" if c > 0 else "KL"
+                    other = "KL" if c > 0 else "cross-entropy"
+                    text += (
+                        f" (a {kind} where the formula takes a {other}: the cross-entropy "
+                        f"−Σ p log q is the KL Σ p log(p / q) plus the entropy of p)"
+                    )
+                return Shape("offset", text)
+    return None
+
+
+def _offset_contradicted(names, k: int, fname: str, c: float) -> bool:
+    """Does a passing check hold an input k whose c · F is not 0 (its value right, not moved)?"""
+    import numpy as np
+
+    for inp, exp, _got, rtol, atol in getattr(names, "passing_cases", ()):
+        xs = _inputs(inp)
+        if k >= len(xs) or xs[k] is None or xs[k].ndim != 1 or xs[k].size == 0:
+            continue
+        if not np.all(np.isfinite(xs[k])) or "value" not in exp:
+            continue
+        f = _functionals(xs[k]).get(fname)
+        e = _array(exp["value"])
+        if f is None or e is None or not np.all(np.isfinite(e)):
+            continue
+        if not _close(e + c * f, e, rtol, atol):
+            return True
+    return False
 
 
 def _reciprocal(cases, pairs, points, distinct, names) -> Shape | None:
