@@ -976,8 +976,15 @@ def explain(
         if entries is not None:
             first = [line("shape:" + entries.id, entries.text, "shape", value_failed)]
     if concept_failed and not first:
-        # nothing catalogued and no shape: which property the text states the outcomes break
-        first = _stated_lines(assignment, fspec, sorted(concept_failed), inputs, got, line)
+        # nothing catalogued and no shape: the part of the result every failure lies in, when
+        # one does (the more specific), else which property the text states the outcomes break
+        among = sorted(set(fspec.of_kind("value") + fspec.of_kind("edge")))
+        todo = concept_failed & set(among)
+        part = where.parts(fspec, among, failed, todo, expected, got) if todo else None
+        if part is not None and part.cases == todo:
+            first = [line(part.id, part.text, "where", part.cases)]
+        else:
+            first = _stated_lines(assignment, fspec, sorted(concept_failed), inputs, got, line)
     elif concept_failed and len(first) == 1:
         # one line explains some of the failures: a stated property may explain the rest
         rest = concept_failed - first[0][1]

@@ -416,8 +416,8 @@ def parts(
     r_words, w_words = words(right), words(wrong)
     verb = "is" if len(r_words) == 1 else "are"
     text = (
-        f"in your result, {_join_words(r_words)} {verb} right on every check; {some} differ "
-        f"only in {_join_words(w_words)}{where}: look at how your code computes "
+        f"in your result, {_join_words(r_words)} {verb} right on every check; {some} "
+        f"differ{'s' if n == 1 else ''} only in {_join_words(w_words)}{where}: look at how your code computes "
         f"{'that' if len(w_words) == 1 else 'those'}"
     )
     return Where(
