@@ -493,3 +493,21 @@ def test_an_offset_by_an_inputs_sum_is_named_and_one_value_of_it_is_not_enough()
     ]
     found = _find(same, ("x",))
     assert found is None or "sum of" not in found.text, found
+
+
+def test_a_constant_factor_owns_the_gradient_checks_it_scales_alike():
+    """nll_on_correct returning twice the mean: its gradient is twice the expected one too.
+    The gradient checks were a second line, "differs … as your values do", with part of the
+    cost of one cause; the factor line owns them and says so."""
+    a = "07_beyond_nthr"
+    ns = reference.namespace(a, ROOT)
+    ref = ns["nll_on_correct"]
+
+    def nll_on_correct(*args, **kwargs):
+        return 2 * ref(*args, **kwargs)
+
+    r = kernel.grade_function(a, "nll_on_correct", nll_on_correct, namespace=ns, root=ROOT)
+    text = evaluate.feedback_text(r)
+    assert [d.id for d in r.diagnoses] == ["shape:factor"], text
+    assert "gradient" in r.diagnoses[0].text and r.unexplained_checks == 0, text
+    assert any(c.kind == "gradient" and not c.passed for c in r.cases), text

@@ -299,3 +299,31 @@ def test_no_part_is_called_right_when_it_fails_somewhere():
         )
     )
     assert "where:part" not in [d.id for d in r.diagnoses], text
+
+
+def test_failed_gradient_checks_on_the_same_side_join_the_where_line():
+    """clipped_surrogate falling back to eps_high = 0.28 (DAPO's clip-higher) when eps_high is
+    None: the value checks and the gradient checks that leave eps_high to its default fail,
+    and every check that gives it passes. The gradient checks had a line of their own,
+    "differs … as your values do", which names no cause; they fall on the same side, so the
+    where line owns them (one place, one line)."""
+    a = "07_beyond_nthr"
+    ns = reference.namespace(a, ROOT)
+    ref = ns["clipped_surrogate"]
+
+    def clipped_surrogate(
+        logp, logp_old, advantages, mask, eps_low=0.2, eps_high=None, mode="token-mean"
+    ):
+        return ref(
+            logp, logp_old, advantages, mask, eps_low, 0.28 if eps_high is None else eps_high, mode
+        )
+
+    r, text = (
+        kernel.grade_function(a, "clipped_surrogate", clipped_surrogate, namespace=ns, root=ROOT),
+        None,
+    )
+    text = evaluate.feedback_text(r)
+    ids = [d.id for d in r.diagnoses]
+    assert ids == ["where:given"], text
+    failed_grad = [c for c in r.cases if c.kind == "gradient" and not c.passed]
+    assert failed_grad and r.unexplained_checks == 0, text
