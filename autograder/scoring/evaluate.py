@@ -1042,6 +1042,16 @@ def explain(
         if found_where is not None:
             first.append(line(found_where.id, found_where.text, "where", found_where.cases))
             grad_failed = [i for i in grad_failed if i not in found_where.cases]
+    # failed checks still left on which the code raised where a value belongs: what the code
+    # does there (not why), after every line that says more, where there is room
+    left = (concept_failed & set(among)) - set().union(set(), *(idx for _, idx in first))
+    raised_left = sorted(i for i in left if "raised" in got[i] and "raised" not in expected[i])
+    if (
+        raised_left
+        and len({got[i]["raised"] for i in raised_left}) == 1
+        and len(first) + bool(grad_failed) + len(second) < 3
+    ):
+        first.append(_raised_some(fspec, raised_left, got, tainted, bool(first), line))
     if grad_failed:  # after the lines named from the values, whatever it costs
         values_right = not failed & set(fspec.of_kind("value") + fspec.of_kind("edge"))
         text, cause = gradient_text(fspec, grad_failed, expected, got, values_right, tainted)
@@ -1049,6 +1059,24 @@ def explain(
             line("gradient" if cause else GRADIENT_WITH_VALUES, text, "shape", grad_failed)
         )
     return (first + second)[:3]
+
+
+def _raised_some(fspec: FunctionSpec, idx: list[int], got, tainted, after: bool, line):
+    """The line for failed checks on which the code raised one exception where a value
+    belongs: its type (a name the learner's code chose only when every such check is fixed),
+    how many, and which of them the notebook shows."""
+    hidden = [fspec.cases[i].hidden or bool(tainted and tainted[i]) for i in idx]
+    name = shapes.exception_name(got[idx[0]]["raised"], any(hidden))
+    shown = [fspec.cases[i].id for i, h in zip(idx, hidden) if not h][:3]
+    where = f" (among them {', '.join(shown)})" if shown else ""
+    n = len(idx)
+    some = "other " if after else ""
+    text = (
+        f"your function raised {name} on {n} {some}valid input{'s' if n > 1 else ''} where a "
+        f"value belongs{where}: valid inputs must give a value, so find the check or the line "
+        "that stops them"
+    )
+    return line("shape:raised", text, "shape", idx)
 
 
 def _gradients_alike(fspec: FunctionSpec, found, idx, expected, got) -> set[int]:
