@@ -511,3 +511,40 @@ def test_a_constant_factor_owns_the_gradient_checks_it_scales_alike():
     assert [d.id for d in r.diagnoses] == ["shape:factor"], text
     assert "gradient" in r.diagnoses[0].text and r.unexplained_checks == 0, text
     assert any(c.kind == "gradient" and not c.passed for c in r.cases), text
+
+
+def test_an_input_returned_unchanged_on_every_failing_check_is_named():
+    """shaped_reward clamping the mean log ratio at 0: wherever the mean is negative the value
+    is base_reward itself, the penalty left out (its loss was "Not recognised"). A flag or a
+    mask whose True reads as 1, and one number returned on every failing check, are not this
+    line (a coincidence and a constant)."""
+    cases = [
+        _case(
+            [b, np.array([-2.0, -4.0]), np.array([-1.0, -1.0 - d]), 0.5], b + d / 2, b, 1e-7, 1e-9
+        )
+        for b, d in ((0.0, 1.0), (1.0, 0.5), (-0.5, 2.0))
+    ]
+    found = _find(cases, ("base_reward", "policy_logps", "reference_logps", "beta"))
+    assert found is not None and found.id == "input-returned", found
+    assert "`base_reward` itself" in found.text, found.text
+    flags = [
+        (
+            {"args": [True, 0.3], "kwargs": {"$dict": {}}},
+            {"value": -1.0},
+            {"value": 1.0},
+            1e-7,
+            1e-9,
+        ),
+        (
+            {"args": [True, 0.7], "kwargs": {"$dict": {}}},
+            {"value": -1.0},
+            {"value": 1.0},
+            1e-7,
+            1e-9,
+        ),
+    ]
+    found = _find(flags, ("is_final", "x"))
+    assert found is None or found.id != "input-returned", found
+    same = [_case([2.0, float(x)], float(x), 2.0, 1e-7, 1e-9) for x in (1.0, 3.0)]
+    found = _find(same, ("a", "b"))
+    assert found is None or found.id != "input-returned", found

@@ -23,6 +23,7 @@ the factor or offset it found, or returns None rather than guess:
                  division right, the entries counted not
     offset       every value plus one constant, or plus a quantity of one input alone (its
                  sum, its mean, its entropy: a cross-entropy where a KL belongs)
+    input-returned  every value one of the inputs itself, unchanged (a term left out there)
     reciprocal   every value inverted
     power        every value c · √expected or c · expected² (a square missing or too many)
     clamped      the expected values clamped at one constant (a clip the formula lacks)
@@ -454,6 +455,7 @@ def _same_shape(cases, names) -> Shape | None:
         _abs,
         _factor,
         _offset,
+        _input_returned,
         _functional_offset,
         _reciprocal,
         _clamped,
@@ -766,6 +768,38 @@ def _offset(cases, pairs, points, distinct, names) -> Shape | None:
         "or extra (find the term you added or left out)",
         holds=lambda e, g, r, a: _close(e + d0, g, r, a),
     )
+
+
+def _input_returned(cases, pairs, points, distinct, names) -> Shape | None:
+    """On every failing check (two or more) the value is one of the inputs itself, unchanged
+    (same shape, same numbers), where the formula changes it: a term or a factor left out on
+    those checks."""
+    import numpy as np
+
+    if len(cases) < 2:
+        return None
+    per_case = [_inputs(c[0]) for c in cases]
+    raw = [c[0].get("args", []) for c in cases]
+    n_args = min(len(a) for a in per_case)
+    for k in range(n_args):
+        ok = True
+        seen: set = set()
+        for args, r_args, (_e, g, r, a) in zip(per_case, raw, pairs):
+            x, rx = args[k], r_args[k]
+            if isinstance(rx, bool) or (isinstance(rx, dict) and rx.get("dtype") == "bool"):
+                ok = False  # a flag or a mask that reads as 0 or 1 is no value returned
+                break
+            if x is None or np.shape(x) != np.shape(g) or not _close(x, g, r, a):
+                ok = False
+                break
+            seen |= {round(float(v), 12) for v in np.ravel(x)}
+        if ok and len(seen) >= 2:  # one number returned everywhere is _constant's, not this
+            return Shape(
+                "input-returned",
+                f"on every failing check your value is {names.arg(k)} itself, unchanged, where "
+                "the formula changes it: a term or a factor your code leaves out on those checks",
+            )
+    return None
 
 
 OFFSET_COEFFICIENTS = (1.0, -1.0, 0.5, -0.5, 2.0, -2.0)
