@@ -115,7 +115,7 @@ def test_two_shares_of_the_same_entries_are_a_wrong_count_not_a_wrong_division()
         hidden.append(len(changes) > 4)
     found = shapes.find_shape(cases, ("changes",), hidden)
     assert found is not None and found.id == "count", found
-    assert "divide by the right number" in found.text and "`changes`" in found.text, found.text
+    assert "which entries count" in found.text and "`changes`" in found.text, found.text
     assert "what you divide by" not in found.text, found.text
     # a mean over the wrong count (values not shares of one input's length) keeps its line
     wrong_count = [_case([np.arange(4.0)], 1.4, 1.4 * 3 / 4, 1e-5, 1e-6)] + [

@@ -19,8 +19,8 @@ the factor or offset it found, or returns None rather than guess:
                  a length or a batch size of the inputs (sum vs mean), the number of
                  valid entries of each row of a mask, or any other constant; or times a
                  ratio of small whole numbers that changes from value to value (a count)
-    count        every value and its expected one shares of the same n entries (k / n): the
-                 division right, the entries counted not
+    count        every value and its expected one shares of the same n entries (k / n), other
+                 counts: which entries count
     offset       every value plus one constant, or plus a quantity of one input alone (its
                  sum, its mean, its entropy: a cross-entropy where a KL belongs)
     input-returned  every value one of the inputs itself, unchanged (a term left out there)
@@ -707,10 +707,9 @@ def _share_count(cases, points, names) -> Shape | None:
         if all(counts(e, n) and counts(g, n) for (e, g, _, _), n in zip(points, ns)):
             return Shape(
                 "count",
-                f"your values and the expected ones are both shares of the same entries (a "
-                f"count divided by n = {name}): you divide by the right number but count other "
-                "entries than the formula does; look at the test that decides which entries "
-                "count",
+                f"your values and the expected ones are both shares of the same n entries (a "
+                f"whole count divided by n = {name}), other counts: look at the test that "
+                "decides which entries count",
             )
     return None
 
