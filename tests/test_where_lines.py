@@ -327,3 +327,22 @@ def test_failed_gradient_checks_on_the_same_side_join_the_where_line():
     assert ids == ["where:given"], text
     failed_grad = [c for c in r.cases if c.kind == "gradient" and not c.passed]
     assert failed_grad and r.unexplained_checks == 0, text
+
+
+def test_checks_without_padding_are_localised_by_the_mask():
+    """aggregate_loss right on every padded batch and wrong on the batches whose mask holds no
+    padding (a code that reads T from the first padded position, say): the line says the
+    failed checks are those whose `mask` leaves nothing out, in the text's words (a mask's
+    True and False), never a value."""
+    a, fn = "03_sum_vs_mean", "aggregate_loss"
+    fspec = assignments.get(a).function(fn)
+    inputs = evaluate.materialize(a, fspec, seeds.course_secret(None))
+    names = evaluate._arg_names(a, fn)
+    among = sorted(set(fspec.of_kind("value") + fspec.of_kind("edge")))
+    feats = {i: where.features(fspec, i, inputs[i], names) for i in among}
+    failed = {i for i in among if feats[i].get(("masked", "mask")) is False}
+    assert failed
+    w = where.localise(fspec, among, failed, failed, inputs, names)
+    assert w is not None and w.key == ("masked", "mask"), w
+    assert "every entry of `mask` True (1)" in w.text.split("passes;")[1], w.text
+    assert "some entry of `mask` False (0)" in w.text.split("passes;")[0], w.text

@@ -109,8 +109,10 @@ def features(fspec: FunctionSpec, i: int, inp: dict, arg_names) -> dict[tuple, A
             kind = "bool" if dtype == "bool" else "int" if "int" in dtype else "float"
             out[("dtype", name)] = kind
             flat = v.get("$array", v.get("$tensor"))
-            if kind == "bool" and isinstance(flat, list) and flat:
-                # a mask: whether it leaves anything out (padding, an incorrect response)
+            mask_like = kind in ("bool", "int") and isinstance(flat, list) and flat
+            if mask_like and all(x in (0, 1) for x in flat):
+                # a mask (bool, or 0/1 integers; a float array of 0s and 1s may be data):
+                # whether it leaves anything out (padding, an incorrect response)
                 out[("masked", name)] = not all(flat)
     return out
 
@@ -144,7 +146,7 @@ def _words(key: tuple, values: tuple) -> str:
         return " or ".join(f"`{name}` {signs[v]}" for v in values)
     if what == "masked":
         return " or ".join(
-            f"some entry of `{name}` False" if v else f"every entry of `{name}` True"
+            f"some entry of `{name}` False (0)" if v else f"every entry of `{name}` True (1)"
             for v in values
         )
     if what == "size":
