@@ -185,7 +185,7 @@ def _(ns):
     return lambda lp, lq: (np.asarray(lp, float) - np.asarray(lq, float)) ** 2
 
 
-@_h(A2, "k2", "½ · |log ratio|: no square", ())
+@_h(A2, "k2", "½ · |log ratio|: no square", ("shape:power",))
 def _(ns):
     return lambda lp, lq: 0.5 * np.abs(np.asarray(lp, float) - np.asarray(lq, float))
 
@@ -571,7 +571,13 @@ def _(ns):
 
 # log p / log q is positive where p < q: a property line (added after this mistake was written and graded; labelled
 # true because the code breaks that property, measured on its outcomes)
-@_h(A1, "log_ratios", "log(p) / log(q): a ratio of logs", "property:log-ratio-sign", batch=2)
+@_h(
+    A1,
+    "log_ratios",
+    "log(p) / log(q): a ratio of logs",
+    ("property:log-ratio-sign", "shape:raised"),
+    batch=2,
+)
 def _(ns):
     return lambda p, q: [math.log(a) / math.log(b) for a, b in zip(p, q)]
 
@@ -612,7 +618,7 @@ def _(ns):
     A2,
     "monte_carlo_kl",
     "the estimator averaged over every outcome, not the samples",
-    "property:mean-of-samples",
+    ("property:mean-of-samples", "shape:raised"),
     2,
 )
 def _(ns):

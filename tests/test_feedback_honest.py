@@ -209,3 +209,35 @@ def test_the_json_a_learner_reads_holds_no_time_per_case():
     instructor = r.to_json(show_hidden=True)
     assert all("seconds" in c for c in instructor["cases"])
     assert not any(math.isnan(c["seconds"]) for c in instructor["cases"])
+
+
+def test_a_mistake_whose_words_hold_on_every_input_is_not_named_where_one_check_contradicts_it():
+    """lld_rate counting change <= -eps (eps read as a tolerance on the decrease): it agrees
+    with "compared with 0 whatever eps is" on 3 of the 4 checks where that mistake fails (a
+    coincidence of the data) and not on the 4th, and the line named it with "something else
+    differs as well". A share compared with 0 is that share on every input: the mistake is
+    marked exact, and a check where the learner's share is not the mistake's rules it out."""
+    a = "05_grpo_lld"
+    ns = reference.namespace(a, ROOT)
+    ref = ns["lld_rate"]
+
+    def lld_rate(changes, eps=0.0):
+        ref(changes, eps)
+        return float((changes <= -eps).float().mean())
+
+    r = kernel.grade_function(a, "lld_rate", lld_rate, namespace=ns, root=ROOT)
+    text = evaluate.feedback_text(r)
+    assert r.score < r.points, text
+    assert "eps-ignored" not in [d.id for d in r.diagnoses], text
+    assert "whatever eps is" not in text, text
+    (m,) = [m for m in assignments.get(a).function("lld_rate").mistakes if m.id == "eps-ignored"]
+    assert m.exact
+    # the learner who does compare with 0 is still told so
+    r0 = kernel.grade_function(
+        a,
+        "lld_rate",
+        lambda c, eps=0.0: (ref(c, eps), float((c <= 0).float().mean()))[1],
+        namespace=ns,
+        root=ROOT,
+    )
+    assert r0.diagnoses and r0.diagnoses[0].id == "eps-ignored", evaluate.feedback_text(r0)

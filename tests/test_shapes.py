@@ -99,6 +99,32 @@ def test_a_sum_over_a_count_that_changes_per_check_is_a_count_ratio():
     assert "ratio of whole numbers" in found.text and "wrong count" in found.text
 
 
+def test_two_shares_of_the_same_entries_are_a_wrong_count_not_a_wrong_division():
+    """An LLD rate counting change <= -eps where change <= eps belongs: its value and the
+    expected one are both k / n over the same n changes, so their ratio is always a ratio of
+    whole numbers, and "check what you divide by" was untrue (the division is right). The
+    line says the count is wrong instead."""
+    cases, hidden = [], []
+    for changes, want, got in (
+        ([-0.5, 0.25, 0.25, 1.0], 0.75, 0.25),
+        ([-0.25, -0.0625, 0.5], 1 / 3, 2 / 3),
+        ([0.1, -0.3, 0.2, -0.1, 0.0], 0.6, 0.4),
+        ([0.1, -0.3, 0.2, -0.1, 0.0, 0.5, -0.2], 4 / 7, 3 / 7),
+    ):
+        cases.append(_case([np.array(changes)], want, got, rtol=1e-5, atol=1e-6))
+        hidden.append(len(changes) > 4)
+    found = shapes.find_shape(cases, ("changes",), hidden)
+    assert found is not None and found.id == "count", found
+    assert "which entries count" in found.text and "`changes`" in found.text, found.text
+    assert "what you divide by" not in found.text, found.text
+    # a mean over the wrong count (values not shares of one input's length) keeps its line
+    wrong_count = [_case([np.arange(4.0)], 1.4, 1.4 * 3 / 4, 1e-5, 1e-6)] + [
+        _case([np.arange(6.0)], 2.2, 2.2 * k / 6, 1e-5, 1e-6) for k in (1, 5)
+    ]
+    other = shapes.find_shape(wrong_count, ("x",), [False, True, True])
+    assert other is None or other.id != "count", other
+
+
 def test_count_ratios_on_hand_written_checks_only_are_no_evidence():
     """1 + p where 1 − p belongs, with p = 0.5 and −0.5 written by hand, gives the ratios 3 and
     1 / 3: whole numbers by coincidence, not a count. Nothing is named."""
@@ -407,3 +433,118 @@ def test_numbers_the_learner_returned_on_generated_cases_are_not_shown(got, numb
     s = _hidden([_case([A], A, got(A)), _case([B], B, got(B))])
     assert s is not None and s.id in ("factor", "offset", "constant")
     assert number not in s.text and number in s.detail
+
+
+def test_a_missing_square_is_named_as_a_power():
+    """k2 written ½ · |log ratio| (no square): every value is (1/√2) · √expected, a relation no
+    other shape names (its 12 failed checks were "Not recognised"). The line says a square is
+    missing; it needs three distinct sizes (two points fit any power), and a passing check
+    that contradicts it (a value right where the power would move it) silences it."""
+    d = [np.array([1.6, 0.6]), np.array([0.3, 2.0, 4.0]), np.array([0.05, 49.0])]
+    cases = [_case([x], 0.5 * x**2, 0.5 * x, rtol=1e-7, atol=1e-9) for x in d]
+    found = _find(cases)
+    assert found is not None and found.id == "power", found
+    assert "squares something your code does not" in found.text
+    squared = [_case([x], 0.5 * x, 0.25 * x**2, rtol=1e-7, atol=1e-9) for x in d]
+    found = _find(squared)
+    assert found is not None and found.id == "power" and "expected²" in found.text, found
+    two = [_case([np.array([1.6, 0.6])], 0.5 * d[0] ** 2, 0.5 * d[0], 1e-7, 1e-9)]
+    assert _find(two) is None or _find(two).id != "power"
+    passing = [_case([np.array([3.0])], 4.5, 4.5, 1e-7, 1e-9)]  # right at e = 4.5, not c · √4.5
+    found = shapes.find_shape(cases, (), (), passing)
+    assert found is None or found.id != "power", found
+
+
+def test_a_cross_entropy_where_a_kl_belongs_is_an_offset_by_the_entropy():
+    """forward_kl returning −Σ p log q (the cross-entropy): every value is the KL plus the
+    entropy of p, an amount that changes with p; no constant offset, factor or other shape
+    holds, and 2.27 of its 3 points were "Not recognised" (only the check with p = q broke the
+    stated KL(p‖p) = 0). The line names the entropy of the first argument."""
+    rows = [([0.2, 0.8], [0.5, 0.5]), ([0.1, 0.6, 0.3], [0.3, 0.3, 0.4]), ([0.7, 0.3], [0.1, 0.9])]
+    cases = []
+    for p, q in rows:
+        p, q = np.array(p), np.array(q)
+        kl = float(np.sum(p * np.log(p / q)))
+        ce = float(-np.sum(p * np.log(q)))
+        cases.append(_case([p, q], kl, ce, rtol=1e-7, atol=1e-9))
+    found = _find(cases, ("p", "q"))
+    assert found is not None and found.id == "offset", found
+    assert "entropy" in found.text and "`p`" in found.text and "cross-entropy" in found.text
+    # a passing check where the entropy is not 0 (its value right) contradicts it
+    p, q = np.array([0.5, 0.5]), np.array([0.4, 0.6])
+    kl = float(np.sum(p * np.log(p / q)))
+    passing = [_case([p, q], kl, kl, rtol=1e-7, atol=1e-9)]
+    found = shapes.find_shape(cases, ("p", "q"), (), passing)
+    assert found is None or "entropy" not in found.text, found
+
+
+def test_an_offset_by_an_inputs_sum_is_named_and_one_value_of_it_is_not_enough():
+    """Every value the expected one minus the sum of the first input: named as a term in that
+    input alone. When the sum is the same on every failing check, it is a constant offset (its
+    own line), not this one."""
+    xs = [np.array([1.0, 2.0]), np.array([0.5, -3.0, 4.0]), np.array([2.5])]
+    cases = [_case([x], float(np.prod(x)), float(np.prod(x) - x.sum()), 1e-7, 1e-9) for x in xs]
+    found = _find(cases, ("x",))
+    assert found is not None and found.id == "offset", found
+    assert "minus the sum of `x`" in found.text, found.text
+    same = [
+        _case([x], float(np.prod(x)), float(np.prod(x) - 3.0), 1e-7, 1e-9)
+        for x in (np.array([1.0, 2.0]), np.array([3.0]), np.array([-1.0, 4.0]))
+    ]
+    found = _find(same, ("x",))
+    assert found is None or "sum of" not in found.text, found
+
+
+def test_a_constant_factor_owns_the_gradient_checks_it_scales_alike():
+    """nll_on_correct returning twice the mean: its gradient is twice the expected one too.
+    The gradient checks were a second line, "differs … as your values do", with part of the
+    cost of one cause; the factor line owns them and says so."""
+    a = "07_beyond_nthr"
+    ns = reference.namespace(a, ROOT)
+    ref = ns["nll_on_correct"]
+
+    def nll_on_correct(*args, **kwargs):
+        return 2 * ref(*args, **kwargs)
+
+    r = kernel.grade_function(a, "nll_on_correct", nll_on_correct, namespace=ns, root=ROOT)
+    text = evaluate.feedback_text(r)
+    assert [d.id for d in r.diagnoses] == ["shape:factor"], text
+    assert "gradient" in r.diagnoses[0].text and r.unexplained_checks == 0, text
+    assert any(c.kind == "gradient" and not c.passed for c in r.cases), text
+
+
+def test_an_input_returned_unchanged_on_every_failing_check_is_named():
+    """shaped_reward clamping the mean log ratio at 0: wherever the mean is negative the value
+    is base_reward itself, the penalty left out (its loss was "Not recognised"). A flag or a
+    mask whose True reads as 1, and one number returned on every failing check, are not this
+    line (a coincidence and a constant)."""
+    cases = [
+        _case(
+            [b, np.array([-2.0, -4.0]), np.array([-1.0, -1.0 - d]), 0.5], b + d / 2, b, 1e-7, 1e-9
+        )
+        for b, d in ((0.0, 1.0), (1.0, 0.5), (-0.5, 2.0))
+    ]
+    found = _find(cases, ("base_reward", "policy_logps", "reference_logps", "beta"))
+    assert found is not None and found.id == "input-returned", found
+    assert "`base_reward` itself" in found.text, found.text
+    flags = [
+        (
+            {"args": [True, 0.3], "kwargs": {"$dict": {}}},
+            {"value": -1.0},
+            {"value": 1.0},
+            1e-7,
+            1e-9,
+        ),
+        (
+            {"args": [True, 0.7], "kwargs": {"$dict": {}}},
+            {"value": -1.0},
+            {"value": 1.0},
+            1e-7,
+            1e-9,
+        ),
+    ]
+    found = _find(flags, ("is_final", "x"))
+    assert found is None or found.id != "input-returned", found
+    same = [_case([2.0, float(x)], float(x), 2.0, 1e-7, 1e-9) for x in (1.0, 3.0)]
+    found = _find(same, ("a", "b"))
+    assert found is None or found.id != "input-returned", found

@@ -133,3 +133,73 @@ def test_the_checks_a_shape_leaves_over_may_carry_a_property_line():
     lost = sum(k.points - k.score for k in r.kinds if k.kind == "gradient")
     assert line.points == pytest.approx(lost), text
     assert r.unexplained_checks == 0, text
+
+
+def test_k1_as_a_ratio_of_logs_is_told_its_sign_rule():
+    """k1 written logp / ref_logp (a ratio of the logs, not their difference): no mistake or
+    shape names it; the text says k1 is the log ratio, 0 where the two are equal and of the
+    sign of logp − ref_logp elsewhere, and the ratio of two negative logs is positive."""
+    import numpy as np
+
+    r, text = _grade(
+        "02_clipped_estimators",
+        "k1",
+        lambda lp, lq: np.asarray(lp, float) / np.asarray(lq, float),
+    )
+    assert "property:k1-sign" in [d.id for d in r.diagnoses], text
+
+
+def test_thr_weights_with_a_smooth_sign_break_the_stated_weight_values():
+    """1 + p · tanh(THR) where 1 + p · sign(THR) belongs: the weights are no longer 1, 1 + p
+    or 1 − p; the edge checks the shape line leaves are told so."""
+
+    def weights(thr, dominant, p):
+        return torch.where(dominant, 1 + p * torch.tanh(thr), torch.ones_like(thr))
+
+    r, text = _grade("07_beyond_nthr", "thr_weights", weights)
+    assert "property:thr-weight-values" in [d.id for d in r.diagnoses], text
+
+
+def test_records_whose_shaped_reward_is_not_their_own_components_break_it():
+    """A TurnReward whose shaped_reward is not task_reward − beta · mean_log_ratio of the same
+    record (or whose beta is not the beta passed in) breaks the stated record; the reference's
+    records keep it (the first test above, on every case)."""
+    a, fn = "04_rlef_turn_rewards", "turn_rewards"
+    fspec = assignments.get(a).function(fn)
+    inputs = evaluate.materialize(a, fspec, seeds.course_secret(None))
+    expected = reference_outcomes(a, fspec, inputs, ROOT)
+    kinds = [c.kind for c in fspec.cases]
+    idx = [i for i, c in enumerate(fspec.cases) if c.kind == "value"]
+    assert not stated.broken_on(a, fn, idx, inputs, expected, kinds)
+    bent = []
+    for o in expected:
+        if "value" not in o:
+            bent.append(o)
+            continue
+        recs = [
+            {**rec, "fields": {**rec["fields"], "shaped_reward": rec["fields"]["task_reward"]}}
+            for rec in o["value"]
+        ]
+        bent.append({"value": recs})
+    found = stated.broken_on(a, fn, idx, inputs, bent, kinds)
+    assert [p.name for p, _ in found] == ["record-components"], found
+    (_, hit) = found[0]
+    # broken exactly where some record has a reference term to leave out
+    assert hit and hit <= set(idx)
+
+
+def test_a_task_reward_outside_the_stated_four_values_breaks_it():
+    """04's TurnReward says r_t is +1, −1, −0.2 or 0: a value of 0.5 (a partial reward for the
+    public tests) breaks it; −0.2 where −1 belongs does not (it is one of the four: the
+    property says nothing there, rather than something untrue)."""
+    a, fn = "04_rlef_turn_rewards", "task_reward"
+    fspec = assignments.get(a).function(fn)
+    inputs = evaluate.materialize(a, fspec, seeds.course_secret(None))
+    kinds = [c.kind for c in fspec.cases]
+    idx = [i for i, c in enumerate(fspec.cases) if c.kind == "value"]
+    half = [{"value": 0.5}] * len(inputs)
+    assert [p.name for p, _ in stated.broken_on(a, fn, idx, inputs, half, kinds)] == [
+        "task-reward-values"
+    ]
+    other = [{"value": -0.2}] * len(inputs)
+    assert not stated.broken_on(a, fn, idx, inputs, other, kinds)

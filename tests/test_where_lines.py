@@ -57,6 +57,8 @@ FUNCTIONS = [
     ("07_beyond_nthr", "clipped_surrogate"),
     ("01_exact_kl", "forward_kl"),
     ("03_sum_vs_mean", "masked_mean"),
+    ("04_rlef_turn_rewards", "task_reward"),
+    ("05_grpo_lld", "lld_rate"),
 ]
 
 
@@ -85,7 +87,21 @@ def test_a_where_line_is_true_of_every_check_it_speaks_of(assignment, function):
             continue
         seen += 1
         assert w.cases == frozenset(todo)
-        assert w.key[0] in ("mode", "fn", "given", "rule", "type", "dtype", "size")
+        assert w.key[0] in (
+            "mode",
+            "fn",
+            "flag",
+            "given",
+            "sign",
+            "masked",
+            "rule",
+            "type",
+            "dtype",
+            "size",
+        )
+        if w.key[0] == "sign":  # one sign, every check of it failed: a clean split
+            assert len(w.wrong) == 1, w.text
+            assert all(i in failed for i in among if key_value(feats[i], w) in w.wrong), w.text
         if w.key[0] == "size":  # small inputs right, larger ones wrong; sizes of shown checks
             assert min(w.wrong) > max(w.right), w.text
             for v in w.right:
@@ -162,3 +178,171 @@ def test_a_string_only_generated_cases_hold_is_never_named_as_a_mode():
     assert generated and r.score < r.points, text  # the learner fails the generated checks
     assert "`response` =" not in text, text
     assert "Attempt " not in text, text
+
+
+def test_a_flag_argument_splits_right_from_wrong():
+    """task_reward giving the final turn's failing valid code -0.2 (the non-final reward)
+    instead of -1: no mistake, shape or property named it ("Not recognised: 6 failed checks");
+    every check with `is_final` = False passes and every failed one has it True, and a flag's
+    value is the text's own word, so the line says so."""
+    a = "04_rlef_turn_rewards"
+    ns = reference.namespace(a, ROOT)
+    ref = ns["task_reward"]
+
+    def task_reward(turn, is_final):
+        out = ref(turn, is_final)
+        if is_final and out == -1.0 and ns["extract_code"](turn.response) is not None:
+            return -0.2
+        return out
+
+    r = kernel.grade_function(a, "task_reward", task_reward, namespace=ns, root=ROOT)
+    text = evaluate.feedback_text(r)
+    lines = [d for d in r.diagnoses if d.kind == "where"]
+    assert [d.id for d in lines] == ["where:flag"], text
+    assert "every check with `is_final` = False passes" in lines[0].text, text
+    assert "have `is_final` = True" in lines[0].text, text
+
+
+def test_a_sign_is_named_only_where_it_splits_the_checks_cleanly():
+    """clipped_surrogate resolving its default with `eps_high or eps_low` treats an explicit
+    eps_high = 0 (the text allows it) like None: only the check with eps_high = 0 fails, and
+    every check with eps_high > 0 passes, so the line names the sign. A data input whose sign
+    only happens to line up with some failures (some of each sign failing) is never named:
+    the localisation test above checks every sign line it gives is a clean split."""
+    a = "07_beyond_nthr"
+    ns = reference.namespace(a, ROOT)
+    ref = ns["clipped_surrogate"]
+
+    def clipped_surrogate(
+        logp, logp_old, advantages, mask, eps_low=0.2, eps_high=None, mode="token-mean"
+    ):
+        return ref(logp, logp_old, advantages, mask, eps_low, eps_high or eps_low, mode)
+
+    r = kernel.grade_function(a, "clipped_surrogate", clipped_surrogate, namespace=ns, root=ROOT)
+    text = evaluate.feedback_text(r)
+    lines = [d for d in r.diagnoses if d.kind == "where"]
+    assert [d.id for d in lines] == ["where:sign"], text
+    assert "every check with `eps_high` > 0 passes" in lines[0].text, text
+    assert "`eps_high` = 0" in lines[0].text, text
+
+
+def _turn_rewards_with(change):
+    a = "04_rlef_turn_rewards"
+    ns = reference.namespace(a, ROOT)
+    ref = ns["turn_rewards"]
+
+    def turn_rewards(turns, beta=0.05, max_turns=3):
+        out = ref(turns, beta, max_turns)
+        return [change(r, k == len(out) - 1) for k, r in enumerate(out)]
+
+    r = kernel.grade_function(a, "turn_rewards", turn_rewards, namespace=ns, root=ROOT)
+    return r, evaluate.feedback_text(r)
+
+
+def _part_claims_hold(r, line):
+    """Every part the line calls right is right on every check that returns a value."""
+    right = line.text.split(" right on every check")[0]
+    for c in r.cases:
+        if c.kind not in ("value", "edge") or "value" not in c.expected:
+            continue
+        for e, g in zip(c.expected["value"], c.got.get("value") or []):
+            for f, v in e["fields"].items():
+                if f"`{f}`" in right and f"`{f}` of" not in right:
+                    assert v == pytest.approx(g["fields"][f], rel=1e-4, abs=1e-6), (c.id, f)
+
+
+def test_a_wrong_field_of_a_record_is_localised_to_that_field():
+    """turn_rewards storing beta · mean in the record's mean_log_ratio field (the shaped reward
+    still right): 21 failed checks were "Not recognised" though only one field is wrong on
+    every one of them. The line names that field, and the fields that are right."""
+    import dataclasses
+
+    r, text = _turn_rewards_with(
+        lambda rec, last: dataclasses.replace(rec, mean_log_ratio=rec.beta * rec.mean_log_ratio)
+    )
+    lines = [d for d in r.diagnoses if d.kind == "where"]
+    assert [d.id for d in lines] == ["where:part"], text
+    right, _, wrong = lines[0].text.partition("right on every check")
+    assert "`mean_log_ratio`" in wrong and "`mean_log_ratio`" not in right, text
+    assert "`shaped_reward`" in right and "`task_reward`" in right, text
+    _part_claims_hold(r, lines[0])
+
+
+def test_a_wrong_item_place_is_localised_to_the_items_before_the_last():
+    """turn_rewards applying the KL penalty on the final turn only: the last record is right,
+    and every record before it has the wrong shaped_reward; the line says so (it said only
+    that one-turn episodes pass)."""
+    import dataclasses
+
+    r, text = _turn_rewards_with(
+        lambda rec, last: rec if last else dataclasses.replace(rec, shaped_reward=rec.task_reward)
+    )
+    lines = [d for d in r.diagnoses if d.kind == "where"]
+    assert [d.id for d in lines] == ["where:part"], text
+    right, _, wrong = lines[0].text.partition("right on every check")
+    assert "`shaped_reward` of every item before the last" in wrong, text
+    assert "`shaped_reward` of the last item" in right, text
+    _part_claims_hold(r, lines[0])
+
+
+def test_no_part_is_called_right_when_it_fails_somewhere():
+    """Every field wrong on some check (the whole record scaled): no part line."""
+    import dataclasses
+
+    r, text = _turn_rewards_with(
+        lambda rec, last: dataclasses.replace(
+            rec,
+            task_reward=2 * rec.task_reward,
+            mean_log_ratio=2 * rec.mean_log_ratio,
+            beta=2 * rec.beta,
+            shaped_reward=2 * rec.shaped_reward,
+        )
+    )
+    assert "where:part" not in [d.id for d in r.diagnoses], text
+
+
+def test_failed_gradient_checks_on_the_same_side_join_the_where_line():
+    """clipped_surrogate falling back to eps_high = 0.28 (DAPO's clip-higher) when eps_high is
+    None: the value checks and the gradient checks that leave eps_high to its default fail,
+    and every check that gives it passes. The gradient checks had a line of their own,
+    "differs … as your values do", which names no cause; they fall on the same side, so the
+    where line owns them (one place, one line)."""
+    a = "07_beyond_nthr"
+    ns = reference.namespace(a, ROOT)
+    ref = ns["clipped_surrogate"]
+
+    def clipped_surrogate(
+        logp, logp_old, advantages, mask, eps_low=0.2, eps_high=None, mode="token-mean"
+    ):
+        return ref(
+            logp, logp_old, advantages, mask, eps_low, 0.28 if eps_high is None else eps_high, mode
+        )
+
+    r, text = (
+        kernel.grade_function(a, "clipped_surrogate", clipped_surrogate, namespace=ns, root=ROOT),
+        None,
+    )
+    text = evaluate.feedback_text(r)
+    ids = [d.id for d in r.diagnoses]
+    assert ids == ["where:given"], text
+    failed_grad = [c for c in r.cases if c.kind == "gradient" and not c.passed]
+    assert failed_grad and r.unexplained_checks == 0, text
+
+
+def test_checks_without_padding_are_localised_by_the_mask():
+    """aggregate_loss right on every padded batch and wrong on the batches whose mask holds no
+    padding (a code that reads T from the first padded position, say): the line says the
+    failed checks are those whose `mask` leaves nothing out, in the text's words (a mask's
+    True and False), never a value."""
+    a, fn = "03_sum_vs_mean", "aggregate_loss"
+    fspec = assignments.get(a).function(fn)
+    inputs = evaluate.materialize(a, fspec, seeds.course_secret(None))
+    names = evaluate._arg_names(a, fn)
+    among = sorted(set(fspec.of_kind("value") + fspec.of_kind("edge")))
+    feats = {i: where.features(fspec, i, inputs[i], names) for i in among}
+    failed = {i for i in among if feats[i].get(("masked", "mask")) is False}
+    assert failed
+    w = where.localise(fspec, among, failed, failed, inputs, names)
+    assert w is not None and w.key == ("masked", "mask"), w
+    assert "every entry of `mask` True (1)" in w.text.split("passes;")[1], w.text
+    assert "some entry of `mask` False (0)" in w.text.split("passes;")[0], w.text

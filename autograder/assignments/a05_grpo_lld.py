@@ -899,6 +899,7 @@ LLD_RATE = FunctionSpec(
             "eps-ignored",
             "you compared with 0 whatever eps is; use the eps argument",
             formula=lambda c, e: int((c <= 0).sum()) / c.numel(),
+            exact=True,  # a share compared with 0 is that share on every input, or it is not
             source="arXiv 2505.18830 (Deng et al.) Def. 4.1: the threshold ε is a parameter of the definition",
         ),
         Mistake(

@@ -282,6 +282,12 @@ class Mistake:
     # the feedback names the bound the learner used and the mistake is recognised at any bound.
     bound: float | None = None
     bound_of: str = ""  # a key of BOUND_INVERSES
+    # The diagnosis says what the code returns on *every* input (an argument compared with a
+    # fixed constant whatever its value: "you compared with 0 whatever eps is"), which leaves
+    # no room for "something else differs as well" on the checks the mistake fails: a check
+    # where the learner's outcome is not the mistake's contradicts the words. Such a mistake
+    # is named only where the learner reproduces it on every check it fails.
+    exact: bool = False
 
     def __post_init__(self) -> None:
         given = [x for x in (self.build, self.formula, self.unchecked or None) if x is not None]

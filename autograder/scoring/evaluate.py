@@ -514,6 +514,8 @@ def _match(
             agree |= {i for i in m_failed if same_flow(i, mo)}
             own = len(agree) / len(m_failed)
             explained = len(agree & judged) / len(judged)
+            if m.exact and own < 1.0:
+                continue  # its words hold on every input or not at all (Mistake.exact)
             if loose:  # the mistake's own failures, nearly all reproduced; the rest is "else"
                 if not (own == 1.0 and explained > 0 or own >= 0.75 and explained >= 0.2):
                     continue
@@ -942,7 +944,17 @@ def explain(
             if wider is not None and wider.id == found.id:
                 found, value_failed = wider, both
         if found is not None:
-            first = [line("shape:" + found.id, found.text, "shape", value_failed, found.detail)]
+            # a value times one constant (or negated) has its gradient times that constant:
+            # the failed gradient checks that show exactly that are the same cause's
+            scaled = _gradients_alike(fspec, found, sorted(failed), expected, got)
+            text, detail = found.text, found.detail
+            if scaled:
+                also = (
+                    f" Your gradient is the expected one changed the same way on {len(scaled)} "
+                    f"gradient check{'s' if len(scaled) > 1 else ''}: the same cause."
+                )
+                text, detail = text + also, (detail + also if detail else "")
+            first = [line("shape:" + found.id, text, "shape", set(value_failed) | scaled, detail)]
     if concept_failed and not first and close is not None:
         # some failures are near misses and nothing names the others: the near ones at least,
         # and which checks are further off (a case id is public)
@@ -974,8 +986,15 @@ def explain(
         if entries is not None:
             first = [line("shape:" + entries.id, entries.text, "shape", value_failed)]
     if concept_failed and not first:
-        # nothing catalogued and no shape: which property the text states the outcomes break
-        first = _stated_lines(assignment, fspec, sorted(concept_failed), inputs, got, line)
+        # nothing catalogued and no shape: the part of the result every failure lies in, when
+        # one does (the more specific), else which property the text states the outcomes break
+        among = sorted(set(fspec.of_kind("value") + fspec.of_kind("edge")))
+        todo = concept_failed & set(among)
+        part = where.parts(fspec, among, failed, todo, expected, got) if todo else None
+        if part is not None and part.cases == todo:
+            first = [line(part.id, part.text, "where", part.cases)]
+        else:
+            first = _stated_lines(assignment, fspec, sorted(concept_failed), inputs, got, line)
     elif concept_failed and len(first) == 1:
         # one line explains some of the failures: a stated property may explain the rest
         rest = concept_failed - first[0][1]
@@ -1007,11 +1026,32 @@ def explain(
     among = sorted(set(fspec.of_kind("value") + fspec.of_kind("edge")))
     rest = (concept_failed & set(among)) - explained
     if rest and len(first) + bool(grad_failed) + len(second) < 3:
-        found_where = where.localise(
-            fspec, among, failed, rest, inputs, arg_names, after=bool(first)
-        )
+        # which part of the result is wrong (a field, the last item), else which checks: the
+        # failed gradient checks with them when they fall on the same side (one place, one
+        # line), else without them
+        with_grad = sorted(set(among) | set(fspec.of_kind("gradient")))
+        found_where = where.parts(fspec, among, failed, rest, expected, got, after=bool(first))
+        if found_where is None and grad_failed:
+            found_where = where.localise(
+                fspec, with_grad, failed, rest | set(grad_failed), inputs, arg_names, bool(first)
+            )
+        if found_where is None:
+            found_where = where.localise(
+                fspec, among, failed, rest, inputs, arg_names, after=bool(first)
+            )
         if found_where is not None:
             first.append(line(found_where.id, found_where.text, "where", found_where.cases))
+            grad_failed = [i for i in grad_failed if i not in found_where.cases]
+    # failed checks still left on which the code raised where a value belongs: what the code
+    # does there (not why), after every line that says more, where there is room
+    left = (concept_failed & set(among)) - set().union(set(), *(idx for _, idx in first))
+    raised_left = sorted(i for i in left if "raised" in got[i] and "raised" not in expected[i])
+    if (
+        raised_left
+        and len({got[i]["raised"] for i in raised_left}) == 1
+        and len(first) + bool(grad_failed) + len(second) < 3
+    ):
+        first.append(_raised_some(fspec, raised_left, got, tainted, bool(first), line))
     if grad_failed:  # after the lines named from the values, whatever it costs
         values_right = not failed & set(fspec.of_kind("value") + fspec.of_kind("edge"))
         text, cause = gradient_text(fspec, grad_failed, expected, got, values_right, tainted)
@@ -1019,6 +1059,65 @@ def explain(
             line("gradient" if cause else GRADIENT_WITH_VALUES, text, "shape", grad_failed)
         )
     return (first + second)[:3]
+
+
+def _raised_some(fspec: FunctionSpec, idx: list[int], got, tainted, after: bool, line):
+    """The line for failed checks on which the code raised one exception where a value
+    belongs: its type (a name the learner's code chose only when every such check is fixed),
+    how many, and which of them the notebook shows."""
+    hidden = [fspec.cases[i].hidden or bool(tainted and tainted[i]) for i in idx]
+    name = shapes.exception_name(got[idx[0]]["raised"], any(hidden))
+    shown = [fspec.cases[i].id for i, h in zip(idx, hidden) if not h][:3]
+    where = f" (among them {', '.join(shown)})" if shown else ""
+    n = len(idx)
+    some = "other " if after else ""
+    text = (
+        f"your function raised {name} on {n} {some}valid input{'s' if n > 1 else ''} where a "
+        f"value belongs{where}: valid inputs must give a value, so find the check or the line "
+        "that stops them"
+    )
+    return line("shape:raised", text, "shape", idx)
+
+
+def _gradients_alike(fspec: FunctionSpec, found, idx, expected, got) -> set[int]:
+    """The failed gradient checks of ``idx`` on which every gradient is the expected one changed
+    as the shape ``found`` changes the values, when that shape is linear (a constant factor, a
+    flipped sign): each input's gradient then changes the same way. Empty otherwise."""
+    from autograder.cases.compare import numeric
+
+    if found.id not in ("factor", "sign") or found.holds is None:
+        return set()
+    import numpy as np
+
+    out = set()
+    for i in idx:
+        if fspec.cases[i].kind != "gradient" or "value" not in got[i]:
+            continue
+        e_all, g_all = _gradient_entries(expected[i]), _gradient_entries(got[i])
+        if set(e_all) != set(g_all) or not e_all:
+            continue
+        ok, seen = True, False
+        for name, e in e_all.items():
+            g = g_all[name]
+            ne, ng = numeric(e), numeric(g)
+            if ne is None or ng is None:
+                ok = ok and e == g
+                continue
+            if ne[0] != ng[0]:
+                ok = False
+                break
+            ea, ga = np.asarray(ne[1], float), np.asarray(ng[1], float)
+            if not (np.all(np.isfinite(ea)) and np.all(np.isfinite(ga))):
+                ok = False
+                break
+            c = fspec.cases[i]
+            seen = seen or bool(np.any(np.abs(ea) > c.atol))
+            if not found.holds(ea, ga, c.rtol, c.atol):
+                ok = False
+                break
+        if ok and seen:
+            out.add(i)
+    return out
 
 
 def _stated_lines(

@@ -19,8 +19,13 @@ the factor or offset it found, or returns None rather than guess:
                  a length or a batch size of the inputs (sum vs mean), the number of
                  valid entries of each row of a mask, or any other constant; or times a
                  ratio of small whole numbers that changes from value to value (a count)
-    offset       every value plus one constant
+    count        every value and its expected one shares of the same n entries (k / n), other
+                 counts: which entries count
+    offset       every value plus one constant, or plus a quantity of one input alone (its
+                 sum, its mean, its entropy: a cross-entropy where a KL belongs)
+    input-returned  every value one of the inputs itself, unchanged (a term left out there)
     reciprocal   every value inverted
+    power        every value c · √expected or c · expected² (a square missing or too many)
     clamped      the expected values clamped at one constant (a clip the formula lacks)
     shifted      the expected values moved by one position along an axis
     permuted     the expected values in another order (reversed, or any order)
@@ -101,6 +106,7 @@ def find_shape(
         return None
     names = _Names(arg_names, [bool(h) for h in hidden] + [False] * (len(cases) - len(hidden)))
     names.passing = _passing_points(passing)
+    names.passing_cases = list(passing)
     for check in (_raised, _wrong_type, _non_finite, _shape_mismatch, _same_shape):
         found = check(cases, names)
         if found is not None:
@@ -202,6 +208,7 @@ class _Names:
         self.hidden = list(hidden)
         self.public = not any(self.hidden)  # every failing case is fixed: the notebook shows it
         self.passing: list = []  # the passing checks' values (find_shape's ``passing``)
+        self.passing_cases: list = []  # the passing checks themselves, inputs included
 
     def arg(self, k: int) -> str:
         return f"`{self.names[k]}`" if k < len(self.names) else f"argument {k + 1}"
@@ -442,7 +449,18 @@ def _same_shape(cases, names) -> Shape | None:
         return None
     informative = np.concatenate([e[np.abs(e) > max(atol, 1e-300)] for e, _, _, atol in points])
     distinct = len(np.unique(np.round(informative, 12)))
-    for check in (_constant, _sign, _abs, _factor, _offset, _reciprocal, _clamped):
+    for check in (
+        _constant,
+        _sign,
+        _abs,
+        _factor,
+        _offset,
+        _input_returned,
+        _functional_offset,
+        _reciprocal,
+        _clamped,
+        _power,
+    ):
         found = check(cases, pairs, points, distinct, names)
         if found is not None and not _contradicted(found, names):
             return found
@@ -525,7 +543,11 @@ def _factor(cases, pairs, points, distinct, names) -> Shape | None:
 
     factors = [_factor_of(e, g, r, a) for e, g, r, a in points]
     if any(c is None for c in factors):
-        return _per_row_factor(cases, pairs, names) or _count_ratio(points, names)
+        return (
+            _per_row_factor(cases, pairs, names)
+            or _share_count(cases, points, names)
+            or _count_ratio(points, names)
+        )
     c0 = factors[0]
     constant = all(abs(c - c0) <= 1e-6 * abs(c0) for c in factors)
     if constant and abs(c0 - 1) < NEAR_ONE:
@@ -534,6 +556,7 @@ def _factor(cases, pairs, points, distinct, names) -> Shape | None:
         return (
             _named_length(cases, factors, names)
             or _per_row_factor(cases, pairs, names)
+            or _share_count(cases, points, names)
             or _count_ratio(points, names)
         )
     for value, label, advice in CONSTANTS:
@@ -657,6 +680,40 @@ COUNT_NUMERATOR = 256
 COUNT_RTOL = 2e-6
 
 
+def _share_count(cases, points, names) -> Shape | None:
+    """Every failing value and its expected one are shares of the same n entries (whole counts
+    k / n in [0, 1], n one length of the inputs on every check): the division is right and the
+    count is not. Said instead of :func:`_count_ratio`, whose "what you divide by" would be
+    untrue there (any two shares of n are a ratio of whole numbers apart)."""
+    import numpy as np
+
+    per_case = [_lengths(c[0], names) for c in cases]
+    if not per_case:
+        return None
+
+    def counts(x, n: float) -> bool:
+        x = np.ravel(np.asarray(x, dtype=float))
+        k = x * n
+        return bool(
+            np.all(np.isfinite(x))
+            and np.all((x >= 0) & (x <= 1))
+            and np.all(np.abs(k - np.round(k)) <= 1e-6 * max(1.0, n))
+        )
+
+    for name in per_case[0]:
+        ns = [p.get(name) for p in per_case]
+        if any(n is None or n < 2 for n in ns):
+            continue
+        if all(counts(e, n) and counts(g, n) for (e, g, _, _), n in zip(points, ns)):
+            return Shape(
+                "count",
+                f"your values and the expected ones are both shares of the same n entries (a "
+                f"whole count divided by n = {name}), other counts: look at the test that "
+                "decides which entries count",
+            )
+    return None
+
+
 def _count_ratio(points, names) -> Shape | None:
     """Each failing check off by its own ratio of small whole numbers, the same for all its
     differing values, not the same on every check (a constant factor is :func:`_factor`'s),
@@ -712,6 +769,115 @@ def _offset(cases, pairs, points, distinct, names) -> Shape | None:
     )
 
 
+def _input_returned(cases, pairs, points, distinct, names) -> Shape | None:
+    """On every failing check (two or more) the value is one of the inputs itself, unchanged
+    (same shape, same numbers), where the formula changes it: a term or a factor left out on
+    those checks."""
+    import numpy as np
+
+    if len(cases) < 2:
+        return None
+    per_case = [_inputs(c[0]) for c in cases]
+    raw = [c[0].get("args", []) for c in cases]
+    n_args = min(len(a) for a in per_case)
+    for k in range(n_args):
+        ok = True
+        seen: set = set()
+        for args, r_args, (_e, g, r, a) in zip(per_case, raw, pairs):
+            x, rx = args[k], r_args[k]
+            if isinstance(rx, bool) or (isinstance(rx, dict) and rx.get("dtype") == "bool"):
+                ok = False  # a flag or a mask that reads as 0 or 1 is no value returned
+                break
+            if x is None or np.shape(x) != np.shape(g) or not _close(x, g, r, a):
+                ok = False
+                break
+            seen |= {round(float(v), 12) for v in np.ravel(x)}
+        if ok and len(seen) >= 2:  # one number returned everywhere is _constant's, not this
+            return Shape(
+                "input-returned",
+                f"on every failing check your value is {names.arg(k)} itself, unchanged, where "
+                "the formula changes it: a term or a factor your code leaves out on those checks",
+            )
+    return None
+
+
+OFFSET_COEFFICIENTS = (1.0, -1.0, 0.5, -0.5, 2.0, -2.0)
+
+
+def _functionals(x) -> dict[str, float]:
+    """Named quantities of one 1-D input alone: its sum, its mean and, for a probability
+    vector (entries ≥ 0 summing to 1), its entropy."""
+    import numpy as np
+
+    out = {"the sum of": float(x.sum()), "the mean of": float(x.mean())}
+    if np.all(x >= 0) and abs(float(x.sum()) - 1.0) <= 1e-6:
+        nz = x[x > 0]
+        out["the entropy −Σ x log x of"] = float(-(nz * np.log(nz)).sum())
+    return out
+
+
+def _functional_offset(cases, pairs, points, distinct, names) -> Shape | None:
+    """Every value the expected one plus c · F(x), F one named quantity of one 1-D input x
+    alone (its sum, its mean, its entropy), c one of a few simple constants, F taking at
+    least two different values over the failing checks (one value is a constant offset,
+    :func:`_offset`'s); a passing check where c · F(x) is not 0 contradicts it."""
+    import numpy as np
+
+    per_case = [_inputs(c[0]) for c in cases]
+    n_args = min(len(a) for a in per_case) if per_case else 0
+    for k in range(n_args):
+        xs = [a[k] for a in per_case]
+        if any(x is None or x.ndim != 1 or x.size == 0 or not np.all(np.isfinite(x)) for x in xs):
+            continue
+        fs = [_functionals(x) for x in xs]
+        for fname in fs[0]:
+            if any(fname not in f for f in fs):
+                continue
+            vals = [f[fname] for f in fs]
+            if len({round(v, 9) for v in vals}) < 2:
+                continue
+            for c in OFFSET_COEFFICIENTS:
+                if not all(_close(e + c * v, g, r, a) for (e, g, r, a), v in zip(points, vals)):
+                    continue
+                if _offset_contradicted(names, k, fname, c):
+                    continue
+                word = "plus" if c > 0 else "minus"
+                times = "" if abs(c) == 1 else f"{abs(c):g} × "
+                text = (
+                    f"every value is the expected one {word} {times}{fname} {names.arg(k)}: a "
+                    f"term in {names.arg(k)} alone that the formula does not have, or one it "
+                    "has and your code leaves out"
+                )
+                if fname.startswith("the entropy") and abs(c) == 1:
+                    kind = "cross-entropy" if c > 0 else "KL"
+                    other = "KL" if c > 0 else "cross-entropy"
+                    text += (
+                        f" (a {kind} where the formula takes a {other}: the cross-entropy "
+                        f"−Σ p log q is the KL Σ p log(p / q) plus the entropy of p)"
+                    )
+                return Shape("offset", text)
+    return None
+
+
+def _offset_contradicted(names, k: int, fname: str, c: float) -> bool:
+    """Does a passing check hold an input k whose c · F is not 0 (its value right, not moved)?"""
+    import numpy as np
+
+    for inp, exp, _got, rtol, atol in getattr(names, "passing_cases", ()):
+        xs = _inputs(inp)
+        if k >= len(xs) or xs[k] is None or xs[k].ndim != 1 or xs[k].size == 0:
+            continue
+        if not np.all(np.isfinite(xs[k])) or "value" not in exp:
+            continue
+        f = _functionals(xs[k]).get(fname)
+        e = _array(exp["value"])
+        if f is None or e is None or not np.all(np.isfinite(e)):
+            continue
+        if not _close(e + c * f, e, rtol, atol):
+            return True
+    return False
+
+
 def _reciprocal(cases, pairs, points, distinct, names) -> Shape | None:
     import numpy as np
 
@@ -729,6 +895,61 @@ def _reciprocal(cases, pairs, points, distinct, names) -> Shape | None:
         "inside an exp or log with the wrong sign)",
         holds=lambda e, g, r, a: _close(1 / e, g, r, a),
     )
+
+
+POWERS = (
+    (
+        0.5,
+        "every value is one constant times the square root of the expected one (c · √expected): "
+        "the formula squares something your code does not (or your code takes a square root "
+        "the formula does not)",
+    ),
+    (
+        2.0,
+        "every value is one constant times the square of the expected one (c · expected²): your "
+        "code squares something the formula does not (or misses a square root the formula takes)",
+    ),
+)
+
+
+def _power(cases, pairs, points, distinct, names) -> Shape | None:
+    """Every value c · |e|^p with the expected value's sign, p = ½ or 2, one constant c: a square
+    missing or too many. Needs three distinct sizes among the expected values (two points fit
+    any power)."""
+    import numpy as np
+
+    sizes = np.concatenate([np.abs(e) for e, _, _, a in points])
+    if len(np.unique(np.round(sizes[sizes > 1e-12], 9))) < 3:
+        return None
+    for p, text in POWERS:
+        c = None
+        ok = True
+        for e, g, r, a in points:
+            nz = np.abs(e) > a
+            if np.any(np.sign(g[nz]) != np.sign(e[nz])):
+                ok = False
+                break
+            if not nz.any():
+                continue
+            if c is None:
+                k = int(np.argmax(np.abs(e)))
+                c = float(g[k] / (np.sign(e[k]) * np.abs(e[k]) ** p))
+                if not math.isfinite(c) or c == 0:
+                    ok = False
+                    break
+            if not _close(c * np.sign(e) * np.abs(e) ** p, g, r, a):
+                ok = False
+                break
+        if ok and c is not None:
+            c0 = c
+            return Shape(
+                "power",
+                text,
+                holds=lambda e, g, r, a, c0=c0, p=p: _close(
+                    c0 * np.sign(e) * np.abs(e) ** p, g, r, a
+                ),
+            )
+    return None
 
 
 def _clamped(cases, pairs, points, distinct, names) -> Shape | None:

@@ -165,6 +165,23 @@ def _variance_nonnegative(args, kwargs, value):
     return None if var is None else (math.isnan(var) or var < -ATOL)
 
 
+def _log_ratio_sampled(args, kwargs, value):
+    """k1 = logp − ref_logp, elementwise (broadcast): 0 where they are equal, the sign of
+    their difference elsewhere."""
+    lp, lq, v = _arr(args[0]), _arr(args[1]), _arr(value)
+    if lp is None or lq is None or v is None:
+        return None
+    try:
+        d = np.broadcast_to(lp - lq, v.shape)
+    except ValueError:
+        return None
+    if np.any(np.isnan(v)):
+        return True
+    got = np.where(np.abs(v) <= ATOL, 0.0, np.sign(v))
+    clear = np.abs(d) > 10 * ATOL
+    return bool(np.any((got != np.sign(d)) & (clear | (d == 0))))
+
+
 # -- 03 ------------------------------------------------------------------------------------------
 
 
@@ -225,6 +242,56 @@ def _base_when_no_drift(args, kwargs, value):
     if beta == 0 or same:
         return _off(v, base)
     return None
+
+
+# -- 04 ------------------------------------------------------------------------------------------
+
+TASK_REWARDS = (1.0, -1.0, -0.2, 0.0)
+
+
+def _fields(x):
+    """An outcome's record fields, when it is a record (decoded as a dataclass or an Obj)."""
+    if hasattr(x, "__dataclass_fields__"):
+        return {f: getattr(x, f) for f in x.__dataclass_fields__}
+    fields = getattr(x, "fields", None)
+    return dict(fields) if isinstance(fields, dict) else None
+
+
+def _task_reward_values(args, kwargs, value):
+    v = _num(value)
+    if v is None:
+        return None
+    return not any(abs(v - r) <= ATOL for r in TASK_REWARDS)
+
+
+def _records_keep_components(args, kwargs, value):
+    """Each TurnReward keeps its components: shaped_reward = task_reward − beta ·
+    mean_log_ratio of the same record, beta is the beta passed in, and task_reward is +1, −1,
+    −0.2 or 0."""
+    if not isinstance(value, (list, tuple)) or not value:
+        return None
+    beta = args[1] if len(args) > 1 else kwargs.get("beta", 0.05)
+    try:
+        beta = float(beta)
+    except (TypeError, ValueError):
+        return None
+    for rec in value:
+        f = _fields(rec)
+        if f is None or not {"task_reward", "mean_log_ratio", "beta", "shaped_reward"} <= set(f):
+            return None
+        try:
+            t, m, b, r = (
+                float(f[k]) for k in ("task_reward", "mean_log_ratio", "beta", "shaped_reward")
+            )
+        except (TypeError, ValueError):
+            return None
+        if not all(math.isfinite(x) for x in (t, m, b, r)):
+            return True
+        if _off(b, beta) or _off(r, t - b * m, abs(t) + abs(b * m)):
+            return True
+        if not any(abs(t - x) <= ATOL for x in TASK_REWARDS):
+            return True
+    return False
 
 
 # -- 05 ------------------------------------------------------------------------------------------
@@ -322,6 +389,36 @@ def _schedule_range(args, kwargs, value):
 # -- 07 ------------------------------------------------------------------------------------------
 
 
+def _thr_zero_where_no_advantage(args, kwargs, value):
+    v, adv = _arr(value), _arr(args[2]) if len(args) > 2 else None
+    if v is None or adv is None or v.shape != adv.shape:
+        return None
+    zero = adv == 0
+    if not zero.any():
+        return None
+    return bool(np.any(np.isnan(v[zero])) or np.any(np.abs(v[zero]) > ATOL))
+
+
+def _thr_weight_values(args, kwargs, value):
+    """1 + p · sign(THR) on dominant tokens, 1 elsewhere: every weight is 1, 1 + p or 1 − p,
+    and 1 on every token that is not dominant."""
+    v, dom = _arr(value), _arr(args[1]) if len(args) > 1 else None
+    p = args[2] if len(args) > 2 else kwargs.get("p")
+    if v is None or dom is None or v.shape != dom.shape or isinstance(p, bool):
+        return None
+    try:
+        p = float(p)
+    except (TypeError, ValueError):
+        return None
+    if np.any(np.isnan(v)):
+        return True
+    keep = dom.astype(bool)
+    if np.any(np.abs(v[~keep] - 1.0) > ATOL):
+        return True
+    ok = (np.abs(v - 1.0) <= ATOL) | (np.abs(v - (1 + p)) <= ATOL) | (np.abs(v - (1 - p)) <= ATOL)
+    return bool(not np.all(ok))
+
+
 def _nonnegative_scalar(args, kwargs, value):
     v = _num(value)
     return None if v is None else (math.isnan(v) or v < -ATOL)
@@ -417,6 +514,14 @@ STATED: dict[tuple[str, str], tuple[Stated, ...]] = {
     ),
     ("01_exact_kl", "forward_kl"): (Stated("kl-gibbs", *_GIBBS),),
     ("01_exact_kl", "reverse_kl"): (Stated("kl-gibbs", *_GIBBS),),
+    ("02_clipped_estimators", "k1"): (
+        Stated(
+            "k1-sign",
+            "k1 is the log ratio log π(x) − log π_ref(x): 0 where logp = ref_logp, positive "
+            "where logp is above ref_logp and negative where it is below",
+            _log_ratio_sampled,
+        ),
+    ),
     ("02_clipped_estimators", "clipped_k1"): (Stated("estimator-nonnegative", *_NONNEG_EST),),
     ("02_clipped_estimators", "k2"): (Stated("estimator-nonnegative", *_NONNEG_EST),),
     ("02_clipped_estimators", "k3"): (Stated("estimator-nonnegative", *_NONNEG_EST),),
@@ -470,6 +575,22 @@ STATED: dict[tuple[str, str], tuple[Stated, ...]] = {
             "whatever the padding holds, and token-mean and seq-mean-token-mean are means of "
             "the valid values, between the smallest and the largest of them",
             _aggregate_within_values,
+        ),
+    ),
+    ("04_rlef_turn_rewards", "task_reward"): (
+        Stated(
+            "task-reward-values",
+            "a turn's task reward r_t is one of +1, −1, −0.2 and 0",
+            _task_reward_values,
+        ),
+    ),
+    ("04_rlef_turn_rewards", "turn_rewards"): (
+        Stated(
+            "record-components",
+            "each TurnReward keeps its components: shaped_reward = task_reward − beta · "
+            "mean_log_ratio of the same record, beta is the beta passed in, and task_reward is "
+            "+1, −1, −0.2 or 0",
+            _records_keep_components,
         ),
     ),
     ("05_grpo_lld", "group_advantages"): (
@@ -529,6 +650,22 @@ STATED: dict[tuple[str, str], tuple[Stated, ...]] = {
             _schedule_range,
         ),
     ),
+    ("07_beyond_nthr", "thr_token_scores"): (
+        Stated(
+            "thr-zero-without-advantage",
+            "THR_t = A_t · Σ over correct tokens u of ⟨err_t, err_u⟩⟨h_t, h_u⟩ is 0 where the "
+            "token's advantage A_t is 0",
+            _thr_zero_where_no_advantage,
+        ),
+    ),
+    ("07_beyond_nthr", "thr_weights"): (
+        Stated(
+            "thr-weight-values",
+            "the weights are 1 + p · sign(THR) on dominant tokens and 1 elsewhere: every weight "
+            "is 1, 1 + p or 1 − p, and 1 on every token that is not dominant",
+            _thr_weight_values,
+        ),
+    ),
     ("07_beyond_nthr", "nll_on_correct"): (
         Stated("nll-nonnegative", "a negative log likelihood is ≥ 0", _nonnegative_scalar),
     ),
@@ -560,6 +697,27 @@ STATED: dict[tuple[str, str], tuple[Stated, ...]] = {
 }
 
 
+class _Rec:
+    """A record of a type the notebook defines, decoded without the notebook: its fields."""
+
+    def __init__(self, name: str, fields: dict) -> None:
+        self.name, self.fields = name, fields
+
+
+class _AnyRecord(dict):
+    """A decoding namespace in which every record type is :class:`_Rec` (a property reads
+    fields; it needs no methods of the notebook's classes)."""
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str)
+
+    def __getitem__(self, name: str):
+        return lambda **fields: _Rec(name, fields)
+
+
+_RECORDS = _AnyRecord()
+
+
 def broken_on(
     assignment: str, function: str, idx: list[int], inputs: list[dict], got: list[dict], kinds
 ) -> list[tuple[Stated, set[int]]]:
@@ -572,9 +730,9 @@ def broken_on(
             if (kinds[i] == "gradient") != prop.gradient or "value" not in got[i]:
                 continue
             try:
-                args = decode(inputs[i]["args"])
-                kwargs = decode(inputs[i]["kwargs"])
-                value = decode(got[i]["value"])
+                args = decode(inputs[i]["args"], _RECORDS)
+                kwargs = decode(inputs[i]["kwargs"], _RECORDS)
+                value = decode(got[i]["value"], _RECORDS)
                 with np.errstate(all="ignore"):
                     if prop.check(list(args), dict(kwargs), value):
                         hit.add(i)

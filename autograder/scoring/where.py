@@ -18,6 +18,7 @@ container type, a case kind or rule), never by a generated value.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,7 +26,8 @@ from autograder.cases.spec import FunctionSpec
 
 # No feature is a value of a number argument: with a handful of checks a value that happens to
 # pass would read as the cause ("every check with beta = 0.05 passes"), and a generated number
-# may not be named at all. A size is one only as "small inputs right, larger ones wrong" (see
+# may not be named at all. Its sign is one (negative, zero, positive: words of the text, not a
+# value), and so is a flag's True or False. A size is one only as "small inputs right, larger ones wrong" (see
 # localise), the sizes named being those of checks the notebook shows.
 
 _CONTAINERS = {"$array": "a numpy array", "$tensor": "a torch tensor"}
@@ -87,6 +89,11 @@ def features(fspec: FunctionSpec, i: int, inp: dict, arg_names) -> dict[tuple, A
     for name in list(arg_names) + [n for n in given if n not in arg_names]:
         v = given.get(name)
         out[("given", name)] = v is not None
+        if isinstance(v, bool):
+            out[("flag", name)] = v
+        elif isinstance(v, (int, float)) and math.isfinite(v):
+            # a number's sign only, never its value (see the note on _CONTAINERS)
+            out[("sign", name)] = "negative" if v < 0 else "zero" if v == 0 else "positive"
         if isinstance(v, str):
             out[("mode", name)] = v
         elif isinstance(v, dict) and "$fn" in v:
@@ -101,6 +108,12 @@ def features(fspec: FunctionSpec, i: int, inp: dict, arg_names) -> dict[tuple, A
             dtype = str(v.get("dtype", ""))
             kind = "bool" if dtype == "bool" else "int" if "int" in dtype else "float"
             out[("dtype", name)] = kind
+            flat = v.get("$array", v.get("$tensor"))
+            mask_like = kind in ("bool", "int") and isinstance(flat, list) and flat
+            if mask_like and all(x in (0, 1) for x in flat):
+                # a mask (bool, or 0/1 integers; a float array of 0s and 1s may be data):
+                # whether it leaves anything out (padding, an incorrect response)
+                out[("masked", name)] = not all(flat)
     return out
 
 
@@ -126,6 +139,16 @@ def _words(key: tuple, values: tuple) -> str:
     if what == "given":
         (v,) = values
         return f"`{name}` given" if v else f"`{name}` left to its default"
+    if what == "flag":
+        return " or ".join(f"`{name}` = {v}" for v in values)
+    if what == "sign":
+        signs = {"negative": "< 0", "zero": "= 0", "positive": "> 0"}
+        return " or ".join(f"`{name}` {signs[v]}" for v in values)
+    if what == "masked":
+        return " or ".join(
+            f"some entry of `{name}` False (0)" if v else f"every entry of `{name}` True (1)"
+            for v in values
+        )
     if what == "size":
         return f"`{name}` holding " + " or ".join(str(v) for v in values) + " entries"
     if what == "type":
@@ -139,7 +162,18 @@ def _words(key: tuple, values: tuple) -> str:
 
 # the order in which features are tried when several localise equally well: the text's own
 # modes and functions first, then an argument given or not, then how an input is passed
-_ORDER = {"mode": 0, "fn": 1, "given": 2, "rule": 3, "type": 4, "dtype": 5, "size": 6}
+_ORDER = {
+    "mode": 0,
+    "fn": 1,
+    "flag": 2,
+    "given": 3,
+    "sign": 4,
+    "masked": 5,
+    "rule": 6,
+    "type": 7,
+    "dtype": 8,
+    "size": 9,
+}
 
 
 def localise(
@@ -183,6 +217,11 @@ def localise(
             right = [v for v in right if any(not fspec.cases[i].hidden for i in groups[v])]
             if not right or min(wrong) <= max(right):
                 continue
+        if key[0] == "sign" and (len(wrong) != 1 or not set(groups[wrong[0]]) <= failed):
+            # a sign splits the checks cleanly or is not named: one sign on which every check
+            # fails, the others right (a data input's sign that only happens to line up with
+            # the failures, some of each sign failing, would read as the cause)
+            continue
         right_cases = [i for v in right for i in groups[v]]
         if len(right_cases) < 2 or all(fspec.cases[i].hidden for i in right_cases):
             continue
@@ -229,3 +268,164 @@ def localise(
             "your code does in that case"
         )
     return Where(key, right, wrong, frozenset(todo), text)
+
+
+# -- which part of the result ---------------------------------------------------------------------
+#
+# A result with parts (a record's fields, a list of records, a few values returned together)
+# can be right in some parts on every check and wrong only in others: "your `task_reward`,
+# `beta` and `shaped_reward` are right on every check; the failed checks differ only in
+# `mean_log_ratio`". Read from the expected and the learner's outcomes, part by part; a part's
+# name is a field name of the record the text defines or its place in the result (the last
+# item of a list, or the items before it; the first, second … value returned), never a value.
+
+_ORDINALS = ("first", "second", "third", "fourth")
+_LAST, _BEFORE = "last", "before"
+
+
+def _parts(value: Any, tuple_len: int | None) -> dict[tuple, Any] | None:
+    """The encoded ``value`` cut into named parts: {(place, field): part}, or None when it has
+    no parts this line can name. ``tuple_len``: the result is a few values returned together
+    (a list of that length on every check)."""
+    if isinstance(value, dict) and "$obj" in value:
+        return {(None, f): v for f, v in (value.get("fields") or {}).items()}
+    if not isinstance(value, list) or not value:
+        return None
+    if tuple_len is not None:
+        if len(value) != tuple_len:
+            return None
+        return {(k, None): v for k, v in enumerate(value)}
+    if not all(isinstance(v, dict) and "$obj" in v for v in value):
+        return None
+    out: dict[tuple, Any] = {}
+    for k, item in enumerate(value):
+        place = _LAST if k == len(value) - 1 else _BEFORE
+        for f, v in (item.get("fields") or {}).items():
+            out.setdefault((place, f), []).append(v)
+    return out
+
+
+def _tuple_len(expected: list[dict]) -> int | None:
+    """The length of the result when it is a few plain values returned together: a list of
+    the same length (2 to 4) of numbers or arrays on every check that returns."""
+    lens = set()
+    for e in expected:
+        v = e.get("value")
+        if "value" not in e:
+            continue
+        if not isinstance(v, list) or any(isinstance(x, (list, str, bool)) for x in v):
+            return None
+        if any(isinstance(x, dict) and "$obj" in x for x in v):
+            return None
+        lens.add(len(v))
+    if len(lens) != 1:
+        return None
+    (n,) = lens
+    return n if 2 <= n <= len(_ORDINALS) else None
+
+
+def _part_words(place, field, tuple_len) -> str:
+    if tuple_len is not None:
+        return f"the {_ORDINALS[place]} value returned"
+    if place is None:
+        return f"`{field}`"
+    where = "the last item" if place == _LAST else "every item before the last"
+    return f"`{field}` of {where}"
+
+
+def _join_words(words: list[str]) -> str:
+    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
+
+
+def parts(
+    fspec: FunctionSpec,
+    among: list[int],
+    failed: set[int],
+    todo: set[int],
+    expected: list[dict],
+    got: list[dict],
+    after: bool = False,
+) -> Where | None:
+    """Which parts of the result the failed checks ``todo`` get wrong, when some part is right
+    on every check of ``among`` that returns one (at least two, one shown in the notebook) and
+    the failed checks differ from the expected result in the other parts only. None when the
+    result has no parts, a failed check's result is not cut the same way (a list of another
+    length, an error), or no part is right everywhere."""
+    from autograder.cases.compare import same_outcome
+
+    todo = set(todo) & set(among)
+    if not todo:
+        return None
+    tl = _tuple_len([expected[i] for i in among])
+    right_on: dict[tuple, list[int]] = {}
+    wrong_on: dict[tuple, set[int]] = {}
+    for i in among:
+        if "value" not in expected[i]:
+            if i in todo:
+                return None
+            continue
+        pe = _parts(expected[i]["value"], tl)
+        pg = _parts(got[i].get("value"), tl) if "value" in got[i] else None
+        if (
+            pe is None
+            or pg is None
+            or set(pe) != set(pg)
+            or (
+                tl is None
+                and isinstance(expected[i]["value"], list)
+                and len(expected[i]["value"]) != len(got[i]["value"])
+            )
+        ):
+            if i in todo or i in failed:
+                return None
+            continue
+        c = fspec.cases[i]
+        for key, v in pe.items():
+            if same_outcome({"value": v}, {"value": pg[key]}, c.rtol, c.atol):
+                right_on.setdefault(key, []).append(i)
+            else:
+                wrong_on.setdefault(key, set()).add(i)
+    wrong = {k for k, idx in wrong_on.items() if idx & todo}
+    right = {
+        k
+        for k, idx in right_on.items()
+        if k not in wrong_on and len(idx) >= 2 and any(not fspec.cases[i].hidden for i in idx)
+    }
+    if not wrong or not right or any(not (wrong_on.get(k, set()) <= failed) for k in wrong):
+        return None
+    # every failed check of todo differs in a wrong part (a check failing for another reason,
+    # a part that is right here but wrong elsewhere, is not this line's)
+    if not all(any(i in wrong_on.get(k, ()) for k in wrong) for i in todo):
+        return None
+
+    def words(keys) -> list[str]:
+        out = []
+        fields = sorted({f for _, f in keys}, key=str)
+        for f in fields:
+            places = sorted((p for p, g in keys if g == f), key=str)
+            every = {p for p, g in (set(right_on) | set(wrong_on)) if g == f}
+            if f is not None and len(places) == len(every) and len(every) > 1:
+                out.append(f"`{f}`")
+            else:
+                out += [_part_words(p, f, tl) for p in places]
+        return out
+
+    shown = [fspec.cases[i].id for i in sorted(todo) if not fspec.cases[i].hidden][:3]
+    where = f" (among them {', '.join(shown)})" if shown else ""
+    n = len(todo)
+    checks = f"{n} failed check{'s' if n > 1 else ''}"
+    some = f"the other {checks}" if after else f"the {checks}"
+    r_words, w_words = words(right), words(wrong)
+    verb = "is" if len(r_words) == 1 else "are"
+    text = (
+        f"in your result, {_join_words(r_words)} {verb} right on every check; {some} "
+        f"differ{'s' if n == 1 else ''} only in {_join_words(w_words)}{where}: look at how your code computes "
+        f"{'that' if len(w_words) == 1 else 'those'}"
+    )
+    return Where(
+        ("part", ""),
+        tuple(sorted(map(str, right))),
+        tuple(sorted(map(str, wrong))),
+        frozenset(todo),
+        text,
+    )
