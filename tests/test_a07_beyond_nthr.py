@@ -10,8 +10,9 @@ import torch
 from conftest import ROOT
 
 from autograder.notebooks import reference
-from tiny_model import thr as tiny_thr
-from tiny_model.grpo import aggregate_loss, grpo_loss, surrogate_loss
+from tiny_model import reference as tiny_thr
+from tiny_model.grpo import surrogate_loss
+from tiny_model.reference import aggregate_loss, grpo_loss
 from tiny_model.seam import Functions
 from tiny_model.training import TrainConfig, regulariser
 
@@ -173,7 +174,7 @@ def test_surrogate_loss_through_the_seam_matches_grpo_loss_and_refuses_what_it_c
 @pytest.mark.slow
 def test_training_with_the_learners_surrogate_and_thr_scores_is_bit_identical(ns):
     """3-step runs with 07's clipped_surrogate and thr_token_scores through the seam give the
-    same histories, bit for bit, as tiny_model's own grpo_loss and thr.py, and training called
+    same histories, bit for bit, as tiny_model's own grpo_loss and reference.py, and training called
     them: a learner's slip in either would change the live run. thr_exploit at the defaults (the
     notebook's live run); grpo with clip-higher, token-mean and 2 inner steps (the clip binds)."""
     from tiny_model import train

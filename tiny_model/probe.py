@@ -38,9 +38,9 @@ from torch.func import functional_call
 from tiny_model import grpo
 from tiny_model.grpo import Groups, TokenWeights
 from tiny_model.model import TinyModel
-from tiny_model.seam import Functions
+from tiny_model.seam import Functions, reference
 from tiny_model.task import DEFAULT, SumTask
-from tiny_model.thr import NEW_METHODS, REGULARISED, THR_METHODS, nll_on_correct, smaug_floor
+from tiny_model.thr import NEW_METHODS, REGULARISED, THR_METHODS
 
 PAIRS = (("pos_only", "grpo"), ("nthr", "grpo"), ("nthr", "random")) + tuple(
     (m, "grpo") for m in NEW_METHODS
@@ -273,9 +273,9 @@ def regulariser_at_theta(
 
     logp (G, R) with gradient, mask (G, R), correct (G,)."""
     if method == "nll":
-        return config.nll_coef * nll_on_correct(logp, mask, correct)
+        return config.nll_coef * reference("nll_on_correct")(logp, mask, correct)
     seq = (logp * mask.to(logp.dtype)).sum(dim=-1)  # (G,)
-    return config.smaug_coef * smaug_floor(seq, seq.detach(), correct)
+    return config.smaug_coef * reference("smaug_floor")(seq, seq.detach(), correct)
 
 
 def one_step_changes_loop(
@@ -297,7 +297,7 @@ def one_step_changes_loop(
     task = config.task
     logits, hidden = grpo.response_forward(model, group.problems, group.responses, task=task)
     logp_tok = grpo.token_logprobs(logits, group.responses).flatten(0, 1)  # (G, 5)
-    before = grpo.sequence_logprobs(fns, logits.detach(), group.responses, group.mask)[0]  # (G,)
+    before = grpo.grouped_logprobs(fns, logits.detach(), group.responses, group.mask)[0]  # (G,)
     adv = torch.as_tensor(fns.group_advantages(group.rewards)).to(logits.device)  # (1, G)
     mask = group.mask.flatten(0, 1)  # (G, 5)
     changes: dict[str, float] = {}
@@ -318,7 +318,7 @@ def one_step_changes_loop(
                 thr_p=config.thr_p,
             )
             tok_adv = (adv.unsqueeze(-1) * tw.weights).flatten(0, 1)  # (G, 5)
-            loss, _ = grpo.grpo_loss(
+            loss, _ = reference("grpo_loss")(
                 logp_tok, logp_tok.detach(), tok_adv, mask, clip_eps=None, loss_agg=config.loss_agg
             )
             if m in REGULARISED:
@@ -337,7 +337,7 @@ def one_step_changes_loop(
                 logits_after, _ = grpo.response_forward(
                     moved, group.problems, group.responses, task=task
                 )
-                after = grpo.sequence_logprobs(fns, logits_after, group.responses, group.mask)[0]
+                after = grpo.grouped_logprobs(fns, logits_after, group.responses, group.mask)[0]
             draws.append(float(fns.likelihood_change(before, after, group.correct[0])))
         changes[m] = sum(draws) / len(draws)
         weights[m] = tw  # the last draw
@@ -435,7 +435,7 @@ def one_step_changes(
             )
             tok_adv = (adv.unsqueeze(-1) * tw.weights).flatten(0, 1)  # (G, 5)
             with torch.enable_grad():
-                loss, _ = grpo.grpo_loss(
+                loss, _ = reference("grpo_loss")(
                     leaf, leaf.detach(), tok_adv, mask, clip_eps=None, loss_agg=config.loss_agg
                 )
                 if m in REGULARISED:
@@ -455,13 +455,13 @@ def one_step_changes(
     with torch.no_grad():
         logits_after = torch.func.vmap(seq_logits)(stepped)  # (K, G, 5, V)
         k, g, r, v = logits_after.shape
-        after = grpo.sequence_logprobs(
+        after = grpo.grouped_logprobs(
             fns,
             logits_after.reshape(1, k * g, r, v),
             group.responses.expand(k, g, r).reshape(1, k * g, r),
             group.mask.expand(k, g, r).reshape(1, k * g, r),
         ).reshape(k, g)  # (K, G)
-        before = grpo.sequence_logprobs(
+        before = grpo.grouped_logprobs(
             fns, at_theta.detach().unsqueeze(0), group.responses, group.mask
         )[0]  # (G,)
     draws: dict[str, list[float]] = {m: [] for m in methods}

@@ -29,8 +29,11 @@ Signatures (the contract of CURRICULUM.md; torch tensors in and out):
                       eps_low, eps_high, mode) -> ()                       (07, optional)
 
 The 07 functions are optional: where one is None, tiny_model uses its own reference
-(tiny_model/thr.py; grpo.grpo_loss for the clipped surrogate; the same formulas), so every
-05/06 call is unchanged. Training calls all five when set; the one-step probe calls the THR
+(tiny_model/reference.py, through :func:`reference`; the same formulas), so every 05/06 call
+is unchanged. So do the loss's other graded pieces, 02's ``k3`` and 03's ``aggregate_loss``.
+reference.py is the one module of tiny_model that implements graded maths; the course form
+(``drills release --course``) leaves it out, and there :func:`reference` raises
+:class:`ReferenceMissing`, naming the function a run needs. Training calls all five when set; the one-step probe calls the THR
 pair (through grpo.token_weights) but not the three losses (probe.py uses its own, unclipped).
 """
 
@@ -108,6 +111,11 @@ class Functions:
         """A copy with some functions swapped (``fns.replace(token_scores=mine)``)."""
         return dataclasses.replace(self, **changes)
 
+    def missing(self, *names: str) -> list[str]:
+        """Those of ``names`` this object leaves unset and tiny_model's reference cannot fill
+        (the course form): a run that needs them fails with :class:`ReferenceMissing`."""
+        return [n for n in names if getattr(self, n, None) is None and not has_reference()]
+
     def require(self, *names: str) -> None:
         """Raise a ValueError naming the functions a method needs but this object lacks."""
         missing = [name for name in names if getattr(self, name) is None]
@@ -115,3 +123,48 @@ class Functions:
             raise ValueError(
                 f"this needs {', '.join(missing)} (notebook 06): pass them in Functions(...)"
             )
+
+
+REFERENCE_MODULE = "tiny_model.reference"
+NOTEBOOK_OF = {
+    **dict.fromkeys(FUNCTIONS_05, "05"),
+    **dict.fromkeys(FUNCTIONS_06, "06"),
+    **dict.fromkeys(FUNCTIONS_07, "07"),
+    "grpo_loss": "07",  # the clipped surrogate, tiny_model's signature
+    "k3": "02",
+    "aggregate_loss": "03",
+}
+
+
+class ReferenceMissing(ValueError):
+    """A run needs a graded function that neither its Functions nor this installation has."""
+
+    def __init__(self, name: str):
+        self.name = name
+        nb = NOTEBOOK_OF.get(name, "?")
+        super().__init__(
+            f"this run needs `{name}` (notebook {nb}), and this installation has no reference "
+            "for it (the course form ships none): pass your own in Functions(...)"
+        )
+
+
+def has_reference() -> bool:
+    """Does this installation hold tiny_model's reference implementations (reference.py)?"""
+    import importlib.util
+
+    return importlib.util.find_spec(REFERENCE_MODULE) is not None
+
+
+def reference(name: str) -> Callable:
+    """tiny_model's own implementation of the graded function ``name`` (reference.py), for a
+    run whose Functions leaves it unset; :class:`ReferenceMissing` where the installation has
+    none (the course form)."""
+    import importlib
+
+    try:
+        module = importlib.import_module(REFERENCE_MODULE)
+    except ModuleNotFoundError as e:
+        if e.name != REFERENCE_MODULE:
+            raise
+        raise ReferenceMissing(name) from None
+    return getattr(module, name)
