@@ -168,3 +168,30 @@ def reference(name: str) -> Callable:
             raise
         raise ReferenceMissing(name) from None
     return getattr(module, name)
+
+
+GRADED_IN = {
+    **dict.fromkeys(FUNCTIONS_05, "05_grpo_lld"),
+    **dict.fromkeys(FUNCTIONS_06, "06_nthr"),
+    **dict.fromkeys(FUNCTIONS_07, "07_beyond_nthr"),
+}
+LIVE_07 = ("thr_token_scores", "thr_weights", "clipped_surrogate")  # 07's live run: thr_explore
+
+
+def live_needs(assignment: str) -> dict[str, str]:
+    """The graded functions (name -> the notebook that grades it) the live cells of
+    ``assignment`` run the model on: 05's probe needs 05's four; 06's probe and training add
+    06's four; 07's training adds 07's THR scores, THR weights and clipped surrogate. Where
+    this installation has no reference (the course form), the loss is the learner's too: 07's
+    ``clipped_surrogate`` (the probe's step at ratio 1, where clipping never binds, is the
+    unclipped surrogate's)."""
+    names = {
+        "05_grpo_lld": FUNCTIONS_05,
+        "06_nthr": FUNCTIONS_05 + FUNCTIONS_06,
+        "07_beyond_nthr": FUNCTIONS_05 + FUNCTIONS_06 + LIVE_07,
+    }.get(assignment)
+    if names is None:
+        raise ValueError(f"{assignment!r} has no live cells on the tiny model")
+    if not has_reference() and "clipped_surrogate" not in names:
+        names = names + ("clipped_surrogate",)
+    return {n: GRADED_IN[n] for n in names}

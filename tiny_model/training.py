@@ -34,7 +34,7 @@ import torch
 from tiny_model import grpo
 from tiny_model.grpo import ALL_METHODS, LOSS_AGG_MODES, token_logprobs
 from tiny_model.model import TinyModel
-from tiny_model.seam import Functions, reference
+from tiny_model.seam import Functions, has_reference, reference
 from tiny_model.task import DEFAULT, SumTask, response_mask
 from tiny_model.thr import REGULARISED, THR_METHODS
 from tiny_model.warm import greedy_accuracy, sampled_accuracy
@@ -181,7 +181,7 @@ class TrainResult:
 LOGGED = (
     "reward_mean",  # mean reward of the sampled batch
     "zero_adv_frac",  # fraction of groups whose advantages are all 0 (all right / all wrong)
-    "kl_ref",  # mean k3 KL(pi || ref) per sampled token, before the update
+    "kl_ref",  # mean k3 KL(pi || ref) per sampled token, before the update (nan: no k3)
     "correct_logp_change",  # mean over mixed groups of the Eq. 2 change of this step's update
     "selected_frac",  # negative tokens whose weight the method changed / negative tokens
     "response_len",  # mean tokens up to and including EOS
@@ -377,6 +377,9 @@ def _train(
             raise ValueError(f"step0 must hold {', '.join(evaluated)} at eval_step 0")
         for k in evaluated:
             history[k].append(float(step0[k]))
+    # the k3 KL to the warm model, logged every step: tiny_model's reference, or where the
+    # installation has none (the course form) nan, unless the loss needs it (kl_coef > 0)
+    k3 = reference("k3") if has_reference() or config.kl_coef else None
     last = config.steps if config.stop_after is None else min(config.stop_after, config.steps)
     for step in range(last):
         idx = torch.randint(
@@ -460,7 +463,7 @@ def _train(
             for i in mixed
         ]
         m = groups.mask.float()
-        kl = float((reference("k3")(logp_old, ref_logp) * m).sum() / m.sum())
+        kl = float((k3(logp_old, ref_logp) * m).sum() / m.sum()) if k3 else float("nan")
         history["reward_mean"].append(float(groups.rewards.mean()))
         history["zero_adv_frac"].append(float((adv == 0).all(dim=1).float().mean()))
         history["kl_ref"].append(kl)
