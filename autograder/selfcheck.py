@@ -104,6 +104,15 @@ class SelfCheck:
             ) from None
         raise AssertionError(f"{call} should raise {error.__name__}; it returned {_short(got)}")
 
+    def live(self, namespace: dict, needs: dict[str, str]) -> LiveFunctions:
+        """The functions a live cell runs the tiny model on (:func:`live_functions`): this
+        notebook's from ``namespace`` (the kernel's globals()), the others' looked for beside
+        this notebook's saved file (JupyterLab) or in the working folder."""
+        saved = self._saved_notebook()
+        return live_functions(
+            self.assignment, namespace, needs, saved.parent if saved is not None else None
+        )
+
     def _saved_notebook(self) -> Path | None:
         if self._path is not None:
             return self._path

@@ -495,3 +495,89 @@ def test_every_module_the_behaviour_scan_skips_exists():
     for rel in course_release.NOT_RUN:
         path = ROOT / rel.rstrip("/")
         assert path.is_dir() if rel.endswith("/") else path.is_file(), rel
+
+
+_LIVE_RUN = """
+import json, sys
+import nbformat
+from nbclient import NotebookClient
+nb = nbformat.read(sys.argv[1], as_version=4)
+NotebookClient(nb, timeout=900, kernel_name="python3", allow_errors=True,
+               resources={"metadata": {"path": sys.argv[2]}}).execute()
+cells = []
+for c in nb.cells:
+    if c.cell_type == "code":
+        outs = c.get("outputs", [])
+        cells.append({"source": c.source, "errors": [o.get("ename") for o in outs if o.get("output_type") == "error"],
+                      "text": "".join(o.get("text", "") for o in outs if o.get("output_type") == "stream")})
+print(json.dumps(cells))
+"""
+LIVE_CELL = {
+    "05_grpo_lld": "probes = {}",
+    "06_nthr": "probe = None",
+    "07_beyond_nthr": "if EXPLORE and study",
+}
+
+
+def _pooled_rows(text: str) -> list[list[str]]:
+    """The pooled rows of each probe table printed in ``text`` (the lines after "pooled:")."""
+    tables, rows = [], None
+    for line in text.splitlines():
+        if line.strip() == "pooled:":
+            rows = []
+            tables.append(rows)
+        elif rows is not None and line.startswith("  ") and not line.startswith("  seed"):
+            rows.append(" ".join(line.split()))
+        else:
+            rows = None
+    return tables
+
+
+def _run_live(notebook_file: Path, folder: Path, unpacked: Path, home: Path) -> list[dict]:
+    env = _course_env(unpacked, home)
+    env.pop("NBGRADER_EXECUTION", None)  # the live cells run (EXPLORE)
+    p = subprocess.run(
+        [sys.executable, "-c", _LIVE_RUN, str(notebook_file), str(folder)],
+        capture_output=True, text=True, timeout=1200, cwd=folder, env=env,
+    )  # fmt: skip
+    assert p.returncode == 0, p.stderr[-3000:]
+    return json.loads(p.stdout.strip().splitlines()[-1])
+
+
+def test_live_cells_run_on_the_learners_functions_in_the_course_form(course, tmp_path):
+    """05 solved, in a learner's folder beside their solved 07 (whose clipped_surrogate is the
+    probe's loss: the course form ships no reference), run top to bottom by a kernel that has
+    only the course form's package: every cell runs without an error, and the live probe's
+    pooled rows are the shipped probe's (the reference functions), digit for digit. Then 05
+    with its stub and no 07 beside it: the live cell names both functions and why, and shows
+    the shipped probe instead, without an error. Catches a live cell that needs the answer key,
+    a gate that lets a stub through, and a live run that differs from the shipped figures."""
+    from tiny_model.pooled import shipped_probe_table
+
+    _, unpacked = course
+    a = "05_grpo_lld"
+    if a not in RELEASED:
+        pytest.skip("this course form does not hold 05")
+    work = tmp_path / "solved"
+    for nb in (a, "07_beyond_nthr"):
+        (work / nb).mkdir(parents=True)
+        solved = learner_notebook(nb, "solution", None, secret=seeds.PUBLIC_DEFAULT_SECRET)
+        (work / nb / f"{nb}.ipynb").write_text(json.dumps(solved), encoding="utf-8")
+    cells = _run_live(work / a / f"{a}.ipynb", work / a, unpacked, tmp_path)
+    errors = [(c["source"][:60], c["errors"]) for c in cells if c["errors"]]
+    assert errors == []
+    (live,) = [c for c in cells if c["source"].startswith(LIVE_CELL[a])]
+    shipped = [_pooled_rows(shipped_probe_table(a, rule))[0] for rule in ("sgd", "adam")]
+    assert _pooled_rows(live["text"]) == shipped, live["text"]
+
+    stub = tmp_path / "stub" / a
+    stub.mkdir(parents=True)
+    nb = learner_notebook(a, "stub", None, secret=seeds.PUBLIC_DEFAULT_SECRET)
+    (stub / f"{a}.ipynb").write_text(json.dumps(nb), encoding="utf-8")
+    cells = _run_live(stub / f"{a}.ipynb", stub, unpacked, tmp_path)
+    (live,) = [c for c in cells if c["source"].startswith(LIVE_CELL[a])]
+    assert live["errors"] == [], live
+    text = live["text"]
+    assert "group_advantages (notebook 05): not written yet" in text, text
+    assert "clipped_surrogate (notebook 07): your 07_beyond_nthr.ipynb was not found" in text
+    assert _pooled_rows(text) == shipped, text
