@@ -14,9 +14,10 @@ These tests build it in a scratch folder and show:
   grades there, outside any checkout.
 
 `make test` builds 01, 05 and 07 (COURSE_FAST) and compares 01's solution, stub and every
-catalogued mistake, and 05's and 07's solution, stub and first mistakes (COURSE_SLICE);
-DRILLS_COURSE_ALL=1 (or DRILLS_SWEEP=1) builds all seven and compares every catalogued mistake
-of every notebook.
+catalogued mistake, and 05's and 07's solution, stub and first mistakes (COURSE_SLICE), and
+runs 05's live cells there; DRILLS_COURSE_ALL=1 (or DRILLS_SWEEP=1) builds all seven and
+compares every catalogued mistake of every notebook; DRILLS_COURSE_LIVE_ALL=1 (or the sweep)
+runs 06's and 07's live cells too.
 """
 
 from __future__ import annotations
@@ -46,7 +47,10 @@ COURSE_FAST = ("01_exact_kl", "05_grpo_lld", "07_beyond_nthr")
 # the solution, the stub and each function's first mistake
 COURSE_SLICE = {"05_grpo_lld": 1, "07_beyond_nthr": 1}
 ALL = sweep("DRILLS_COURSE_ALL")
-CHOSEN = notebook.ASSIGNMENTS if ALL else COURSE_FAST
+# 05's live cells run in make test; DRILLS_COURSE_LIVE_ALL=1 (or the sweep) runs 06's and 07's
+# too (each solved, beside the learner's other solved notebooks: about a minute each)
+LIVE = ("05_grpo_lld",) + (("06_nthr", "07_beyond_nthr") if sweep("DRILLS_COURSE_LIVE_ALL") else ())
+CHOSEN = notebook.ASSIGNMENTS if ALL else tuple(dict.fromkeys(COURSE_FAST + LIVE))
 RELEASED = [a for a in CHOSEN if a in course_release.SUPPORTED]
 
 
@@ -544,6 +548,15 @@ def _run_live(notebook_file: Path, folder: Path, unpacked: Path, home: Path) -> 
     return json.loads(p.stdout.strip().splitlines()[-1])
 
 
+def _solved_folder(top: Path, notebooks: tuple[str, ...]) -> Path:
+    """A learner's folder with each notebook solved in its own folder (nbgrader's layout)."""
+    for nb in notebooks:
+        (top / nb).mkdir(parents=True)
+        solved = learner_notebook(nb, "solution", None, secret=seeds.PUBLIC_DEFAULT_SECRET)
+        (top / nb / f"{nb}.ipynb").write_text(json.dumps(solved), encoding="utf-8")
+    return top
+
+
 def test_live_cells_run_on_the_learners_functions_in_the_course_form(course, tmp_path):
     """05 solved, in a learner's folder beside their solved 07 (whose clipped_surrogate is the
     probe's loss: the course form ships no reference), run top to bottom by a kernel that has
@@ -558,11 +571,7 @@ def test_live_cells_run_on_the_learners_functions_in_the_course_form(course, tmp
     a = "05_grpo_lld"
     if a not in RELEASED:
         pytest.skip("this course form does not hold 05")
-    work = tmp_path / "solved"
-    for nb in (a, "07_beyond_nthr"):
-        (work / nb).mkdir(parents=True)
-        solved = learner_notebook(nb, "solution", None, secret=seeds.PUBLIC_DEFAULT_SECRET)
-        (work / nb / f"{nb}.ipynb").write_text(json.dumps(solved), encoding="utf-8")
+    work = _solved_folder(tmp_path / "solved", (a, "07_beyond_nthr"))
     cells = _run_live(work / a / f"{a}.ipynb", work / a, unpacked, tmp_path)
     errors = [(c["source"][:60], c["errors"]) for c in cells if c["errors"]]
     assert errors == []
@@ -581,3 +590,23 @@ def test_live_cells_run_on_the_learners_functions_in_the_course_form(course, tmp
     assert "group_advantages (notebook 05): not written yet" in text, text
     assert "clipped_surrogate (notebook 07): your 07_beyond_nthr.ipynb was not found" in text
     assert _pooled_rows(text) == shipped, text
+
+
+@pytest.mark.parametrize("a", [a for a in LIVE if a != "05_grpo_lld"])
+def test_06_and_07_train_live_on_the_learners_functions_in_the_course_form(course, tmp_path, a):
+    """06 or 07 solved, beside the learner's other solved notebooks of 05-07, run top to bottom
+    by a kernel with only the course form's package: no cell errs, 06's live probe prints the
+    shipped probe's pooled rows, and the live training run (06's NTHR, 07's thr_explore) is
+    told it agrees with the shipped run. Catches a live cell that still reaches for the
+    solutions or the reference, and a learner's loss that moves the training."""
+    from tiny_model.pooled import shipped_probe_table
+
+    _, unpacked = course
+    work = _solved_folder(tmp_path / "solved", ("05_grpo_lld", "06_nthr", "07_beyond_nthr"))
+    cells = _run_live(work / a / f"{a}.ipynb", work / a, unpacked, tmp_path)
+    assert [(c["source"][:60], c["errors"]) for c in cells if c["errors"]] == []
+    text = "".join(c["text"] for c in cells)
+    if a == "06_nthr":
+        (live,) = [c for c in cells if c["source"].startswith(LIVE_CELL[a])]
+        assert _pooled_rows(live["text"]) == _pooled_rows(shipped_probe_table(a)), live["text"]
+    assert "with your functions" in text and "Agrees:" in text, text[-3000:]
