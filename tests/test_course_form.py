@@ -592,7 +592,7 @@ def test_live_cells_run_on_the_learners_functions_in_the_course_form(course, tmp
     assert _pooled_rows(text) == shipped, text
 
 
-@pytest.mark.parametrize("a", [a for a in LIVE if a != "05_grpo_lld"])
+@pytest.mark.parametrize("a", ["06_nthr", "07_beyond_nthr"])
 def test_06_and_07_train_live_on_the_learners_functions_in_the_course_form(course, tmp_path, a):
     """06 or 07 solved, beside the learner's other solved notebooks of 05-07, run top to bottom
     by a kernel with only the course form's package: no cell errs, 06's live probe prints the
@@ -601,6 +601,8 @@ def test_06_and_07_train_live_on_the_learners_functions_in_the_course_form(cours
     solutions or the reference, and a learner's loss that moves the training."""
     from tiny_model.pooled import shipped_probe_table
 
+    if a not in LIVE:
+        pytest.skip(f"{a}'s live cells run with DRILLS_COURSE_LIVE_ALL=1 (about a minute)")
     _, unpacked = course
     work = _solved_folder(tmp_path / "solved", ("05_grpo_lld", "06_nthr", "07_beyond_nthr"))
     cells = _run_live(work / a / f"{a}.ipynb", work / a, unpacked, tmp_path)

@@ -86,3 +86,27 @@ def test_selfcheck_live_is_the_notebooks_entry(ns05):
 def test_the_reference_missing_error_names_the_function_and_its_notebook():
     err = seam.ReferenceMissing("clipped_surrogate")
     assert "`clipped_surrogate` (notebook 07)" in str(err) and "Functions(" in str(err)
+
+
+def test_the_shipped_probes_are_the_live_cells_runs():
+    """probe_05.json and probe_06.json, what a live cell shows where the learner's functions
+    cannot run: the settings of 05's and 06's live probes (5 seeds, 60 groups, their methods,
+    05 with both update rules), each under 1 MB. Catches a shipped file left from other
+    settings, which the learner would compare with their own run."""
+    import json
+
+    from tiny_model.pooled import SHIPPED_PROBES, shipped_probe_table
+
+    d05 = json.loads(SHIPPED_PROBES[A05].read_text())
+    d06 = json.loads(SHIPPED_PROBES["06_nthr"].read_text())
+    for data, methods in ((d05["sgd"], ["grpo", "pos_only"]), (d05["adam"], ["grpo", "pos_only"]),
+                          (d06, ["grpo", "nthr", "random"])):  # fmt: skip
+        assert data["seeds"] == [0, 1, 2, 3, 4] and data["config"]["groups"] == 60
+        assert data["config"]["methods"] == methods and data["n_groups"] == 300
+    assert (d05["sgd"]["config"]["optimizer"], d05["adam"]["config"]["optimizer"]) == (
+        "sgd",
+        "adam",
+    )
+    assert d06["config"]["optimizer"] == "adam"
+    assert all(p.stat().st_size < 1_000_000 for p in SHIPPED_PROBES.values())
+    assert "pooled:" in shipped_probe_table("06_nthr") and "sgd" in shipped_probe_table(A05, "sgd")
