@@ -121,11 +121,16 @@ def course_page(course_lab):
             browser.close()
 
 
-def _run_and_check(page, lab, rel: str) -> tuple[list[dict], str]:
+def _run_and_check(page, lab, rel: str, past_errors: bool = False) -> tuple[list[dict], str]:
+    """Open, run (a mistake's notebook: past its failing self-checks, as a learner would),
+    save, press Check my work; the inspected cells and the check's text."""
     sources = tb.code_sources(lab.root / rel)
     with tb.screenshot_on_failure(page, f"course-{rel.replace('/', '-')}"):
         tb.open_notebook(page, lab, rel, len(sources))
-        tb.run_all_cells(page, len(sources), NOTEBOOK_TIMEOUT_S)
+        if past_errors:
+            tb.run_all_past_errors(page, lab, rel, len(sources), NOTEBOOK_TIMEOUT_S)
+        else:
+            tb.run_all_cells(page, len(sources), NOTEBOOK_TIMEOUT_S)
         cells = tb.inspect_cells(page, sources)
         tb.save(page)
         text, _ = tb.check_my_work(page)
@@ -161,7 +166,7 @@ def test_check_my_work_in_the_course_form_names_the_full_forms_mistake(course_la
     if "01_exact_kl" not in CHECKED:
         pytest.skip("01 is not among the notebooks checked")
     rel = "mistake/01_exact_kl/01_exact_kl.ipynb"
-    _, text = _run_and_check(course_page, course_lab, rel)
+    _, text = _run_and_check(course_page, course_lab, rel, past_errors=True)
     full = grade_cli.check_notebook(course_lab.root / rel, "01_exact_kl")
     assert _score(text) == (full.score, full.max_score) and full.score < full.max_score, text
     named = [f for f in full.functions if f.mistake]
