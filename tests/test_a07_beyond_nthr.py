@@ -141,7 +141,7 @@ def test_nll_and_smaug_equal_tiny_models_and_the_floor_has_no_gradient_at_the_re
 
 def test_training_calls_the_learners_07_functions_through_the_seam():
     """regulariser uses Functions.nll_on_correct / smaug_floor when set (a learner's mistake then
-    shows in the live run), thr.py's reference when not."""
+    shows in the live run), reference.py's when not."""
     logp = torch.tensor([[-1.0, -2.0]])
     mask = torch.ones(1, 2, dtype=torch.bool)
     correct = torch.tensor([True])
