@@ -10,7 +10,7 @@ import torch
 from conftest import ROOT
 
 from autograder.notebooks import reference
-from tiny_model import reference as tiny_thr
+from tiny_model import reference as tiny_ref
 from tiny_model.grpo import surrogate_loss
 from tiny_model.reference import aggregate_loss, grpo_loss
 from tiny_model.seam import Functions
@@ -98,7 +98,7 @@ def test_thr_token_scores_agrees_with_a_brute_force_loop_and_tiny_model(ns):
         ]
         assert np.allclose(got.numpy(), loop, rtol=1e-4, atol=1e-4)
         scores = ns06["token_scores"](h, err, h[correct], err[correct])
-        assert torch.allclose(got, tiny_thr.thr_token_scores(scores, adv), rtol=1e-5, atol=1e-5)
+        assert torch.allclose(got, tiny_ref.thr_token_scores(scores, adv), rtol=1e-5, atol=1e-5)
 
 
 def test_thr_weights_equal_tiny_models_and_both_directions_mirror(ns):
@@ -110,7 +110,7 @@ def test_thr_weights_equal_tiny_models_and_both_directions_mirror(ns):
     dominant = torch.rand(40, generator=gen) < 0.5
     for p in (0.5, -0.5, 1.0, 0.0):
         assert torch.equal(
-            ns["thr_weights"](thr, dominant, p), tiny_thr.thr_weights(thr, dominant, p)
+            ns["thr_weights"](thr, dominant, p), tiny_ref.thr_weights(thr, dominant, p)
         )
     total = ns["thr_weights"](thr, dominant, 0.5) + ns["thr_weights"](thr, dominant, -0.5)
     assert torch.allclose(total, torch.full((40,), 2.0))
@@ -123,12 +123,12 @@ def test_nll_and_smaug_equal_tiny_models_and_the_floor_has_no_gradient_at_the_re
     logp, _, _, mask = _batch(gen, b=6)
     correct = torch.tensor([True, False, True, True, False, False])
     assert torch.allclose(
-        ns["nll_on_correct"](logp, mask, correct), tiny_thr.nll_on_correct(logp, mask, correct)
+        ns["nll_on_correct"](logp, mask, correct), tiny_ref.nll_on_correct(logp, mask, correct)
     )
     ref = torch.randn(6, generator=gen) - 3
     seq = (ref + torch.randn(6, generator=gen)).requires_grad_(True)
     assert torch.allclose(
-        ns["smaug_floor"](seq, ref, correct), tiny_thr.smaug_floor(seq, ref, correct)
+        ns["smaug_floor"](seq, ref, correct), tiny_ref.smaug_floor(seq, ref, correct)
     )
     at_ref = ref.clone().requires_grad_(True)
     floor = ns["smaug_floor"](at_ref, ref, correct)
