@@ -111,11 +111,6 @@ class Functions:
         """A copy with some functions swapped (``fns.replace(token_scores=mine)``)."""
         return dataclasses.replace(self, **changes)
 
-    def missing(self, *names: str) -> list[str]:
-        """Those of ``names`` this object leaves unset and tiny_model's reference cannot fill
-        (the course form): a run that needs them fails with :class:`ReferenceMissing`."""
-        return [n for n in names if getattr(self, n, None) is None and not has_reference()]
-
     def require(self, *names: str) -> None:
         """Raise a ValueError naming the functions a method needs but this object lacks."""
         missing = [name for name in names if getattr(self, name) is None]
