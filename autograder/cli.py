@@ -305,8 +305,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--course",
         metavar="OUT",
         help="build the course form a graded class receives into OUT: the released notebooks, "
-        "a wheel without the answer key and the values Check my work grades against "
-        "(01-04 for now); fails if the answer-key scan finds anything",
+        "a wheel without the answer key (tiny_model without its reference module, for "
+        "05-07) and the values Check my work grades against; fails if the answer-key scan "
+        "finds anything",
     )
     r.set_defaults(func=_release)
 

@@ -104,6 +104,15 @@ class SelfCheck:
             ) from None
         raise AssertionError(f"{call} should raise {error.__name__}; it returned {_short(got)}")
 
+    def live(self, namespace: dict, needs: dict[str, str]) -> LiveFunctions:
+        """The functions a live cell runs the tiny model on (:func:`live_functions`): this
+        notebook's from ``namespace`` (the kernel's globals()), the others' looked for beside
+        this notebook's saved file (JupyterLab) or in the working folder."""
+        saved = self._saved_notebook()
+        return live_functions(
+            self.assignment, namespace, needs, saved.parent if saved is not None else None
+        )
+
     def _saved_notebook(self) -> Path | None:
         if self._path is not None:
             return self._path
@@ -192,3 +201,135 @@ def _args(args: tuple, kwargs: dict) -> str:
     return ", ".join(
         [_short(a, 60) for a in args] + [f"{k}={_short(v, 40)}" for k, v in kwargs.items()]
     )
+
+
+# -- live cells on the learner's own functions --------------------------------------------------
+
+
+class LiveFunctions:
+    """The graded functions a live cell runs (a tiny-model probe or training), and what stops
+    it: each function is the learner's own (this notebook's, or in the course form another of
+    their notebooks'), or in the full form another notebook's reference; each of the learner's
+    is first run on its function's value cases of the public draw (those `drills check` grades
+    against). ``problems``: one sentence per function that is missing, not written yet, or
+    gives another value; empty when the cell can run."""
+
+    def __init__(self, functions: dict[str, Any], problems: list[str], sources: dict[str, str]):
+        self.functions = functions  # name -> callable (those found)
+        self.problems = problems
+        self.sources = sources  # name -> where it came from, in words
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+    def say(self, instead: str = "the shipped result") -> str:
+        """What a live cell prints when it cannot run: which functions, why, and what it shows."""
+        if self.ok:
+            return "Your functions drive the model: " + ", ".join(
+                f"{n} ({self.sources[n]})" for n in self.functions
+            )
+        return (
+            "This cell runs the model on your functions; it cannot yet, so it shows "
+            f"{instead} instead:\n" + "\n".join(f"  - {p}" for p in self.problems)
+        )
+
+
+def live_functions(
+    assignment: str, namespace: dict, needs: dict[str, str], where: Path | None = None
+) -> LiveFunctions:
+    """The functions ``needs`` names (name -> the assignment that grades it) for a live cell of
+    ``assignment``, whose kernel globals are ``namespace``: this notebook's own from
+    ``namespace``; another notebook's from the reference solutions in the full form, and in
+    the course form (no solutions) from the learner's own notebook of that assignment, looked
+    for beside this one (``where``, default the working folder: ``<where>/<id>.ipynb``,
+    ``<where>/../<id>/<id>.ipynb``, ``<where>/<id>/<id>.ipynb``). Every function that is the
+    learner's is checked on its value cases (:func:`function_problem`)."""
+    from autograder.notebooks import course_values, reference
+
+    course = course_values.active()
+    found: dict[str, Any] = {}
+    problems: list[str] = []
+    sources: dict[str, str] = {}
+    others: dict[str, dict | str] = {}  # assignment -> namespace, or why there is none
+    for name, owner in needs.items():
+        if owner == assignment:
+            fn, source = namespace.get(name), "yours, this notebook"
+        elif not course:
+            found[name] = reference.namespace(owner)[name]
+            sources[name] = f"the reference of notebook {owner[:2]}"
+            continue
+        else:
+            if owner not in others:
+                others[owner] = _learner_notebook(owner, where)
+            ns = others[owner]
+            if isinstance(ns, str):
+                problems.append(f"{name} (notebook {owner[:2]}): {ns}")
+                continue
+            fn, source = ns.get(name), f"yours, notebook {owner[:2]}"
+        if fn is None or not callable(fn):
+            problems.append(
+                f"{name} (notebook {owner[:2]}): not defined"
+                + (" in this notebook: run its cell" if owner == assignment else "")
+            )
+            continue
+        problem = function_problem(owner, name, fn)
+        if problem:
+            problems.append(f"{name} (notebook {owner[:2]}): {problem}")
+            continue
+        found[name] = fn
+        sources[name] = source
+    return LiveFunctions(found, problems, sources)
+
+
+def _learner_notebook(assignment: str, where: Path | None) -> dict | str:
+    """The definitions of the learner's own notebook of ``assignment`` (its imports, functions
+    and constants, as the answer-key scan runs them), or why there are none."""
+    from autograder.course import answer_key
+
+    base = Path(where) if where is not None else Path.cwd()
+    file = f"{assignment}.ipynb"
+    tried = [base / file, base.parent / assignment / file, base / assignment / file]
+    for path in tried:
+        if path.is_file():
+            try:
+                return answer_key.released_functions(path)[1]
+            except (OSError, ValueError) as e:
+                return f"your {file} could not be read ({e})"
+    return (
+        f"your {file} was not found (looked in {', '.join(str(p.parent) for p in tried)}); "
+        "the course form has no reference to use in its place"
+    )
+
+
+def function_problem(assignment: str, name: str, fn) -> str | None:
+    """Why ``fn`` cannot stand in for ``assignment``'s graded ``name`` in a live run, or None:
+    it is a stub (raises NotImplementedError), it raises, or it gives another value than
+    expected (the grader's tolerance) on a value case of the public draw."""
+    from autograder.cases import seeds
+    from autograder.cases.compare import same_outcome
+    from autograder.notebooks import course_values
+    from autograder.scoring import evaluate, memo
+
+    try:
+        out = memo.assignment_outcomes(assignment, seeds.PUBLIC_DEFAULT_SECRET)
+    except course_values.CourseFormError as e:
+        return str(e)
+    spec, inputs, expected = out.specs[name], out.inputs[name], out.expected[name]
+    value = [i for i, c in enumerate(spec.cases) if c.kind == "value" and "value" in expected[i]]
+    ns = getattr(fn, "__globals__", {})
+    for i in value:
+        try:
+            (got,), _ = evaluate.run_cases(fn, [inputs[i]], ns)
+        except Exception as e:  # noqa: BLE001 (the learner's function, described)
+            return f"running it failed ({type(e).__name__}: {e})"
+        raised = got.get("raised")
+        if raised is not None and "NotImplementedError" in str(got):
+            return "not written yet (it raises NotImplementedError)"
+        if not same_outcome(expected[i], got, spec.rtol, spec.atol):
+            what = f"raises {raised}" if raised is not None else "gives another value"
+            return (
+                f"fails its check: on value case {spec.cases[i].id!r} it {what} than the "
+                "grader expects (Check my work says more)"
+            )
+    return None

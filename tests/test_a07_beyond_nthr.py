@@ -10,8 +10,9 @@ import torch
 from conftest import ROOT
 
 from autograder.notebooks import reference
-from tiny_model import thr as tiny_thr
-from tiny_model.grpo import aggregate_loss, grpo_loss, surrogate_loss
+from tiny_model import reference as tiny_ref
+from tiny_model.grpo import surrogate_loss
+from tiny_model.reference import aggregate_loss, grpo_loss
 from tiny_model.seam import Functions
 from tiny_model.training import TrainConfig, regulariser
 
@@ -97,7 +98,7 @@ def test_thr_token_scores_agrees_with_a_brute_force_loop_and_tiny_model(ns):
         ]
         assert np.allclose(got.numpy(), loop, rtol=1e-4, atol=1e-4)
         scores = ns06["token_scores"](h, err, h[correct], err[correct])
-        assert torch.allclose(got, tiny_thr.thr_token_scores(scores, adv), rtol=1e-5, atol=1e-5)
+        assert torch.allclose(got, tiny_ref.thr_token_scores(scores, adv), rtol=1e-5, atol=1e-5)
 
 
 def test_thr_weights_equal_tiny_models_and_both_directions_mirror(ns):
@@ -109,7 +110,7 @@ def test_thr_weights_equal_tiny_models_and_both_directions_mirror(ns):
     dominant = torch.rand(40, generator=gen) < 0.5
     for p in (0.5, -0.5, 1.0, 0.0):
         assert torch.equal(
-            ns["thr_weights"](thr, dominant, p), tiny_thr.thr_weights(thr, dominant, p)
+            ns["thr_weights"](thr, dominant, p), tiny_ref.thr_weights(thr, dominant, p)
         )
     total = ns["thr_weights"](thr, dominant, 0.5) + ns["thr_weights"](thr, dominant, -0.5)
     assert torch.allclose(total, torch.full((40,), 2.0))
@@ -122,12 +123,12 @@ def test_nll_and_smaug_equal_tiny_models_and_the_floor_has_no_gradient_at_the_re
     logp, _, _, mask = _batch(gen, b=6)
     correct = torch.tensor([True, False, True, True, False, False])
     assert torch.allclose(
-        ns["nll_on_correct"](logp, mask, correct), tiny_thr.nll_on_correct(logp, mask, correct)
+        ns["nll_on_correct"](logp, mask, correct), tiny_ref.nll_on_correct(logp, mask, correct)
     )
     ref = torch.randn(6, generator=gen) - 3
     seq = (ref + torch.randn(6, generator=gen)).requires_grad_(True)
     assert torch.allclose(
-        ns["smaug_floor"](seq, ref, correct), tiny_thr.smaug_floor(seq, ref, correct)
+        ns["smaug_floor"](seq, ref, correct), tiny_ref.smaug_floor(seq, ref, correct)
     )
     at_ref = ref.clone().requires_grad_(True)
     floor = ns["smaug_floor"](at_ref, ref, correct)
@@ -140,7 +141,7 @@ def test_nll_and_smaug_equal_tiny_models_and_the_floor_has_no_gradient_at_the_re
 
 def test_training_calls_the_learners_07_functions_through_the_seam():
     """regulariser uses Functions.nll_on_correct / smaug_floor when set (a learner's mistake then
-    shows in the live run), thr.py's reference when not."""
+    shows in the live run), reference.py's when not."""
     logp = torch.tensor([[-1.0, -2.0]])
     mask = torch.ones(1, 2, dtype=torch.bool)
     correct = torch.tensor([True])
@@ -173,7 +174,7 @@ def test_surrogate_loss_through_the_seam_matches_grpo_loss_and_refuses_what_it_c
 @pytest.mark.slow
 def test_training_with_the_learners_surrogate_and_thr_scores_is_bit_identical(ns):
     """3-step runs with 07's clipped_surrogate and thr_token_scores through the seam give the
-    same histories, bit for bit, as tiny_model's own grpo_loss and thr.py, and training called
+    same histories, bit for bit, as tiny_model's own grpo_loss and reference.py, and training called
     them: a learner's slip in either would change the live run. thr_exploit at the defaults (the
     notebook's live run); grpo with clip-higher, token-mean and 2 inner steps (the clip binds)."""
     from tiny_model import train

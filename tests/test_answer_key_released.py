@@ -106,20 +106,21 @@ def ast_source(assignment: str, name: str) -> str:
     return ast.unparse(notebook.solution_defs(assignment)[name])
 
 
-# The graded maths tiny_model's training code holds today, found by behaviour: 07's
-# thr_weights, nll_on_correct and smaug_floor (tiny_model/thr.py). The full repository keeps
-# them for the studies; a course form for a graded class must leave them out (docs/security.md).
-KNOWN_IN_TINY_MODEL = {
-    ("tiny_model.thr", "thr_weights", "07_beyond_nthr", "thr_weights"),
-    ("tiny_model.thr", "nll_on_correct", "07_beyond_nthr", "nll_on_correct"),
-    ("tiny_model.thr", "smaug_floor", "07_beyond_nthr", "smaug_floor"),
+# The graded maths tiny_model holds, found by behaviour: 07's thr_weights, nll_on_correct and
+# smaug_floor, all in tiny_model/reference.py, the one module the course form leaves out
+# (docs/security.md). The full repository keeps them for the studies.
+KNOWN_IN_REFERENCE = {
+    ("tiny_model.reference", "thr_weights", "07_beyond_nthr", "thr_weights"),
+    ("tiny_model.reference", "nll_on_correct", "07_beyond_nthr", "nll_on_correct"),
+    ("tiny_model.reference", "smaug_floor", "07_beyond_nthr", "smaug_floor"),
 }
 
 
-def test_tiny_model_holds_no_answer_key_beyond_the_three_known():
+def test_tiny_model_holds_its_answer_keys_in_reference_only():
     """Every function of every tiny_model module, run on the cases of 05-07's graded functions
-    (the torch notebooks, whose maths the model's training uses): does any reproduce one,
-    other than the three known ones (so none is added unnoticed)?"""
+    (the torch notebooks, whose maths the model's training uses): the known three reproduce
+    one, all in reference.py, and no other module's function does (a graded formula added
+    elsewhere in tiny_model would ship in the course form's wheel)."""
     import importlib
     import pkgutil
 
@@ -132,6 +133,6 @@ def test_tiny_model_holds_no_answer_key_beyond_the_three_known():
     )
     found = answer_key.scan([], ["05_grpo_lld", "06_nthr", "07_beyond_nthr"], modules)
     got = {(f.notebook, f.function, f.assignment, f.graded) for f in found}
-    assert got == KNOWN_IN_TINY_MODEL, (
-        f"new: {got - KNOWN_IN_TINY_MODEL}, gone: {KNOWN_IN_TINY_MODEL - got}"
+    assert got == KNOWN_IN_REFERENCE, (
+        f"new: {got - KNOWN_IN_REFERENCE}, gone: {KNOWN_IN_REFERENCE - got}"
     )

@@ -1,7 +1,7 @@
 """The sandbox holds no answer key: learner code cannot import tiny_model, whose training code
 implements 05-07's graded maths, nor the grader's own package.
 
-A `thr_weights` that returned `tiny_model.thr.thr_weights(...)` took every value point of 07
+A `thr_weights` that returned `tiny_model.reference.thr_weights(...)` took every value point of 07
 (1.77 of 2, only the input checks missing; `nll_on_correct` and `smaug_floor` 0.9 of 1 each):
 tiny_model was bound into every sandbox although no setup cell, case or codec uses it. Each
 attack below calls a reference through tiny_model, by import or by a path to the checkout; none
@@ -25,7 +25,7 @@ ATTACKS = {
     "import": (
         "thr_weights",
         "def thr_weights(thr, dominant, p):\n"
-        "    from tiny_model.thr import thr_weights as ref\n"
+        "    from tiny_model.reference import thr_weights as ref\n"
         "    return ref(thr, dominant, p)\n",
     ),
     "checkout-path": (
@@ -33,13 +33,13 @@ ATTACKS = {
         "def nll_on_correct(logp, mask, correct):\n"
         "    import sys\n"
         f"    sys.path.insert(0, {str(REPO)!r})\n"
-        "    import tiny_model.thr as t\n"
+        "    import tiny_model.reference as t\n"
         "    return t.nll_on_correct(logp, mask, correct)\n",
     ),
     "file-read": (
         "smaug_floor",
         "def smaug_floor(seq_logp, ref_seq_logp, correct):\n"
-        f"    src = open({str(REPO / 'tiny_model' / 'thr.py')!r}).read()\n"
+        f"    src = open({str(REPO / 'tiny_model' / 'reference.py')!r}).read()\n"
         "    ns = {}\n"
         "    exec(src, ns)\n"
         "    return ns['smaug_floor'](seq_logp, ref_seq_logp, correct)\n",
@@ -63,7 +63,7 @@ def submitted(tmp_path_factory):
 @pytest.mark.slow
 @pytest.mark.parametrize("warm", ["on", "off"])
 def test_no_sandboxed_function_reaches_tiny_models_reference(submitted, tmp_path, warm):
-    """Importing tiny_model, putting the checkout on sys.path, or reading thr.py from it: does
+    """Importing tiny_model, putting the checkout on sys.path, or reading reference.py from it: does
     any of these give a graded function a point under bubblewrap (warm and cold)?"""
     if shutil.which("bwrap") is None:
         pytest.skip("bubblewrap is not installed here")

@@ -1,7 +1,8 @@
 """The course form (`drills release --course OUT`): what a graded class receives.
 
 It holds the released notebooks and a wheel without the answer key (no solutions/, no case
-module, no tiny_model); Check my work grades against the values bundles the wheel carries.
+module, no tiny_model/reference.py: tiny_model ships without its reference implementations);
+Check my work grades against the values bundles the wheel carries.
 These tests build it in a scratch folder and show:
 
 - the answer-key scan (the exercises and every file of the wheel, by name and by behaviour)
@@ -12,9 +13,11 @@ These tests build it in a scratch folder and show:
 - the wheel installs into a fresh venv as an unprivileged user, offline, and `drills check`
   grades there, outside any checkout.
 
-`make test` builds and compares 01 (COURSE_FAST); DRILLS_COURSE_ALL=1 (or DRILLS_SWEEP=1)
-builds 01-04 and compares all seven notebooks (05-07's checks from values too, though the
-command does not release them yet: their live cells run tiny_model).
+`make test` builds 01, 05 and 07 (COURSE_FAST) and compares 01's solution, stub and every
+catalogued mistake, and 05's and 07's solution, stub and first mistakes (COURSE_SLICE), and
+runs 05's live cells there; DRILLS_COURSE_ALL=1 (or DRILLS_SWEEP=1) builds all seven and
+compares every catalogued mistake of every notebook; DRILLS_COURSE_LIVE_ALL=1 (or the sweep)
+runs 06's and 07's live cells too.
 """
 
 from __future__ import annotations
@@ -39,16 +42,24 @@ from autograder.scoring import evaluate
 
 pytestmark = pytest.mark.slow
 
-COURSE_FAST = ("01_exact_kl",)
-# The sweep compares all seven: 05-07's checks from values too, from a project tree holding
-# their bundles (the command does not release them yet: their live cells need tiny_model).
-CHOSEN = notebook.ASSIGNMENTS if sweep("DRILLS_COURSE_ALL") else COURSE_FAST
+COURSE_FAST = ("01_exact_kl", "05_grpo_lld", "07_beyond_nthr")
+# make test: every catalogued mistake of 01; of 05 and 07 (torch notebooks, slower to check)
+# the solution, the stub and each function's first mistake
+COURSE_SLICE = {"05_grpo_lld": 1, "07_beyond_nthr": 1}
+ALL = sweep("DRILLS_COURSE_ALL")
+# 05's live cells run in make test; DRILLS_COURSE_LIVE_ALL=1 (or the sweep) runs 06's and 07's
+# too (each solved, beside the learner's other solved notebooks: about a minute each)
+LIVE = ("05_grpo_lld",) + (("06_nthr", "07_beyond_nthr") if sweep("DRILLS_COURSE_LIVE_ALL") else ())
+CHOSEN = notebook.ASSIGNMENTS if ALL else tuple(dict.fromkeys(COURSE_FAST + LIVE))
 RELEASED = [a for a in CHOSEN if a in course_release.SUPPORTED]
 
 
 def _kinds(assignment: str) -> list[str]:
-    """The solution, the stub, and mistakes-K for every K: together every catalogued mistake."""
+    """The solution, the stub, and mistakes-K for every K: together every catalogued mistake
+    (outside the sweep, the first COURSE_SLICE[assignment] K only)."""
     most = max(len(f.mistakes) for f in assignments.get(assignment).functions)
+    if not ALL and assignment in COURSE_SLICE:
+        most = min(most, COURSE_SLICE[assignment])
     return ["solution", "stub", *(f"mistakes-{k + 1}" for k in range(most))]
 
 
@@ -153,11 +164,17 @@ def _course_env(unpacked: Path, home: Path) -> dict[str, str]:
 def test_the_course_form_holds_no_answer_key(course):
     """The scan the command runs (the exercises against every notebook's graded functions;
     the wheel by name, and each of its Python files by behaviour): no finding, and the wheel
-    holds no solution notebook, case module or tiny_model file."""
+    holds no solution notebook, case module or tiny_model/reference.py; it holds the rest of
+    tiny_model (code, warm checkpoints, shipped results) for 05-07's live cells."""
     built, _ = course
     assert built.findings == []
     names = zipfile.ZipFile(built.wheel).namelist()
-    assert not [n for n in names if n.startswith(("solutions/", "tiny_model/"))]
+    assert not [n for n in names if n.startswith("solutions/")]
+    assert "tiny_model/reference.py" not in names
+    if any(a in course_release.NEEDS_TINY_MODEL for a in RELEASED):
+        want = {f"tiny_model/{r.as_posix()}" for r in course_release.tiny_model_files()}
+        assert want <= set(names), sorted(want - set(names))
+        assert "tiny_model/seam.py" in want and "tiny_model/results/train_07.json" in want
     assert not [n for n in names if "/assignments/a0" in n or n.endswith("assignments/common.py")]
     assert sorted(n for n in names if "course_values/" in n) == sorted(
         [f"autograder/course_values/{a}.json" for a in RELEASED] + ["autograder/course_values/course.json"]
@@ -186,6 +203,37 @@ def test_the_scan_finds_a_key_planted_in_a_wheel_or_a_file(tmp_path):
     )
     (f,) = answer_key.scan([], ["03_sum_vs_mean"], files=(planted,))
     assert (f.function, f.graded) == ("_average_gap", "mean_sampled_log_ratio")
+
+
+def test_the_scan_fails_a_course_form_that_ships_tiny_models_reference(course, tmp_path):
+    """The course form's wheel rebuilt with tiny_model/reference.py in it, and again with that
+    file's functions renamed into another module (tiny_model/helpers.py): the command's scan
+    names the first by its path and its graded names, and finds 07's thr_weights,
+    nll_on_correct and smaug_floor in the second by behaviour alone. Catches a scan that
+    cannot see tiny_model's answer key, and a LEFT_OUT list that stopped covering it."""
+    import re
+
+    built, unpacked = course
+    if not any(a in course_release.NEEDS_TINY_MODEL for a in RELEASED):
+        pytest.skip("this course form holds no notebook that ships tiny_model")
+    code = (ROOT / "tiny_model" / "reference.py").read_text(encoding="utf-8")
+    renamed = re.sub(r"^def (\w+)\(", r"def _helper_\1(", code, flags=re.M)
+    found = {}
+    for name, text in (("reference.py", code), ("helpers.py", renamed)):
+        wheel = tmp_path / name / built.wheel.name
+        wheel.parent.mkdir()
+        with zipfile.ZipFile(built.wheel) as src, zipfile.ZipFile(wheel, "w") as z:
+            for item in src.namelist():
+                z.writestr(item, src.read(item))
+            z.writestr(f"tiny_model/{name}", text)
+        found[name] = course_release.scan(built.out, wheel)
+    ref = found["reference.py"]
+    assert any("holds tiny_model/reference.py" in f for f in ref), ref
+    assert any("defines `thr_weights`" in f for f in ref), ref
+    helpers = "\n".join(found["helpers.py"])
+    assert "reference.py" not in helpers and "defines `" not in helpers, helpers
+    for graded in ("thr_weights", "nll_on_correct", "smaug_floor"):
+        assert f"`_helper_{graded}`" in helpers and f"`{graded}`" in helpers, (graded, helpers)
 
 
 def test_check_from_values_equals_the_full_form_on_the_public_draw(
@@ -231,6 +279,8 @@ def test_check_from_values_equals_the_full_form_on_the_public_draw(
         (f[0], f[2]) for s in full.values() for f in s["functions"] if f[2] is not None
     }  # fmt: skip
     for a in CHOSEN:
+        if not ALL and a in COURSE_SLICE:
+            continue  # only the first mistakes were compared
         for f in assignments.get(a).functions:
             missed = [m.id for m in f.mistakes if (f.name, m.id) not in named]
             assert missed == [], f"{a} {f.name}: mistakes never named first: {missed}"
@@ -242,7 +292,7 @@ def test_check_from_values_equals_the_full_form_on_the_public_draw(
 
 def test_the_course_form_refuses_what_needs_the_answer_key(course, submissions, tmp_path):
     """In the course form: `drills grade`, `cases` and `release` say they need the full form;
-    `drills check` with a course secret or for a notebook it does not hold (05) says why; each
+    `drills check` with a course secret or for a notebook it does not hold (02) says why; each
     exits 2, with no traceback."""
     _, unpacked = course
     env = _course_env(unpacked, tmp_path)
@@ -261,10 +311,14 @@ def test_the_course_form_refuses_what_needs_the_answer_key(course, submissions, 
         assert "Traceback" not in g.stderr
     s = drills("check", solution, DRILLS_SECRET="a course secret")
     assert s.returncode == 2 and "public draw only" in s.stderr, s.stderr
-    later = ROOT / "exercises" / "05_grpo_lld" / "05_grpo_lld.ipynb"
-    c = drills("check", str(later), "--assignment", "05_grpo_lld")
-    assert c.returncode == 2 and "05_grpo_lld cannot be checked in the course form" in c.stderr
-    assert "Traceback" not in g.stderr + s.stderr + c.stderr
+    assert "Traceback" not in g.stderr + s.stderr
+    left = [a for a in notebook.ASSIGNMENTS if a not in RELEASED]
+    if left:  # the sweep's course form holds all seven
+        later = ROOT / "exercises" / left[0] / f"{left[0]}.ipynb"
+        c = drills("check", str(later), "--assignment", left[0])
+        assert c.returncode == 2 and f"{left[0]} cannot be checked in the course form" in c.stderr
+        assert "did not put it in this course form" in c.stderr, c.stderr
+        assert "Traceback" not in c.stderr
 
 
 def test_the_wheel_installs_for_an_unprivileged_user_and_checks_outside_a_checkout(
@@ -274,7 +328,8 @@ def test_the_wheel_installs_for_an_unprivileged_user_and_checks_outside_a_checko
     installed into it with pip (--no-index; the dependencies from the project's venv on a
     path, never its editable install), then `drills check` on 01's solution and on a
     mistake, in a folder outside any checkout: the full form's scores, the mistake named;
-    nothing of the repository importable there."""
+    nothing of the repository importable there, and no case module nor tiny_model.reference
+    in the installed package."""
     import shutil
 
     import unprivileged
@@ -318,7 +373,8 @@ def test_the_wheel_installs_for_an_unprivileged_user_and_checks_outside_a_checko
             str(work / built.wheel.name), timeout=600)  # fmt: skip
         probe = run(str(venv / "bin" / "python"), "-c",
             "import importlib.util as u, autograder; print(autograder.__file__); "
-            "print([m for m in ('autograder.assignments.a01_exact_kl', 'tiny_model') if u.find_spec(m)])")  # fmt: skip
+            "print([m for m in ('autograder.assignments.a01_exact_kl', 'tiny_model.reference') "
+            "if u.find_spec(m)])")  # fmt: skip
         where, importable = probe.stdout.split("\n")[:2]
         assert where.startswith(str(venv)) and importable == "[]", probe.stdout
         grader = grade_cli.check_grader()
@@ -443,3 +499,116 @@ def test_every_module_the_behaviour_scan_skips_exists():
     for rel in course_release.NOT_RUN:
         path = ROOT / rel.rstrip("/")
         assert path.is_dir() if rel.endswith("/") else path.is_file(), rel
+
+
+_LIVE_RUN = """
+import json, sys
+import nbformat
+from nbclient import NotebookClient
+nb = nbformat.read(sys.argv[1], as_version=4)
+NotebookClient(nb, timeout=900, kernel_name="python3", allow_errors=True,
+               resources={"metadata": {"path": sys.argv[2]}}).execute()
+cells = []
+for c in nb.cells:
+    if c.cell_type == "code":
+        outs = c.get("outputs", [])
+        cells.append({"source": c.source, "errors": [o.get("ename") for o in outs if o.get("output_type") == "error"],
+                      "text": "".join(o.get("text", "") for o in outs if o.get("output_type") == "stream")})
+print(json.dumps(cells))
+"""
+LIVE_CELL = {
+    "05_grpo_lld": "probes = {}",
+    "06_nthr": "probe = None",
+    "07_beyond_nthr": "if EXPLORE and study",
+}
+
+
+def _pooled_rows(text: str) -> list[list[str]]:
+    """The pooled rows of each probe table printed in ``text`` (the lines after "pooled:")."""
+    tables, rows = [], None
+    for line in text.splitlines():
+        if line.strip() == "pooled:":
+            rows = []
+            tables.append(rows)
+        elif rows is not None and line.startswith("  ") and not line.startswith("  seed"):
+            rows.append(" ".join(line.split()))
+        else:
+            rows = None
+    return tables
+
+
+def _run_live(notebook_file: Path, folder: Path, unpacked: Path, home: Path) -> list[dict]:
+    env = _course_env(unpacked, home)
+    env.pop("NBGRADER_EXECUTION", None)  # the live cells run (EXPLORE)
+    p = subprocess.run(
+        [sys.executable, "-c", _LIVE_RUN, str(notebook_file), str(folder)],
+        capture_output=True, text=True, timeout=1200, cwd=folder, env=env,
+    )  # fmt: skip
+    assert p.returncode == 0, p.stderr[-3000:]
+    return json.loads(p.stdout.strip().splitlines()[-1])
+
+
+def _solved_folder(top: Path, notebooks: tuple[str, ...]) -> Path:
+    """A learner's folder with each notebook solved in its own folder (nbgrader's layout)."""
+    for nb in notebooks:
+        (top / nb).mkdir(parents=True)
+        solved = learner_notebook(nb, "solution", None, secret=seeds.PUBLIC_DEFAULT_SECRET)
+        (top / nb / f"{nb}.ipynb").write_text(json.dumps(solved), encoding="utf-8")
+    return top
+
+
+def test_live_cells_run_on_the_learners_functions_in_the_course_form(course, tmp_path):
+    """05 solved, in a learner's folder beside their solved 07 (whose clipped_surrogate is the
+    probe's loss: the course form ships no reference), run top to bottom by a kernel that has
+    only the course form's package: every cell runs without an error, and the live probe's
+    pooled rows are the shipped probe's (the reference functions), digit for digit. Then 05
+    with its stub and no 07 beside it: the live cell names both functions and why, and shows
+    the shipped probe instead, without an error. Catches a live cell that needs the answer key,
+    a gate that lets a stub through, and a live run that differs from the shipped figures."""
+    from tiny_model.pooled import shipped_probe_table
+
+    _, unpacked = course
+    a = "05_grpo_lld"
+    if a not in RELEASED:
+        pytest.skip("this course form does not hold 05")
+    work = _solved_folder(tmp_path / "solved", (a, "07_beyond_nthr"))
+    cells = _run_live(work / a / f"{a}.ipynb", work / a, unpacked, tmp_path)
+    errors = [(c["source"][:60], c["errors"]) for c in cells if c["errors"]]
+    assert errors == []
+    (live,) = [c for c in cells if c["source"].startswith(LIVE_CELL[a])]
+    shipped = [_pooled_rows(shipped_probe_table(a, rule))[0] for rule in ("sgd", "adam")]
+    assert _pooled_rows(live["text"]) == shipped, live["text"]
+
+    stub = tmp_path / "stub" / a
+    stub.mkdir(parents=True)
+    nb = learner_notebook(a, "stub", None, secret=seeds.PUBLIC_DEFAULT_SECRET)
+    (stub / f"{a}.ipynb").write_text(json.dumps(nb), encoding="utf-8")
+    cells = _run_live(stub / f"{a}.ipynb", stub, unpacked, tmp_path)
+    (live,) = [c for c in cells if c["source"].startswith(LIVE_CELL[a])]
+    assert live["errors"] == [], live
+    text = live["text"]
+    assert "group_advantages (notebook 05): not written yet" in text, text
+    assert "clipped_surrogate (notebook 07): your 07_beyond_nthr.ipynb was not found" in text
+    assert _pooled_rows(text) == shipped, text
+
+
+@pytest.mark.parametrize("a", ["06_nthr", "07_beyond_nthr"])
+def test_06_and_07_train_live_on_the_learners_functions_in_the_course_form(course, tmp_path, a):
+    """06 or 07 solved, beside the learner's other solved notebooks of 05-07, run top to bottom
+    by a kernel with only the course form's package: no cell errs, 06's live probe prints the
+    shipped probe's pooled rows, and the live training run (06's NTHR, 07's thr_explore) is
+    told it agrees with the shipped run. Catches a live cell that still reaches for the
+    solutions or the reference, and a learner's loss that moves the training."""
+    from tiny_model.pooled import shipped_probe_table
+
+    if a not in LIVE:
+        pytest.skip(f"{a}'s live cells run with DRILLS_COURSE_LIVE_ALL=1 (about a minute)")
+    _, unpacked = course
+    work = _solved_folder(tmp_path / "solved", ("05_grpo_lld", "06_nthr", "07_beyond_nthr"))
+    cells = _run_live(work / a / f"{a}.ipynb", work / a, unpacked, tmp_path)
+    assert [(c["source"][:60], c["errors"]) for c in cells if c["errors"]] == []
+    text = "".join(c["text"] for c in cells)
+    if a == "06_nthr":
+        (live,) = [c for c in cells if c["source"].startswith(LIVE_CELL[a])]
+        assert _pooled_rows(live["text"]) == _pooled_rows(shipped_probe_table(a)), live["text"]
+    assert "with your functions" in text and "Agrees:" in text, text[-3000:]

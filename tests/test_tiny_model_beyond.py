@@ -9,7 +9,7 @@ import math
 import pytest
 import torch
 
-from tiny_model import experiment, grpo, thr, training
+from tiny_model import experiment, grpo, reference, thr, training
 from tiny_model.__main__ import main
 from tiny_model.seam import Functions
 
@@ -36,15 +36,15 @@ def test_thr_weights_amplify_positive_and_weaken_negative_when_exploiting_and_th
     instead of the dominant ones, and sign(THR) replaced by sign(advantage)."""
     score = torch.tensor([2.0, 2.0, -3.0, 0.5, 0.0])
     adv = torch.tensor([1.0, -1.0, -1.0, 1.0, 1.0])  # THR = 2, -2, 3, 0.5, 0
-    t = thr.thr_token_scores(score, adv)
+    t = reference.thr_token_scores(score, adv)
     assert t.tolist() == [2.0, -2.0, 3.0, 0.5, 0.0]
     dominant = score.abs() > 1.0
-    exploit = thr.thr_weights(t, dominant, 0.5)
-    explore = thr.thr_weights(t, dominant, -0.5)
+    exploit = reference.thr_weights(t, dominant, 0.5)
+    explore = reference.thr_weights(t, dominant, -0.5)
     assert exploit.tolist() == [1.5, 0.5, 1.5, 1.0, 1.0]
     assert explore.tolist() == [0.5, 1.5, 0.5, 1.0, 1.0]
     with pytest.raises(ValueError, match="p must be"):
-        thr.thr_weights(t, dominant, 1.5)  # weight -0.5 would flip an advantage's sign
+        reference.thr_weights(t, dominant, 1.5)  # weight -0.5 would flip an advantage's sign
 
 
 def _groups(fns, seed=3):
@@ -92,12 +92,12 @@ def test_nll_counts_only_the_correct_responses_valid_tokens_and_raises_them():
     logp = torch.tensor([[-1.0, -2.0, -9.0], [-4.0, -4.0, -4.0]], requires_grad=True)
     mask = torch.tensor([[1, 1, 0], [1, 1, 1]], dtype=torch.bool)
     correct = torch.tensor([True, False])
-    loss = thr.nll_on_correct(logp, mask, correct)
+    loss = reference.nll_on_correct(logp, mask, correct)
     assert float(loss.detach()) == pytest.approx(1.5)
     loss.backward()
     assert torch.all(logp.grad[0, :2] < 0) and torch.all(logp.grad[0, 2:] == 0)
     assert torch.all(logp.grad[1] == 0)  # descent raises the correct tokens' log probabilities
-    assert float(thr.nll_on_correct(logp.detach(), mask, torch.tensor([False, False]))) == 0.0
+    assert float(reference.nll_on_correct(logp.detach(), mask, torch.tensor([False, False]))) == 0.0
 
 
 def test_smaug_floor_is_zero_at_the_reference_and_pushes_only_what_fell_below_it():
@@ -107,7 +107,7 @@ def test_smaug_floor_is_zero_at_the_reference_and_pushes_only_what_fell_below_it
     seq = torch.tensor([-1.0, -3.0, -5.0], requires_grad=True)
     ref = torch.tensor([-1.0, -2.0, -1.0])
     correct = torch.tensor([True, True, False])
-    loss = thr.smaug_floor(seq, ref, correct)
+    loss = reference.smaug_floor(seq, ref, correct)
     assert float(loss.detach()) == pytest.approx((0.0 + 1.0) / 2)
     loss.backward()
     assert seq.grad.tolist() == [0.0, -0.5, 0.0]
@@ -124,9 +124,9 @@ def test_clip_higher_lets_a_positive_token_grow_past_one_plus_eps_low():
     logp = torch.tensor([[math.log(1.25), math.log(0.75)]], requires_grad=True)
     adv = torch.tensor([[1.0, -1.0]])
     mask = torch.ones(1, 2, dtype=torch.bool)
-    sym, stats = grpo.grpo_loss(logp, logp_old, adv, mask, clip_eps=0.2)
+    sym, stats = reference.grpo_loss(logp, logp_old, adv, mask, clip_eps=0.2)
     (g_sym,) = torch.autograd.grad(sym, logp)
-    hi, stats_hi = grpo.grpo_loss(logp, logp_old, adv, mask, clip_eps=0.2, clip_eps_high=0.28)
+    hi, stats_hi = reference.grpo_loss(logp, logp_old, adv, mask, clip_eps=0.2, clip_eps_high=0.28)
     (g_hi,) = torch.autograd.grad(hi, logp)
     assert g_sym[0, 0] == 0 and g_hi[0, 0] != 0
     assert g_sym[0, 1] == 0 and g_hi[0, 1] == 0

@@ -103,7 +103,7 @@ def test_multi_answer_logp_is_the_log_of_the_summed_probability_of_the_distinct_
     paths, distinct = MULTI.correct_paths(p)
     with torch.no_grad():
         logits, _ = grpo.response_forward(model, p, paths, task=MULTI)
-    seq = grpo.sequence_logprobs(fns, logits, paths, torch.ones_like(paths, dtype=torch.bool))
+    seq = grpo.grouped_logprobs(fns, logits, paths, torch.ones_like(paths, dtype=torch.bool))
     want = [float(torch.logsumexp(seq[0, :2], 0)), float(torch.logsumexp(seq[1], 0))]
     got = training.answer_logprob(fns, model, p, MULTI)
     assert got == pytest.approx(sum(want) / 2, rel=1e-6)
@@ -112,7 +112,7 @@ def test_multi_answer_logp_is_the_log_of_the_summed_probability_of_the_distinct_
     target = DEFAULT.correct_responses(p).unsqueeze(1)  # (2, 1, 5)
     with torch.no_grad():
         logits, _ = grpo.response_forward(course, p, target)
-    one = grpo.sequence_logprobs(fns, logits, target, torch.ones_like(target, dtype=torch.bool))
+    one = grpo.grouped_logprobs(fns, logits, target, torch.ones_like(target, dtype=torch.bool))
     assert training.answer_logprob(fns, course, p, DEFAULT) == float(one.mean())
 
 

@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 import torch
 
-from tiny_model import experiment, grpo, task, training
+from tiny_model import experiment, grpo, reference, task, training
 from tiny_model.seam import Functions
 from tiny_model.study import (
     CROSS_CPU_FLIPS,
@@ -70,7 +70,7 @@ def test_grpo_update_points_up_the_expected_reward(fns):
         logits, _ = grpo.response_forward(model, groups.problems, groups.responses)
         logp = grpo.token_logprobs(logits, groups.responses).flatten(0, 1)  # (1600, 5)
         tok_adv = adv.unsqueeze(-1).expand(-1, -1, 5).flatten(0, 1)  # (1600, 5)
-        loss, _ = grpo.grpo_loss(logp, logp.detach(), tok_adv, groups.mask.flatten(0, 1))
+        loss, _ = reference.grpo_loss(logp, logp.detach(), tok_adv, groups.mask.flatten(0, 1))
         ascent = -_flat(torch.autograd.grad(loss, params))
     cos = float(torch.nn.functional.cosine_similarity(ascent, g_reward, dim=0))
     assert cos > 0.5, cos
@@ -105,7 +105,7 @@ def test_tokens_after_eos_get_no_gradient():
     logits.retain_grad()
     logp = grpo.token_logprobs(logits, responses).flatten(0, 1)  # (2, 5)
     adv = torch.tensor([[-1.0] * 5, [1.0] * 5])
-    loss, _ = grpo.grpo_loss(logp, logp.detach(), adv, mask.flatten(0, 1))
+    loss, _ = reference.grpo_loss(logp, logp.detach(), adv, mask.flatten(0, 1))
     loss.backward()
     grad = logits.grad[0]  # (2, 5, V)
     assert torch.all(grad[0, 2:] == 0) and torch.all(grad[0, :2].abs().sum(-1) > 0)
@@ -118,7 +118,7 @@ def test_kl_term_pulls_nothing_at_the_reference_and_back_towards_it_elsewhere():
     for logp0, sign in ((ref.clone(), 0), (ref + 0.5, 1)):
         logp = logp0.clone().requires_grad_(True)
         mask = torch.ones(1, 2, dtype=torch.bool)
-        loss, _ = grpo.grpo_loss(
+        loss, _ = reference.grpo_loss(
             logp, logp.detach(), torch.zeros(1, 2), mask, kl_coef=0.1, ref_logp=ref
         )
         loss.backward()

@@ -31,6 +31,12 @@ Public API (stable; notebooks 05 and 06 call it with the learner's functions)
     print(multi_table(multi))                      # greedy, Pass@1..64, distinct answers, top path
     task.format_response(tokens)                   # '07 15.'
 
+The graded maths comes through the seam (seam.py): the functions a Functions holds, and where
+it leaves one unset tiny_model's own, all in reference.py, the one module that implements
+graded functions. A graded class's installation (``drills release --course``) has no
+reference.py: there every graded function a run needs is the learner's (seam.live_needs), and
+a missing one is a ReferenceMissing error naming it.
+
 Methods: ``grpo``; ``pos_only`` (negative advantages set to 0); ``nthr``
 (selected negative tokens weighted by η: 0 in the probe, ``eta_schedule(p)``
 in training); ``random`` (as many random negative tokens as NTHR selects).

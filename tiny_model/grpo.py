@@ -7,15 +7,15 @@ Methods (all are GRPO with a per-token weight w on the advantage, A_{i,t} = A_i 
     nthr      w = eta on the negative tokens NTHR selects (s- > tau), 1 elsewhere
     random    w = eta on as many negative tokens as NTHR selects in that group,
               drawn uniformly at random (the control for "how many" vs "which")
-    thr_exploit / thr_explore (thr.py)
+    thr_exploit / thr_explore (thr.py; the weights: the seam's or reference.py)
               w = 1 + p * sign(THR) on dominant tokens (|THR| = |A s| > tau; |s| > tau with
               thr_dominance="score") of every response, p = +thr_p (exploitation) or -thr_p
               (exploration); 1 elsewhere
     thr_only  w = 1 on the dominant tokens, 0 on the others (the low-|THR| tokens masked)
     nll, smaug (notebook 07) w = 1 (GRPO's weights); training adds VAPO's NLL on the correct
-              responses or the SMAUG-style floor to the loss (thr.py)
+              responses or the SMAUG-style floor to the loss (reference.py)
 
-Every method takes clip-higher: ``grpo_loss(clip_eps=lower, clip_eps_high=upper)``.
+Every method takes clip-higher: ``reference.grpo_loss(clip_eps=lower, clip_eps_high=upper)``.
 
 The group advantages, sequence log likelihoods, likelihood changes and the
 NTHR scores, threshold and eta all come from ``fns`` (the seam, see seam.py); so do notebook
@@ -31,15 +31,9 @@ from dataclasses import dataclass
 import torch
 
 from tiny_model.model import TinyModel
-from tiny_model.seam import Functions
+from tiny_model.seam import Functions, reference
 from tiny_model.task import DEFAULT, SumTask, response_mask
-from tiny_model.thr import (
-    NEW_METHODS,
-    REGULARISED,
-    THR_METHODS,
-    thr_token_scores,
-    thr_weights,
-)
+from tiny_model.thr import NEW_METHODS, REGULARISED, THR_METHODS
 
 METHODS = ("grpo", "pos_only", "nthr", "random")
 """The methods of notebooks 05-06 (the probe's and notebook 06's study's)."""
@@ -199,7 +193,7 @@ def token_logprobs(logits: torch.Tensor, tokens: torch.Tensor) -> torch.Tensor:
     return logp.gather(-1, tokens.unsqueeze(-1)).squeeze(-1)  # (..., T)
 
 
-def sequence_logprobs(
+def grouped_logprobs(
     fns: Functions, logits: torch.Tensor, responses: torch.Tensor, mask: torch.Tensor
 ) -> torch.Tensor:
     """Through the seam: (N, G, 5, V), (N, G, 5), (N, G, 5) -> (N, G) sequence log likelihoods."""
@@ -372,7 +366,7 @@ def thr_token_weights(
     dominance: str = "thr",
     mask_rest: bool = False,
 ) -> TokenWeights:
-    """THR weights (thr.py) on every valid token of the mixed groups; 1 elsewhere.
+    """THR weights (reference.py, or the seam's) on every valid token of the mixed groups; 1 elsewhere.
 
     A token is dominant when |THR| > tau (``dominance="thr"``; the paper's "tokens with high
     absolute THR", our threshold) or |s| > tau (``"score"``, the first reading), s its score
@@ -384,7 +378,7 @@ def thr_token_weights(
     reweighting the rest by sign: weight 1 + p sign(THR) on the dominant tokens, 0 on the others
     (without it, the others keep weight 1, this course's first reading). ``modified`` marks the negative tokens whose weight changed
     (``selected_frac``); ``scores`` holds THR. THR comes from the seam's ``thr_token_scores``
-    and the weights from its ``thr_weights`` (notebook 07) when set, from thr.py otherwise.
+    and the weights from its ``thr_weights`` (notebook 07) when set, from reference.py otherwise.
     """
     if dominance not in ("thr", "score"):
         raise ValueError(f"dominance must be 'thr' or 'score', got {dominance!r}")
@@ -420,13 +414,15 @@ def thr_token_weights(
                 fns.thr_token_scores(hidden[i][valid], err[valid], tok_adv, pos_tok[valid])
             )  # (Nv,)
         else:
-            thr = thr_token_scores(s, tok_adv)  # (Nv,)
+            thr = reference("thr_token_scores")(s, tok_adv)  # (Nv,)
         tau[i] = beta * float(pos_mean.min())
         dominant = (thr if dominance == "thr" else s).abs() > tau[i]  # (Nv,)
         if p is None:  # thr_only: the low-|THR| tokens masked
             w = dominant.to(torch.float32)
         else:
-            w = torch.as_tensor((fns.thr_weights or thr_weights)(thr, dominant, p))  # (Nv,)
+            w = torch.as_tensor(
+                (fns.thr_weights or reference("thr_weights"))(thr, dominant, p)
+            )  # (Nv,)
             if mask_rest:  # the reviews' reading: the tokens that are not dominant masked
                 w = w * dominant.to(w.dtype)
         weights[i][valid] = w.to(weights.dtype)
@@ -489,68 +485,6 @@ def reweighting_stats(
 # ------------------------------------------------------------------------------ loss
 
 
-def aggregate_loss(
-    per_token: torch.Tensor, mask: torch.Tensor, mode: str, max_len: int | None = None
-) -> torch.Tensor:
-    """(B, T) per-token loss and mask -> scalar, in one of the four modes of notebook 03.
-
-    ``max_len`` is Dr. GRPO's constant (default T, the longest response possible).
-    """
-    max_len = per_token.shape[1] if max_len is None else max_len
-    m = mask.to(per_token.dtype)  # (B, T)
-    masked = per_token * m  # (B, T)
-    if mode == "seq-mean-token-mean":  # original GRPO
-        return (masked.sum(dim=1) / m.sum(dim=1).clamp(min=1)).mean()
-    if mode == "token-mean":  # DAPO
-        return masked.sum() / m.sum().clamp(min=1)
-    if mode == "seq-mean-token-sum":
-        return masked.sum(dim=1).mean()
-    if mode == "seq-mean-token-sum-norm":  # Dr. GRPO
-        return masked.sum() / (per_token.shape[0] * max_len)
-    raise ValueError(f"unknown loss aggregation {mode!r}; expected one of {LOSS_AGG_MODES}")
-
-
-def k3(logp: torch.Tensor, ref_logp: torch.Tensor) -> torch.Tensor:
-    """Per-token k3 estimate of KL(pi || ref) on tokens sampled from pi: e^{-x} + x - 1, x = logp - ref."""
-    log_ratio = ref_logp - logp  # (B, T)
-    return torch.exp(log_ratio) - log_ratio - 1.0  # (B, T)
-
-
-def grpo_loss(
-    logp: torch.Tensor,
-    logp_old: torch.Tensor,
-    token_advantages: torch.Tensor,
-    mask: torch.Tensor,
-    *,
-    clip_eps: float | None = 0.2,
-    kl_coef: float = 0.0,
-    ref_logp: torch.Tensor | None = None,
-    loss_agg: str = "seq-mean-token-mean",
-    clip_eps_high: float | None = None,
-) -> tuple[torch.Tensor, dict[str, float]]:
-    """The clipped GRPO surrogate with per-token advantages, plus optional k3 KL.
-
-    logp, logp_old, ref_logp, token_advantages, mask: (B, T). ``clip_eps=None``
-    drops clipping (the one-step probe: on-policy the ratio is 1 anyway).
-    ``clip_eps_high`` (DAPO's clip-higher): the ratio is clipped to
-    [1 - clip_eps, 1 + clip_eps_high]; None: symmetric, 1 + clip_eps.
-    """
-    ratio = torch.exp(logp - logp_old)  # (B, T) pi_theta / pi_old per token
-    surrogate = ratio * token_advantages  # (B, T)
-    high = clip_eps if clip_eps_high is None else clip_eps_high
-    if clip_eps is not None:
-        clipped = torch.clamp(ratio, 1 - clip_eps, 1 + high) * token_advantages  # (B, T)
-        surrogate = torch.minimum(surrogate, clipped)  # (B, T)
-    per_token = -surrogate  # (B, T)
-    if kl_coef:
-        if ref_logp is None:
-            raise ValueError("kl_coef > 0 needs ref_logp")
-        per_token = per_token + kl_coef * k3(logp, ref_logp)  # (B, T)
-    loss = aggregate_loss(per_token, mask, loss_agg)
-    clip_frac = clip_fraction(ratio, mask, clip_eps, clip_eps_high)
-    return loss, {"loss": float(loss.detach()), "clip_frac": clip_frac}
-
-
 @torch.no_grad()
 def clip_fraction(
     ratio: torch.Tensor, mask: torch.Tensor, clip_eps: float | None, clip_eps_high: float | None
@@ -583,16 +517,16 @@ def surrogate_loss(
     clip_eps_high: float | None = None,
 ) -> tuple[torch.Tensor, dict[str, float]]:
     """Training's loss: the seam's ``clipped_surrogate`` (notebook 07) when ``fns`` has one,
-    else :func:`grpo_loss` (the same arguments, the same stats).
+    else reference.grpo_loss (the same arguments, the same stats).
 
     Through the seam the k3 KL, when ``kl_coef`` > 0, is aggregated on its own and added (the
     same loss up to float rounding); with ``kl_coef`` = 0 (the default) the loss is the
-    learner's function's value, bit for bit what grpo_loss gives for the reference. The
+    learner's function's value, bit for bit what reference.grpo_loss gives for the reference. The
     learner's function always clips and knows three modes: ``clip_eps=None`` or Dr. GRPO's
     mode is a ValueError, not a silent switch to the built-in loss.
     """
     if fns.clipped_surrogate is None:
-        return grpo_loss(
+        return reference("grpo_loss")(
             logp,
             logp_old,
             token_advantages,
@@ -616,7 +550,8 @@ def surrogate_loss(
     if kl_coef:
         if ref_logp is None:
             raise ValueError("kl_coef > 0 needs ref_logp")
-        loss = loss + kl_coef * aggregate_loss(k3(logp, ref_logp), mask, loss_agg)
+        kl = reference("k3")(logp, ref_logp)
+        loss = loss + kl_coef * reference("aggregate_loss")(kl, mask, loss_agg)
     ratio = torch.exp(logp.detach() - logp_old)  # (B, T), for the stats only
     clip_frac = clip_fraction(ratio, mask, clip_eps, clip_eps_high)
     return loss, {"loss": float(loss.detach()), "clip_frac": clip_frac}

@@ -140,7 +140,7 @@ def _check_identity(model, fns, prompts, resamples, group_size, seed, p_range) -
             logits, _ = grpo.response_forward(
                 lambda idx: functional_call(model, p, (idx,)), x, target
             )
-            return grpo.sequence_logprobs(fns, logits, target, mask_t)[0, 0]
+            return grpo.grouped_logprobs(fns, logits, target, mask_t)[0, 0]
 
         g_plus = torch.func.grad(logp_correct)(params)  # g⁺ = ∇ln π(y⁺|x), a dict like params
         grad_sq = float(sum((g**2).sum() for g in g_plus.values()))
@@ -150,7 +150,7 @@ def _check_identity(model, fns, prompts, resamples, group_size, seed, p_range) -
             logits, _ = grpo.response_forward(
                 lambda idx: functional_call(model, p, (idx,)), groups.problems, groups.responses
             )
-            return grpo.sequence_logprobs(fns, logits, groups.responses, groups.mask)  # (R, G)
+            return grpo.grouped_logprobs(fns, logits, groups.responses, groups.mask)  # (R, G)
 
         with warnings.catch_warnings():  # torch's forward-AD set-up warns about torch.jit
             warnings.simplefilter("ignore", DeprecationWarning)

@@ -15,8 +15,10 @@ interval and the per-seed ones can be read side by side:
 from __future__ import annotations
 
 import dataclasses
+import json
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
@@ -202,3 +204,58 @@ def run_probe_seeds(
                 resamples=base.bootstrap,
             )
     return PooledProbe(config=base, results=results, lld=lld, paired=paired)
+
+
+SHIPPED_PROBES = {
+    "05_grpo_lld": Path(__file__).resolve().parent / "results" / "probe_05.json",
+    "06_nthr": Path(__file__).resolve().parent / "results" / "probe_06.json",
+}
+"""The pooled probes notebooks 05 (``{"sgd": ..., "adam": ...}``) and 06 run live, as
+PooledProbe.to_dict() wrote them from the reference functions at the notebooks' settings
+(``python -m tiny_model.pooled --write-shipped``): what a live cell shows where the learner's
+functions cannot run yet."""
+
+
+def shipped_probe_table(assignment: str, rule: str | None = None) -> str:
+    """The pooled rows of ``assignment``'s shipped probe (05: of update rule ``rule``)."""
+    data = json.loads(SHIPPED_PROBES[assignment].read_text(encoding="utf-8"))
+    if rule is not None:
+        data = data[rule]
+    c = data["config"]
+    return "\n".join(
+        [
+            f"shipped one-step probe, {c['optimizer']} lr={c['lr']:g}, G={c['group_size']}: "
+            f"{len(data['seeds'])} seeds ({_seed_text(data['seeds'])}), "
+            f"{data['n_groups']} mixed groups, the reference functions",
+            "pooled:",
+            *summary_rows(data["summary"], data["paired"], indent="  "),
+        ]
+    )
+
+
+def write_shipped() -> None:
+    """Run notebook 05's and 06's probes with the reference functions and write SHIPPED_PROBES."""
+    from tiny_model.seam import Functions
+    from tiny_model.warm import load_warm
+
+    fns = Functions.from_solutions()
+    model = load_warm()
+    d05 = {
+        rule: run_probe_seeds(
+            model, fns, seeds=range(5), methods=("grpo", "pos_only"), groups=60, optimizer=rule
+        ).to_dict()
+        for rule in ("sgd", "adam")
+    }
+    d06 = run_probe_seeds(
+        model, fns, seeds=range(5), methods=("grpo", "nthr", "random"), groups=60
+    ).to_dict()
+    for assignment, data in (("05_grpo_lld", d05), ("06_nthr", d06)):
+        SHIPPED_PROBES[assignment].write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
+
+
+if __name__ == "__main__":
+    import sys
+
+    if sys.argv[1:] != ["--write-shipped"]:
+        sys.exit("usage: python -m tiny_model.pooled --write-shipped")
+    write_shipped()

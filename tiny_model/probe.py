@@ -38,9 +38,9 @@ from torch.func import functional_call
 from tiny_model import grpo
 from tiny_model.grpo import Groups, TokenWeights
 from tiny_model.model import TinyModel
-from tiny_model.seam import Functions
+from tiny_model.seam import Functions, has_reference, reference
 from tiny_model.task import DEFAULT, SumTask
-from tiny_model.thr import NEW_METHODS, REGULARISED, THR_METHODS, nll_on_correct, smaug_floor
+from tiny_model.thr import NEW_METHODS, REGULARISED, THR_METHODS
 
 PAIRS = (("pos_only", "grpo"), ("nthr", "grpo"), ("nthr", "random")) + tuple(
     (m, "grpo") for m in NEW_METHODS
@@ -267,15 +267,46 @@ def _stepped(p: torch.Tensor, grads: torch.Tensor, config: ProbeConfig) -> torch
 
 
 def regulariser_at_theta(
-    method: str, config: ProbeConfig, logp: torch.Tensor, mask: torch.Tensor, correct: torch.Tensor
+    method: str,
+    config: ProbeConfig,
+    logp: torch.Tensor,
+    mask: torch.Tensor,
+    correct: torch.Tensor,
+    fns: Functions | None = None,
 ) -> torch.Tensor:
     """nll's or smaug's extra loss for the probe's one step from θ (the reference is θ itself).
 
     logp (G, R) with gradient, mask (G, R), correct (G,)."""
     if method == "nll":
-        return config.nll_coef * nll_on_correct(logp, mask, correct)
+        return config.nll_coef * _graded(fns, "nll_on_correct")(logp, mask, correct)
     seq = (logp * mask.to(logp.dtype)).sum(dim=-1)  # (G,)
-    return config.smaug_coef * smaug_floor(seq, seq.detach(), correct)
+    return config.smaug_coef * _graded(fns, "smaug_floor")(seq, seq.detach(), correct)
+
+
+def _graded(fns: Functions | None, name: str) -> Callable:
+    """tiny_model's reference for ``name`` where the installation has one (every result the
+    full form ships), else the seam's (the course form: the learner's own)."""
+    if has_reference() or fns is None or getattr(fns, name) is None:
+        return reference(name)
+    return getattr(fns, name)
+
+
+def step_loss(
+    fns: Functions, logp: torch.Tensor, tok_adv: torch.Tensor, mask: torch.Tensor, loss_agg: str
+) -> torch.Tensor:
+    """The probe's loss for one step from θ: the unclipped surrogate of the per-token
+    advantages ``tok_adv`` (G, R) on ``logp`` (G, R, with gradient), aggregated by ``loss_agg``.
+    tiny_model's reference where the installation has one; else (the course form) the seam's
+    ``clipped_surrogate`` (notebook 07) with ``logp_old`` = ``logp``: at ratio 1 clipping never
+    binds, so its value and gradient are the unclipped surrogate's."""
+    if has_reference() or fns.clipped_surrogate is None:
+        loss, _ = reference("grpo_loss")(
+            logp, logp.detach(), tok_adv, mask, clip_eps=None, loss_agg=loss_agg
+        )
+        return loss
+    return torch.as_tensor(
+        fns.clipped_surrogate(logp, logp.detach(), tok_adv, mask, 0.2, None, loss_agg)
+    )
 
 
 def one_step_changes_loop(
@@ -297,7 +328,7 @@ def one_step_changes_loop(
     task = config.task
     logits, hidden = grpo.response_forward(model, group.problems, group.responses, task=task)
     logp_tok = grpo.token_logprobs(logits, group.responses).flatten(0, 1)  # (G, 5)
-    before = grpo.sequence_logprobs(fns, logits.detach(), group.responses, group.mask)[0]  # (G,)
+    before = grpo.grouped_logprobs(fns, logits.detach(), group.responses, group.mask)[0]  # (G,)
     adv = torch.as_tensor(fns.group_advantages(group.rewards)).to(logits.device)  # (1, G)
     mask = group.mask.flatten(0, 1)  # (G, 5)
     changes: dict[str, float] = {}
@@ -318,11 +349,9 @@ def one_step_changes_loop(
                 thr_p=config.thr_p,
             )
             tok_adv = (adv.unsqueeze(-1) * tw.weights).flatten(0, 1)  # (G, 5)
-            loss, _ = grpo.grpo_loss(
-                logp_tok, logp_tok.detach(), tok_adv, mask, clip_eps=None, loss_agg=config.loss_agg
-            )
+            loss = step_loss(fns, logp_tok, tok_adv, mask, config.loss_agg)
             if m in REGULARISED:
-                loss = loss + regulariser_at_theta(m, config, logp_tok, mask, group.correct[0])
+                loss = loss + regulariser_at_theta(m, config, logp_tok, mask, group.correct[0], fns)
             grads = torch.autograd.grad(loss, list(params.values()), retain_graph=True)
             stepped = {
                 k: p.detach() - update(g, config) for (k, p), g in zip(params.items(), grads)
@@ -337,7 +366,7 @@ def one_step_changes_loop(
                 logits_after, _ = grpo.response_forward(
                     moved, group.problems, group.responses, task=task
                 )
-                after = grpo.sequence_logprobs(fns, logits_after, group.responses, group.mask)[0]
+                after = grpo.grouped_logprobs(fns, logits_after, group.responses, group.mask)[0]
             draws.append(float(fns.likelihood_change(before, after, group.correct[0])))
         changes[m] = sum(draws) / len(draws)
         weights[m] = tw  # the last draw
@@ -435,11 +464,9 @@ def one_step_changes(
             )
             tok_adv = (adv.unsqueeze(-1) * tw.weights).flatten(0, 1)  # (G, 5)
             with torch.enable_grad():
-                loss, _ = grpo.grpo_loss(
-                    leaf, leaf.detach(), tok_adv, mask, clip_eps=None, loss_agg=config.loss_agg
-                )
+                loss = step_loss(fns, leaf, tok_adv, mask, config.loss_agg)
                 if m in REGULARISED:
-                    loss = loss + regulariser_at_theta(m, config, leaf, mask, group.correct[0])
+                    loss = loss + regulariser_at_theta(m, config, leaf, mask, group.correct[0], fns)
                 (c,) = torch.autograd.grad(loss, leaf)  # (G, 5)
             cotangents.append(c)
             plan.append(m)
@@ -455,13 +482,13 @@ def one_step_changes(
     with torch.no_grad():
         logits_after = torch.func.vmap(seq_logits)(stepped)  # (K, G, 5, V)
         k, g, r, v = logits_after.shape
-        after = grpo.sequence_logprobs(
+        after = grpo.grouped_logprobs(
             fns,
             logits_after.reshape(1, k * g, r, v),
             group.responses.expand(k, g, r).reshape(1, k * g, r),
             group.mask.expand(k, g, r).reshape(1, k * g, r),
         ).reshape(k, g)  # (K, G)
-        before = grpo.sequence_logprobs(
+        before = grpo.grouped_logprobs(
             fns, at_theta.detach().unsqueeze(0), group.responses, group.mask
         )[0]  # (G,)
     draws: dict[str, list[float]] = {m: [] for m in methods}

@@ -29,8 +29,11 @@ Signatures (the contract of CURRICULUM.md; torch tensors in and out):
                       eps_low, eps_high, mode) -> ()                       (07, optional)
 
 The 07 functions are optional: where one is None, tiny_model uses its own reference
-(tiny_model/thr.py; grpo.grpo_loss for the clipped surrogate; the same formulas), so every
-05/06 call is unchanged. Training calls all five when set; the one-step probe calls the THR
+(tiny_model/reference.py, through :func:`reference`; the same formulas), so every 05/06 call
+is unchanged. So do the loss's other graded pieces, 02's ``k3`` and 03's ``aggregate_loss``.
+reference.py is the one module of tiny_model that implements graded maths; the course form
+(``drills release --course``) leaves it out, and there :func:`reference` raises
+:class:`ReferenceMissing`, naming the function a run needs. Training calls all five when set; the one-step probe calls the THR
 pair (through grpo.token_weights) but not the three losses (probe.py uses its own, unclipped).
 """
 
@@ -115,3 +118,75 @@ class Functions:
             raise ValueError(
                 f"this needs {', '.join(missing)} (notebook 06): pass them in Functions(...)"
             )
+
+
+REFERENCE_MODULE = "tiny_model.reference"
+NOTEBOOK_OF = {
+    **dict.fromkeys(FUNCTIONS_05, "05"),
+    **dict.fromkeys(FUNCTIONS_06, "06"),
+    **dict.fromkeys(FUNCTIONS_07, "07"),
+    "grpo_loss": "07",  # the clipped surrogate, tiny_model's signature
+    "k3": "02",
+    "aggregate_loss": "03",
+}
+
+
+class ReferenceMissing(ValueError):
+    """A run needs a graded function that neither its Functions nor this installation has."""
+
+    def __init__(self, name: str):
+        self.name = name
+        nb = NOTEBOOK_OF.get(name, "?")
+        super().__init__(
+            f"this run needs `{name}` (notebook {nb}), and this installation has no reference "
+            "for it (the course form ships none): pass your own in Functions(...)"
+        )
+
+
+def has_reference() -> bool:
+    """Does this installation hold tiny_model's reference implementations (reference.py)?"""
+    import importlib.util
+
+    return importlib.util.find_spec(REFERENCE_MODULE) is not None
+
+
+def reference(name: str) -> Callable:
+    """tiny_model's own implementation of the graded function ``name`` (reference.py), for a
+    run whose Functions leaves it unset; :class:`ReferenceMissing` where the installation has
+    none (the course form)."""
+    import importlib
+
+    try:
+        module = importlib.import_module(REFERENCE_MODULE)
+    except ModuleNotFoundError as e:
+        if e.name != REFERENCE_MODULE:
+            raise
+        raise ReferenceMissing(name) from None
+    return getattr(module, name)
+
+
+GRADED_IN = {
+    **dict.fromkeys(FUNCTIONS_05, "05_grpo_lld"),
+    **dict.fromkeys(FUNCTIONS_06, "06_nthr"),
+    **dict.fromkeys(FUNCTIONS_07, "07_beyond_nthr"),
+}
+LIVE_07 = ("thr_token_scores", "thr_weights", "clipped_surrogate")  # 07's live run: thr_explore
+
+
+def live_needs(assignment: str) -> dict[str, str]:
+    """The graded functions (name -> the notebook that grades it) the live cells of
+    ``assignment`` run the model on: 05's probe needs 05's four; 06's probe and training add
+    06's four; 07's training adds 07's THR scores, THR weights and clipped surrogate. Where
+    this installation has no reference (the course form), the loss is the learner's too: 07's
+    ``clipped_surrogate`` (the probe's step at ratio 1, where clipping never binds, is the
+    unclipped surrogate's)."""
+    names = {
+        "05_grpo_lld": FUNCTIONS_05,
+        "06_nthr": FUNCTIONS_05 + FUNCTIONS_06,
+        "07_beyond_nthr": FUNCTIONS_05 + FUNCTIONS_06 + LIVE_07,
+    }.get(assignment)
+    if names is None:
+        raise ValueError(f"{assignment!r} has no live cells on the tiny model")
+    if not has_reference() and "clipped_surrogate" not in names:
+        names = names + ("clipped_surrogate",)
+    return {n: GRADED_IN[n] for n in names}

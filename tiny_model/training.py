@@ -6,7 +6,7 @@ for each at temperature 1 (on-policy: ``grpo.sample_responses`` and
 advantages and log likelihoods through the seam, weights the advantages per
 token by the method (grpo.py), and takes ``inner_steps`` Adam steps on the
 clipped surrogate (plus k3 KL to the warm model when ``kl_coef`` > 0): the seam's
-``clipped_surrogate`` (notebook 07) when ``fns`` has one, grpo.grpo_loss otherwise.
+``clipped_surrogate`` (notebook 07) when ``fns`` has one, reference.grpo_loss otherwise.
 
 At step 0, every ``eval_every`` steps and at the end, the held-out problems
 (never trained on) are evaluated: sampled accuracy with ``eval_samples``
@@ -32,11 +32,11 @@ from dataclasses import asdict, dataclass, field
 import torch
 
 from tiny_model import grpo
-from tiny_model.grpo import ALL_METHODS, LOSS_AGG_MODES, k3, token_logprobs
+from tiny_model.grpo import ALL_METHODS, LOSS_AGG_MODES, token_logprobs
 from tiny_model.model import TinyModel
-from tiny_model.seam import Functions
+from tiny_model.seam import Functions, has_reference, reference
 from tiny_model.task import DEFAULT, SumTask, response_mask
-from tiny_model.thr import REGULARISED, THR_METHODS, nll_on_correct, smaug_floor
+from tiny_model.thr import REGULARISED, THR_METHODS
 from tiny_model.warm import greedy_accuracy, sampled_accuracy
 
 LR_SCHEDULES = ("cosine", "constant")
@@ -181,7 +181,7 @@ class TrainResult:
 LOGGED = (
     "reward_mean",  # mean reward of the sampled batch
     "zero_adv_frac",  # fraction of groups whose advantages are all 0 (all right / all wrong)
-    "kl_ref",  # mean k3 KL(pi || ref) per sampled token, before the update
+    "kl_ref",  # mean k3 KL(pi || ref) per sampled token, before the update (nan: no k3)
     "correct_logp_change",  # mean over mixed groups of the Eq. 2 change of this step's update
     "selected_frac",  # negative tokens whose weight the method changed / negative tokens
     "response_len",  # mean tokens up to and including EOS
@@ -269,7 +269,7 @@ def answer_logprob(
     with torch.no_grad():
         logits, _ = grpo.response_forward(model, problems, target, task=task)  # (N, K, R, V)
     mask = response_mask(target)  # (N, K, R)
-    seq = grpo.sequence_logprobs(fns, logits, target, mask)  # (N, K)
+    seq = grpo.grouped_logprobs(fns, logits, target, mask)  # (N, K)
     seq = seq.masked_fill(~distinct, float("-inf"))
     return float(torch.logsumexp(seq, dim=1).mean())
 
@@ -285,11 +285,11 @@ def regulariser(
     """The extra loss of method nll or smaug: logp, ref_logp, mask (B, R), correct (B,).
 
     The seam's ``nll_on_correct`` / ``smaug_floor`` (notebook 07) when ``fns`` has them, else
-    the reference in thr.py."""
-    nll = fns.nll_on_correct if fns is not None and fns.nll_on_correct else nll_on_correct
-    floor = fns.smaug_floor if fns is not None and fns.smaug_floor else smaug_floor
+    tiny_model's reference (reference.py)."""
     if config.method == "nll":
-        return config.nll_coef * nll(logp, mask, correct)
+        nll = fns.nll_on_correct if fns is not None and fns.nll_on_correct else None
+        return config.nll_coef * (nll or reference("nll_on_correct"))(logp, mask, correct)
+    floor = fns.smaug_floor if fns is not None and fns.smaug_floor else reference("smaug_floor")
     m = mask.to(logp.dtype)
     seq, ref_seq = (logp * m).sum(dim=-1), (ref_logp * m).sum(dim=-1)  # (B,), (B,)
     return config.smaug_coef * floor(seq, ref_seq, correct)
@@ -377,6 +377,9 @@ def _train(
             raise ValueError(f"step0 must hold {', '.join(evaluated)} at eval_step 0")
         for k in evaluated:
             history[k].append(float(step0[k]))
+    # the k3 KL to the warm model, logged every step: tiny_model's reference, or where the
+    # installation has none (the course form) nan, unless the loss needs it (kl_coef > 0)
+    k3 = reference("k3") if has_reference() or config.kl_coef else None
     last = config.steps if config.stop_after is None else min(config.stop_after, config.steps)
     for step in range(last):
         idx = torch.randint(
@@ -396,7 +399,7 @@ def _train(
             logp_old = token_logprobs(logits_old, groups.responses)  # (N, G, R)
             ref_logits, _ = grpo.response_forward(ref, groups.problems, groups.responses, task=task)
             ref_logp = token_logprobs(ref_logits, groups.responses)  # (N, G, R)
-            seq_before = grpo.sequence_logprobs(fns, logits_old, groups.responses, groups.mask)
+            seq_before = grpo.grouped_logprobs(fns, logits_old, groups.responses, groups.mask)
         if config.method in ("nthr", "random") and config.eta is None:
             eta = torch.tensor(
                 [float(fns.eta_schedule(float(p))) for p in groups.rewards.mean(dim=1)]
@@ -453,14 +456,14 @@ def _train(
             logits_new, _ = grpo.response_forward(
                 model, groups.problems, groups.responses, task=task
             )
-            seq_after = grpo.sequence_logprobs(fns, logits_new, groups.responses, groups.mask)
+            seq_after = grpo.grouped_logprobs(fns, logits_new, groups.responses, groups.mask)
         mixed = groups.mixed.nonzero().flatten().tolist()
         changes = [
             float(fns.likelihood_change(seq_before[i], seq_after[i], groups.correct[i]))
             for i in mixed
         ]
         m = groups.mask.float()
-        kl = float((k3(logp_old, ref_logp) * m).sum() / m.sum())
+        kl = float((k3(logp_old, ref_logp) * m).sum() / m.sum()) if k3 else float("nan")
         history["reward_mean"].append(float(groups.rewards.mean()))
         history["zero_adv_frac"].append(float((adv == 0).all(dim=1).float().mean()))
         history["kl_ref"].append(kl)

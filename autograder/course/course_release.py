@@ -15,13 +15,12 @@ the instructor's grade. A graded class gets the course form, built here from the
 Everything it writes is scanned for answer keys before the command succeeds: the exercises and
 every Python file of the wheel by behaviour (course.answer_key: every function run on every
 graded function's cases), the wheel also by name (no function of a graded function's name, no
-file of solutions/, a case module or tiny_model). A finding fails the command.
+file of solutions/, a case module or tiny_model/reference.py). A finding fails the command.
 
-01-04 only for now: 05-07's notebooks run tiny_model's training code in their live cells, and
-that code holds graded maths (thr_weights ...), which the course form must leave out. Their
-values bundles build and check as 01-04's do (:func:`project_tree` takes any notebook;
-tests/test_course_form.py compares all seven under DRILLS_COURSE_ALL=1): what they lack is
-live cells that run on the learner's own functions.
+05-07's notebooks train the tiny model in their live cells: where the course form holds one of
+them, the wheel carries tiny_model (its code, the warm checkpoints and the shipped results)
+without tiny_model/reference.py, the one module of tiny_model that implements graded
+functions (seam.py); their live cells run on the learner's own functions (tiny_model.live).
 """
 
 from __future__ import annotations
@@ -41,14 +40,19 @@ from autograder.cases import seeds
 from autograder.notebooks import course_values, notebook
 from autograder.scoring import cache, memo, served
 
-SUPPORTED = ("01_exact_kl", "02_clipped_estimators", "03_sum_vs_mean", "04_rlef_turn_rewards")
-NOT_YET = (
-    "its live cells (the probe, the training runs) run tiny_model's training code, which holds "
-    "graded functions' maths; the course form does not carry 05-07 yet: give it from the "
-    "full form (the repository) for now"
+SUPPORTED = notebook.ASSIGNMENTS
+NOT_CHOSEN = (
+    "the instructor did not put it in this course form (`drills release --course OUT "
+    "ASSIGNMENT...` names the notebooks it holds)"
 )
+NEEDS_TINY_MODEL = ("05_grpo_lld", "06_nthr", "07_beyond_nthr")
+# Files of tiny_model/ the course form leaves out: its reference implementations of graded
+# functions (the rest calls them through the seam, or the learner's own).
+TINY_LEFT_OUT = ("reference.py",)
+TINY_DATA = ("checkpoints/*.pt", "results/*.json")  # the warm models, the shipped results
 MARKER = ".drills-course"  # in OUT: a folder this command made (and may replace)
 PACKAGE = Path(__file__).resolve().parents[1]  # autograder/
+TINY_MODEL = PACKAGE.parent / "tiny_model"
 # Files of autograder/ the course form leaves out: the case modules (references rebuilt by
 # their mistake formulas), their shared helpers and the authoring tools built on them.
 LEFT_OUT = (
@@ -154,7 +158,7 @@ def write_values(folder: Path, assignments: list[str], root: Path | None = None)
         (folder / f"{a}.json").write_bytes(course_values.canonical(course_values.wrap(body)))
     manifest = {
         "assignments": list(assignments),
-        "not_included": {a: NOT_YET for a in notebook.ASSIGNMENTS if a not in assignments},
+        "not_included": {a: NOT_CHOSEN for a in notebook.ASSIGNMENTS if a not in assignments},
         "bundles": prints,
         "draw": course_values.PUBLIC_DRAW,
     }
@@ -171,9 +175,27 @@ def _left_out(rel: Path) -> bool:
     return any(rel.match(p) or rel.parts[0] == p for p in LEFT_OUT) or "__pycache__" in rel.parts
 
 
+def _tiny_left_out(rel: Path) -> bool:
+    return rel.as_posix() in TINY_LEFT_OUT or "__pycache__" in rel.parts
+
+
+def tiny_model_files() -> list[Path]:
+    """tiny_model's files the course form ships (relative): its Python files but
+    TINY_LEFT_OUT, the warm checkpoints and the shipped results."""
+    files = [
+        p.relative_to(TINY_MODEL)
+        for p in sorted(TINY_MODEL.glob("*.py"))
+        if not _tiny_left_out(p.relative_to(TINY_MODEL))
+    ]
+    for pattern in TINY_DATA:
+        files += [p.relative_to(TINY_MODEL) for p in sorted(TINY_MODEL.glob(pattern))]
+    return files
+
+
 def project_tree(into: Path, assignments: list[str], root: Path | None = None) -> dict[str, str]:
     """A project to build the course's wheel from: autograder/ without LEFT_OUT, the values
-    bundles as package data, a pyproject.toml; no tiny_model, no notebook. The fingerprints."""
+    bundles as package data, a pyproject.toml; where 05-07 are chosen, tiny_model without
+    TINY_LEFT_OUT (and torch a dependency); no notebook. The fingerprints."""
     target = into / "autograder"
     for path in sorted(PACKAGE.rglob("*")):
         rel = path.relative_to(PACKAGE)
@@ -181,6 +203,14 @@ def project_tree(into: Path, assignments: list[str], root: Path | None = None) -
             continue
         (target / rel).parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(path, target / rel)
+    tiny = any(a in NEEDS_TINY_MODEL for a in assignments)
+    if tiny:
+        for rel in tiny_model_files():
+            (into / "tiny_model" / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(TINY_MODEL / rel, into / "tiny_model" / rel)
+    packages = ["autograder", "autograder.*"] + (["tiny_model"] if tiny else [])
+    dependencies = DEPENDENCIES + (["torch>=2.1"] if tiny else [])
+    data = f"tiny_model = {json.dumps(list(TINY_DATA))}\n" if tiny else ""
     prints = write_values(target / "course_values", assignments, root)
     # the repository's version, and a local label naming these values: a rebuilt course with
     # other values is another version (an image or a laptop upgrades to it)
@@ -197,13 +227,13 @@ def project_tree(into: Path, assignments: list[str], root: Path | None = None) -
         'no answer key"\n'
         'requires-python = ">=3.10"\n'
         'license = { text = "MIT" }\n'
-        f"dependencies = {json.dumps(DEPENDENCIES)}\n\n"
+        f"dependencies = {json.dumps(dependencies)}\n\n"
         "[project.scripts]\n"
         'drills = "autograder.cli:main"\n\n'
         "[tool.setuptools.packages.find]\n"
-        'include = ["autograder", "autograder.*"]\n\n'
+        f"include = {json.dumps(packages)}\n\n"
         "[tool.setuptools.package-data]\n"
-        'autograder = ["course_values/*.json"]\n',
+        'autograder = ["course_values/*.json"]\n' + data,
         encoding="utf-8",
     )
     return prints
@@ -255,14 +285,17 @@ def graded_names(root: Path | None = None) -> dict[str, str]:
 
 
 def names_in_wheel(wheel: Path, root: Path | None = None) -> list[str]:
-    """The wheel by name: a file of solutions/, a case module or tiny_model, or a Python file
-    that defines a function named as a graded function of the course."""
+    """The wheel by name: a file of solutions/, a case module or tiny_model/reference.py, or a
+    Python file that defines a function named as a graded function of the course."""
     graded = graded_names(root)
     found = []
     with zipfile.ZipFile(wheel) as z:
         for name in z.namelist():
             rel = Path(name)
-            if rel.parts[0] in ("solutions", "tiny_model") or (
+            if (
+                rel.parts[0] == "solutions"
+                or (rel.parts[0] == "tiny_model" and _tiny_left_out(Path(*rel.parts[1:])))
+            ) or (
                 rel.parts[0] == "autograder"
                 and _left_out(Path(*rel.parts[1:]))
                 and "course_values" not in rel.parts
@@ -291,7 +324,8 @@ def names_in_wheel(wheel: Path, root: Path | None = None) -> list[str]:
 # functions fork, replace or end the calling process or wait on children (a zygote's loop
 # exits the scan itself; a sandbox's start waits for a child that never comes). They hold the
 # engine's process control, no maths. A path ending in "/" is a whole package.
-NOT_RUN = ("autograder/engine/sandbox/", "autograder/engine/zygote.py")
+# tiny_model's command line parses its argument as a command line and may start a training.
+NOT_RUN = ("autograder/engine/sandbox/", "autograder/engine/zygote.py", "tiny_model/__main__.py")
 
 
 def _not_run(rel: str) -> bool:
@@ -369,9 +403,6 @@ def build(
     unknown = [a for a in chosen if a not in notebook.ASSIGNMENTS]
     if unknown:
         raise CourseReleaseError(f"unknown assignment(s) {', '.join(unknown)}")
-    later = [a for a in chosen if a not in SUPPORTED]
-    if later:
-        raise CourseReleaseError(f"{', '.join(later)}: {NOT_YET}")
     chosen = [a for a in notebook.ASSIGNMENTS if a in chosen]
     out = Path(out)
     if out.exists() and any(out.iterdir()) and not (out / MARKER).is_file():

@@ -2,7 +2,8 @@
 
 A graded class receives the course form (`drills release --course OUT`): the released notebooks
 and a wheel of this package without the solution notebooks, the case modules (their mistake
-formulas rebuild the references) or tiny_model. In their place the wheel carries, per
+formulas rebuild the references) or tiny_model's reference module (05-07's wheel carries the
+rest of tiny_model, for their live cells). In their place the wheel carries, per
 notebook, one values bundle (``autograder/course_values/<assignment>.json``): the outcomes a
 learner's own check needs, computed by the instructor's full form on the public draw (the
 public default secret, no student id), so they are values, never code:

@@ -105,8 +105,9 @@ def _bind_sources() -> list[Path]:
 
 def _answer_dirs() -> list[Path]:
     """Packages learner code must not import: the grader (its case modules) and tiny_model,
-    whose training code holds reference implementations of 05-07's graded functions (a
-    `thr_weights` that returned `tiny_model.thr.thr_weights(...)` took every value point).
+    whose reference module holds implementations of graded functions (a `thr_weights` that
+    returned `tiny_model.thr.thr_weights(...)`, today tiny_model.reference, took every value
+    point).
     No setup cell, case or codec needs either; where one sits inside a bound library folder
     (a wheel install), the sandbox covers it."""
     return [p for p in (grader_dir(), _package_dir("tiny_model")) if p is not None]

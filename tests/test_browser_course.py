@@ -1,0 +1,177 @@
+"""Check my work in JupyterLab, in the course form: a graded class's view, in a real browser.
+
+The course form (`drills release --course OUT`) built in a scratch folder; JupyterLab started on
+a learner's folder that holds only solved notebooks in nbgrader's layout (`<id>/<id>.ipynb`,
+the released exercises with the solutions pasted in), its kernels given only the course form's
+package (the wheel unpacked first on their path: no solutions/, no case module, no
+tiny_model.reference). Each notebook is run to the end in headless Chromium, saved, and
+checked with its "Check my work" button: no cell errs, 05's and 07's live cells ran on the
+learner's functions (no "cannot yet"), and the score equals the full form's `drills check` of
+the same saved file on the public draw. 01's first catalogued mistake too, where the mistake
+named must be the full form's.
+
+`make test` runs 01 and 05 (conftest.BROWSER_SLICE); DRILLS_BROWSER_ALL=1 (or the sweep) adds
+07 (its live training, about a minute). Needs what tests/test_browser.py needs; skips as it does.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+import zipfile
+from pathlib import Path
+
+import pytest
+import test_browser as tb
+from conftest import CHROMIUM, browser_notebook, browser_skip_reason
+from nbgrader_course import learner_notebook
+
+from autograder.cases import seeds
+from autograder.course import course_release, grade_cli
+
+pytestmark = pytest.mark.slow
+SKIP = browser_skip_reason()
+if SKIP:
+    pytestmark = [pytest.mark.slow, pytest.mark.skip(reason=SKIP)]
+
+# 07's live cells take 05's and 06's functions from the learner's own notebooks beside it
+IN_FOLDER = ("01_exact_kl", "05_grpo_lld", "06_nthr", "07_beyond_nthr")
+CHECKED = [a for a in ("01_exact_kl", "05_grpo_lld", "07_beyond_nthr") if browser_notebook(a)]
+NOTEBOOK_TIMEOUT_S = 300  # 07's live training run is in it
+
+
+@pytest.fixture(scope="module")
+def course_lab(tmp_path_factory):
+    """JupyterLab on a learner's folder of solved notebooks, kernels on the course form only."""
+    tmp = tmp_path_factory.mktemp("course-lab")
+    built = course_release.build(tmp / "out", list(IN_FOLDER), check_stale=False)
+    assert built.findings == []
+    unpacked = tmp / "unpacked"
+    with zipfile.ZipFile(built.wheel) as z:
+        z.extractall(unpacked)
+    root = tmp / "home"
+    for a in IN_FOLDER:
+        (root / a).mkdir(parents=True)
+        nb = learner_notebook(a, "solution", None, secret=seeds.PUBLIC_DEFAULT_SECRET)
+        (root / a / f"{a}.ipynb").write_text(json.dumps(nb), encoding="utf-8")
+    (root / "mistake" / "01_exact_kl").mkdir(parents=True)
+    nb = learner_notebook("01_exact_kl", "mistakes-1", None, secret=seeds.PUBLIC_DEFAULT_SECRET)
+    (root / "mistake" / "01_exact_kl" / "01_exact_kl.ipynb").write_text(json.dumps(nb))
+    tb._write_settings(tmp / "settings")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("DRILLS_", "JPY_"))}
+    env.pop("MPLBACKEND", None)
+    env.pop("NBGRADER_EXECUTION", None)
+    env.update(
+        PYTHONPATH=str(unpacked),  # the course form's package, and nothing of the repository
+        HOME=str(tmp),
+        DRILLS_CACHE_DIR=str(tmp / "cache"),
+        JUPYTERLAB_SETTINGS_DIR=str(tmp / "settings"),
+        JUPYTERLAB_WORKSPACES_DIR=str(tmp / "workspaces"),
+        JUPYTER_CONFIG_DIR=str(tmp / "config"),
+        JUPYTER_RUNTIME_DIR=str(tmp / "runtime"),
+        PATH=str(Path(sys.executable).parent) + os.pathsep + os.environ.get("PATH", ""),
+    )
+    port, token = tb._free_port(), "course-lab-" + os.urandom(8).hex()
+    log = tmp / "jupyter-lab.log"
+    cmd = [str(Path(sys.executable).parent / "jupyter"), "lab", "--no-browser", "--ip=127.0.0.1",
+           f"--port={port}", f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={root}",
+           "--LabApp.expose_app_in_browser=True"]  # fmt: skip
+    if os.geteuid() == 0:
+        cmd.append("--allow-root")
+    with open(log, "w") as logf:
+        proc = subprocess.Popen(
+            cmd, env=env, cwd=tmp, stdout=logf, stderr=subprocess.STDOUT, start_new_session=True
+        )
+    server = tb.Lab(f"http://127.0.0.1:{port}", token, root, proc, log)
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                server.api("GET", "/api/status")
+                break
+            except OSError:
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    pytest.fail(f"jupyter lab did not start:\n{log.read_text()[-3000:]}")
+                time.sleep(0.3)  # polling the server's port until it answers
+        yield server
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+@pytest.fixture(scope="module")
+def course_page(course_lab):
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=tb.CHROMIUM_ARGS)
+        context = browser.new_context(viewport={"width": 1400, "height": 1000})
+        pg = context.new_page()
+        try:
+            yield pg
+        finally:
+            browser.close()
+
+
+def _run_and_check(page, lab, rel: str, past_errors: bool = False) -> tuple[list[dict], str]:
+    """Open, run (a mistake's notebook: past its failing self-checks, as a learner would),
+    save, press Check my work; the inspected cells and the check's text."""
+    sources = tb.code_sources(lab.root / rel)
+    with tb.screenshot_on_failure(page, f"course-{rel.replace('/', '-')}"):
+        tb.open_notebook(page, lab, rel, len(sources))
+        if past_errors:
+            tb.run_all_past_errors(page, lab, rel, len(sources), NOTEBOOK_TIMEOUT_S)
+        else:
+            tb.run_all_cells(page, len(sources), NOTEBOOK_TIMEOUT_S)
+        cells = tb.inspect_cells(page, sources)
+        tb.save(page)
+        text, _ = tb.check_my_work(page)
+    return cells, text
+
+
+def _score(text: str) -> tuple[float, float]:
+    m = re.search(r"Score: ([\d.]+) / ([\d.]+) points", text)
+    assert m, f"'Check my work' showed no score:\n{text}"
+    return float(m.group(1)), float(m.group(2))
+
+
+@pytest.mark.parametrize("assignment", CHECKED)
+def test_check_my_work_in_the_course_form_gives_the_full_forms_score(
+    course_lab, course_page, assignment
+):
+    """The solved notebook runs to the end in JupyterLab on the course form's package without
+    an error (05's and 07's live cells on the learner's functions), and Check my work shows the
+    full form's score of the saved file: full marks."""
+    rel = f"{assignment}/{assignment}.ipynb"
+    cells, text = _run_and_check(course_page, course_lab, rel)
+    errors = [(i, c["first_line"], c["errors"]) for i, c in enumerate(cells) if c["errors"]]
+    assert errors == [], errors
+    assert not any("it cannot yet" in c["text"] for c in cells), "a live cell fell back"
+    full = grade_cli.check_notebook(course_lab.root / rel, assignment)
+    assert full.error is None, full.error
+    assert _score(text) == (full.score, full.max_score) and full.score == full.max_score, text
+
+
+def test_check_my_work_in_the_course_form_names_the_full_forms_mistake(course_lab, course_page):
+    """01 with its first catalogued mistakes: the course form's Check my work shows the full
+    form's score and, for each function, the full form's feedback heading for the mistake."""
+    if "01_exact_kl" not in CHECKED:
+        pytest.skip("01 is not among the notebooks checked")
+    rel = "mistake/01_exact_kl/01_exact_kl.ipynb"
+    _, text = _run_and_check(course_page, course_lab, rel, past_errors=True)
+    full = grade_cli.check_notebook(course_lab.root / rel, "01_exact_kl")
+    assert _score(text) == (full.score, full.max_score) and full.score < full.max_score, text
+    named = [f for f in full.functions if f.mistake]
+    assert named, "the full form named no mistake"
+    shown = " ".join(text.split())
+    for f in named:  # the diagnosis the full form gives, as the button shows it
+        first = " ".join(str(f.diagnosis).split())[:60]
+        assert first in shown, (f.function, f.mistake, first, text)
