@@ -1,0 +1,28 @@
+"""notebook: 03_sum_vs_mean
+function: masked_mean
+slip: divides each row's masked sum by the number of valid tokens in the whole batch (verl-style masked_mean with no axis for the count) instead of by that row's own count."""
+import numpy as np
+
+
+def _check_batch(values, mask):
+    values = np.asarray(values, dtype=np.float64)
+    mask = np.asarray(mask)
+    if values.ndim != 2:
+        raise ValueError(f"values must be 2-D, got shape {values.shape}")
+    if mask.shape != values.shape:
+        raise ValueError(f"mask shape {mask.shape} differs from values shape {values.shape}")
+    if values.shape[0] == 0:
+        raise ValueError("a batch with no rows has no mean")
+    if not np.isin(mask, (0, 1)).all():
+        raise ValueError("mask entries must be 0/1 or bool")
+    mask = mask.astype(bool)
+    counts = mask.sum(axis=1)
+    if (counts == 0).any():
+        raise ValueError("a row has no valid token")
+    return values, mask, counts
+
+
+def masked_mean(values, mask):
+    values, mask, counts = _check_batch(values, mask)
+    sums = np.where(mask, values, 0.0).sum(axis=1)
+    return sums / mask.sum()
