@@ -44,10 +44,26 @@ CHECKED = [a for a in ("01_exact_kl", "05_grpo_lld", "07_beyond_nthr") if browse
 NOTEBOOK_TIMEOUT_S = 300  # 07's live training run is in it
 
 
+def _as_learner() -> bool:
+    """JupyterLab runs as the unprivileged user where this machine can (root, runuser): a
+    learner's server is never root's. Elsewhere it runs as whoever runs the tests."""
+    import unprivileged
+
+    return unprivileged.why_not_as_user() is None
+
+
 @pytest.fixture(scope="module")
 def course_lab(tmp_path_factory):
-    """JupyterLab on a learner's folder of solved notebooks, kernels on the course form only."""
-    tmp = tmp_path_factory.mktemp("course-lab")
+    """JupyterLab on a learner's folder of solved notebooks, kernels on the course form only;
+    as the unprivileged user where the machine allows it (a folder of their own, a Python and
+    the dependencies they can read, the wheel unpacked first on the path)."""
+    import shutil
+    import tempfile
+
+    import unprivileged
+
+    as_learner = _as_learner()
+    tmp = Path(tempfile.mkdtemp(prefix="drills-course-lab-")) if as_learner else tmp_path_factory.mktemp("course-lab")  # fmt: skip
     built = course_release.build(tmp / "out", list(IN_FOLDER), check_stale=False)
     assert built.findings == []
     unpacked = tmp / "unpacked"
@@ -62,33 +78,63 @@ def course_lab(tmp_path_factory):
     nb = learner_notebook("01_exact_kl", "mistakes-1", None, secret=seeds.PUBLIC_DEFAULT_SECRET)
     (root / "mistake" / "01_exact_kl" / "01_exact_kl.ipynb").write_text(json.dumps(nb))
     tb._write_settings(tmp / "settings")
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("DRILLS_", "JPY_"))}
-    env.pop("MPLBACKEND", None)
-    env.pop("NBGRADER_EXECUTION", None)
-    env.update(
-        PYTHONPATH=str(unpacked),  # the course form's package, and nothing of the repository
+    common = dict(
         HOME=str(tmp),
         DRILLS_CACHE_DIR=str(tmp / "cache"),
         JUPYTERLAB_SETTINGS_DIR=str(tmp / "settings"),
         JUPYTERLAB_WORKSPACES_DIR=str(tmp / "workspaces"),
         JUPYTER_CONFIG_DIR=str(tmp / "config"),
         JUPYTER_RUNTIME_DIR=str(tmp / "runtime"),
-        PATH=str(Path(sys.executable).parent) + os.pathsep + os.environ.get("PATH", ""),
     )
     port, token = tb._free_port(), "course-lab-" + os.urandom(8).hex()
+    lab_args = ["--no-browser", "--ip=127.0.0.1", f"--port={port}",
+                f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={root}",
+                "--LabApp.expose_app_in_browser=True"]  # fmt: skip
+    if as_learner:
+        unprivileged.ensure_user()
+        tmp.chmod(0o755)
+        exe = unprivileged.readable_python(tmp)
+        packages = unprivileged.readable_packages(tmp)
+        # the front-end extensions (the Check my work widget's) live in the venv's share/jupyter,
+        # which a base Python does not search: on JUPYTER_PATH, or a copy the user can read
+        data = Path(sys.prefix) / "share" / "jupyter"
+        if not unprivileged.user_can_read(data / "labextensions"):
+            unprivileged.link_copy(data, tmp / "share-jupyter")
+            data = tmp / "share-jupyter"
+        subprocess.run(["chown", "-R", f"{unprivileged.USER}:", str(tmp)], check=True)
+        env = {
+            **common,
+            "PATH": "/usr/bin:/bin",
+            "LANG": "C.UTF-8",
+            # the course form's package first, then the dependencies (a plain path entry: their
+            # .pth files, the project's editable install among them, are not read)
+            "PYTHONPATH": f"{unpacked}{os.pathsep}{packages}",
+            "JUPYTER_PATH": str(data),
+        }
+        cmd = [unprivileged.which("runuser"), "-u", unprivileged.USER, "--", "env", "-i",
+               *(f"{k}={v}" for k, v in env.items()), str(exe), "-m", "jupyterlab", *lab_args]  # fmt: skip
+        run_env = None
+    else:
+        run_env = {k: v for k, v in os.environ.items() if not k.startswith(("DRILLS_", "JPY_"))}
+        run_env.pop("MPLBACKEND", None)
+        run_env.pop("NBGRADER_EXECUTION", None)
+        run_env.update(
+            common,
+            PYTHONPATH=str(unpacked),  # the course form's package, and nothing of the repository
+            PATH=str(Path(sys.executable).parent) + os.pathsep + os.environ.get("PATH", ""),
+        )
+        cmd = [str(Path(sys.executable).parent / "jupyter"), "lab", *lab_args]
+        if os.geteuid() == 0:
+            cmd.append("--allow-root")
     log = tmp / "jupyter-lab.log"
-    cmd = [str(Path(sys.executable).parent / "jupyter"), "lab", "--no-browser", "--ip=127.0.0.1",
-           f"--port={port}", f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={root}",
-           "--LabApp.expose_app_in_browser=True"]  # fmt: skip
-    if os.geteuid() == 0:
-        cmd.append("--allow-root")
     with open(log, "w") as logf:
         proc = subprocess.Popen(
-            cmd, env=env, cwd=tmp, stdout=logf, stderr=subprocess.STDOUT, start_new_session=True
-        )
+            cmd, env=run_env, cwd=tmp, stdout=logf, stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )  # fmt: skip
     server = tb.Lab(f"http://127.0.0.1:{port}", token, root, proc, log)
     try:
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + 90
         while True:
             try:
                 server.api("GET", "/api/status")
@@ -97,14 +143,26 @@ def course_lab(tmp_path_factory):
                 if proc.poll() is not None or time.monotonic() > deadline:
                     pytest.fail(f"jupyter lab did not start:\n{log.read_text()[-3000:]}")
                 time.sleep(0.3)  # polling the server's port until it answers
+        if as_learner:
+            import pwd
+
+            uids = subprocess.run(["ps", "-o", "uid=", "--ppid", str(proc.pid)],
+                                  capture_output=True, text=True).stdout.split()  # fmt: skip
+            want = str(pwd.getpwnam(unprivileged.USER).pw_uid)
+            assert uids and set(uids) == {want}, f"the lab runs as uid {uids}, not {want}"
         yield server
     finally:
-        proc.terminate()
+        try:
+            os.killpg(proc.pid, 15)  # the whole session: runuser, the server and its kernels
+        except ProcessLookupError:
+            pass
         try:
             proc.wait(timeout=20)
         except subprocess.TimeoutExpired:
-            proc.kill()
+            os.killpg(proc.pid, 9)
             proc.wait()
+        if as_learner:
+            shutil.rmtree(tmp, ignore_errors=True)
 
 
 @pytest.fixture(scope="module")
