@@ -326,10 +326,10 @@ def test_the_wheel_installs_for_an_unprivileged_user_and_checks_outside_a_checko
 ):
     """As an ordinary user, offline: a fresh venv (the project's Python), the course wheel
     installed into it with pip (--no-index; the dependencies from the project's venv on a
-    path, never its editable install), then `drills check` on 01's solution and on a
-    mistake, in a folder outside any checkout: the full form's scores, the mistake named;
-    nothing of the repository importable there, and no case module nor tiny_model.reference
-    in the installed package."""
+    path, never its editable install), then `drills check` on 01's, 05's and 07's solution and
+    first mistakes, in a folder outside any checkout: the full form's scores, each mistake
+    named; nothing of the repository importable there, and no case module nor
+    tiny_model.reference in the installed package."""
     import shutil
 
     import unprivileged
@@ -338,7 +338,7 @@ def test_the_wheel_installs_for_an_unprivileged_user_and_checks_outside_a_checko
     if why:
         pytest.skip(why)
     built, _ = course
-    a = CHOSEN[0]
+    checked = [a for a in COURSE_FAST if a in RELEASED]
     unprivileged.ensure_user()
     top = Path(tempfile.mkdtemp(prefix="drills-course-user-"))  # pytest's tmp_path is root's
     try:
@@ -348,8 +348,9 @@ def test_the_wheel_installs_for_an_unprivileged_user_and_checks_outside_a_checko
         work = top / "work"
         (work / "home").mkdir(parents=True)
         shutil.copy(built.wheel, work / built.wheel.name)
-        for kind in ("solution", "mistakes-1"):
-            shutil.copy(submissions[(a, kind)], work / f"{kind}.ipynb")
+        for a in checked:
+            for kind in ("solution", "mistakes-1"):
+                shutil.copy(submissions[(a, kind)], work / f"{a}-{kind}.ipynb")
         subprocess.run(["chown", "-R", f"{unprivileged.USER}:", str(work)], check=True)
         env = {"PATH": "/usr/bin:/bin", "HOME": str(work / "home"), "LANG": "C.UTF-8",
                "PIP_NO_INDEX": "1", "PIP_DISABLE_PIP_VERSION_CHECK": "1"}  # fmt: skip
@@ -378,15 +379,17 @@ def test_the_wheel_installs_for_an_unprivileged_user_and_checks_outside_a_checko
         where, importable = probe.stdout.split("\n")[:2]
         assert where.startswith(str(venv)) and importable == "[]", probe.stdout
         grader = grade_cli.check_grader()
-        for kind in ("solution", "mistakes-1"):
-            r = run(str(venv / "bin" / "drills"), "check", str(work / f"{kind}.ipynb"), "--json")
-            got = _summary(json.loads(r.stdout))
-            want = grade_cli.check_notebook(submissions[(a, kind)], a, grader=grader)
-            want = _summary(
-                {"score": want.score, "functions": [f.to_json() for f in want.functions]}
-            )
-            assert got == want, kind
-        assert got["score"] < 7.0 and any(f[2] for f in got["functions"])  # a mistake, named
+        for a in checked:
+            for kind in ("solution", "mistakes-1"):
+                r = run(str(venv / "bin" / "drills"), "check", str(work / f"{a}-{kind}.ipynb"),
+                        "--assignment", a, "--json")  # fmt: skip
+                got = _summary(json.loads(r.stdout))
+                want = grade_cli.check_notebook(submissions[(a, kind)], a, grader=grader)
+                want = _summary(
+                    {"score": want.score, "functions": [f.to_json() for f in want.functions]}
+                )
+                assert got == want, (a, kind)
+            assert any(f[2] for f in got["functions"]), a  # the mistake, named
     finally:
         shutil.rmtree(top, ignore_errors=True)
 
