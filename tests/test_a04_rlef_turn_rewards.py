@@ -339,3 +339,36 @@ def test_a_discounted_return_is_0_864_for_the_self_check(ns):
     rewards = ns["turn_rewards"](_self_check_episode(ns))
     assert _mistake("episode_return", "discounted", ns)(rewards) == pytest.approx(0.864, rel=1e-12)
     assert ns["episode_return"](rewards) == pytest.approx(0.875, rel=1e-12)
+
+
+def test_a_public_pass_judged_as_final_loses_points_and_is_named():
+    """task_reward that treats a turn which passed the public tests as final ("a public pass
+    ends the episode") gives the docstring's ok turn +1 with is_final=False, where the text
+    states 0.0. It kept full marks while no case held a non-final turn with public_passed; is
+    it now below full marks, with public-pass-as-final named in its feedback?"""
+    from autograder.scoring import evaluate, kernel
+
+    ns = reference.namespace(A, ROOT)
+
+    def task_reward(turn, is_final):
+        valid = ns["extract_code"](turn.response) is not None
+        if not valid and (turn.public_passed or turn.private_passed):
+            raise ValueError("inconsistent record")
+        if is_final or turn.public_passed:
+            return 1.0 if (valid and turn.public_passed and turn.private_passed) else -1.0
+        return 0.0 if valid else -0.2
+
+    ok = _turn(ns, "```python\nx = 1\n```", True, True, [-1.0], [-1.0])
+    assert ns["task_reward"](ok, False) == 0.0 and task_reward(ok, False) == 1.0
+    r = kernel.grade_function(A, "task_reward", task_reward, namespace=ns, root=ROOT)
+    text = evaluate.feedback_text(r)
+    assert r.score < r.points, text
+    assert r.mistake == "public-pass-as-final", text
+    diagnosis = next(
+        m.diagnosis for m in a04.TASK_REWARD.mistakes if m.id == "public-pass-as-final"
+    )
+    assert "Recognised mistake: " + diagnosis in text, text
+    reference_result = kernel.grade_function(
+        A, "task_reward", ns["task_reward"], namespace=ns, root=ROOT
+    )
+    assert reference_result.score == reference_result.points

@@ -446,13 +446,14 @@ def _task_value(
     nonfinal_invalid=-0.2,
     nonfinal_needs_pass=False,
     valid_by_fence=False,
+    public_pass_final=False,
 ) -> float:
     """The task reward with one rule changed (the defaults are the reference's rules)."""
     if valid_by_fence:
         valid = "```python" in turn.response
     else:
         valid = ns["extract_code"](turn.response) is not None
-    if is_final:
+    if is_final or (public_pass_final and turn.public_passed):
         if not valid:
             return final_invalid
         if partial_credit:  # one suite of two passed: halfway between -1 and +1
@@ -474,9 +475,15 @@ def _task_case(
     return Case(cid, (_turn(response, public, private, *ONE), final), note=note)
 
 
-# Every consistent turn once: final (7 plans) and not final (5 plans).
+# task_reward's non-final turns: the episodes' non-final plans, and valid code that passed the
+# public tests. In an episode such a turn is always the last (the first public pass ends it), so
+# NONFINAL_PLANS, which builds the turns before the final one, cannot hold it; task_reward takes
+# is_final as its argument, and its docstring gives such a turn with is_final=False 0.0.
+TASK_NONFINAL_PLANS = NONFINAL_PLANS + (("valid", True, True), ("valid", True, False))
+
+# Every consistent turn once: final (7 plans) and not final (7 plans).
 TASK_PLANS = tuple((plan, True) for plan in FINAL_PLANS) + tuple(
-    (plan, False) for plan in NONFINAL_PLANS
+    (plan, False) for plan in TASK_NONFINAL_PLANS
 )
 
 
@@ -494,6 +501,10 @@ TASK_REWARD = FunctionSpec(
         "final-private-failed": (-1.0, "RLEF §2.2: -1 for a final turn failing a private test"),
         "nonfinal-no-code": (-0.2, "RLEF §2.2: -0.2 for a non-final turn without valid code"),
         "nonfinal-valid-failed": (0.0, "CURRICULUM 04: non-final turn with valid code, 0"),
+        "nonfinal-all-passed": (
+            0.0,
+            "the notebook's docstring: task_reward(ok, is_final=False) is 0.0 for a turn that passed every test",
+        ),
     },
     split=Split(
         value=85,
@@ -570,6 +581,24 @@ TASK_REWARD = FunctionSpec(
             False,
             "non-final turn, valid code: 0",
         ),
+        _task_case(
+            "nonfinal-all-passed",
+            CODE,
+            True,
+            True,
+            False,
+            "non-final turn whose valid code passed the public and private tests: 0, as the "
+            "docstring's example states (is_final decides, not the test flags)",
+        ),
+        _task_case(
+            "nonfinal-public-passed",
+            CODE,
+            True,
+            False,
+            False,
+            "non-final turn whose valid code passed the public tests only: 0 (is_final decides, "
+            "not the test flags)",
+        ),
         *[
             Case(f"random-{i}", make=_task_args(plan, final), note="a random turn, final or not")
             for i, (plan, final) in enumerate(TASK_PLANS)
@@ -641,6 +670,12 @@ TASK_REWARD = FunctionSpec(
             "you counted any ```python fence as valid code; valid code means extract_code(turn.response) is not None (the first block, closed, and it parses)",
             formula=_task_rule(valid_by_fence=True),
             source=f"{OPEN_R1}: get_code_format_reward only checks that a ```python fenced block is present",
+        ),
+        Mistake(
+            "public-pass-as-final",
+            "you judged a non-final turn that passed the public tests as a final turn (+1 or -1); is_final decides which rule applies, not the test flags: a non-final turn with valid code gets 0 (task_reward(ok, is_final=False) is 0.0)",
+            formula=_task_rule(public_pass_final=True),
+            source=NO_SOURCE,
         ),
     ),
 )
