@@ -25,6 +25,7 @@ import time
 import zipfile
 from pathlib import Path
 
+import course_isolation
 import pytest
 import test_browser as tb
 from conftest import CHROMIUM, browser_notebook, browser_skip_reason
@@ -120,7 +121,9 @@ def course_lab(tmp_path_factory):
         run_env.pop("NBGRADER_EXECUTION", None)
         run_env.update(
             common,
-            PYTHONPATH=str(unpacked),  # the course form's package, and nothing of the repository
+            # the course form's package, and nothing of the repository (not even through the
+            # editable install's finder: course_isolation)
+            PYTHONPATH=course_isolation.pythonpath(tmp, unpacked),
             PATH=str(Path(sys.executable).parent) + os.pathsep + os.environ.get("PATH", ""),
         )
         cmd = [str(Path(sys.executable).parent / "jupyter"), "lab", *lab_args]

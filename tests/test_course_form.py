@@ -30,6 +30,7 @@ import tempfile
 import zipfile
 from pathlib import Path
 
+import course_isolation
 import pytest
 from conftest import ROOT, sweep
 from nbgrader_course import learner_notebook
@@ -156,9 +157,37 @@ Path(sys.argv[2]).write_text(json.dumps(out))
 
 
 def _course_env(unpacked: Path, home: Path) -> dict[str, str]:
+    """The venv's Python on the unpacked wheel alone (course_isolation: the checkout's editable
+    install would otherwise lend every module the wheel leaves out)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("DRILLS_")}
-    env.update(PYTHONPATH=str(unpacked), HOME=str(home), DRILLS_CACHE="off")
+    path = course_isolation.pythonpath(home, unpacked)
+    env.update(PYTHONPATH=path, HOME=str(home), DRILLS_CACHE="off")
     return env
+
+
+def test_the_course_environment_reaches_nothing_the_wheel_leaves_out(course, tmp_path):
+    """In the environment the course-form tests run their processes in, neither
+    tiny_model.reference nor a case module can be imported, while the wheel's own modules can.
+    Catches the editable install's finder lending them from the checkout (the tests then pass
+    on the answer key they claim is absent)."""
+    _, unpacked = course
+    probe = (
+        "import importlib.util as u, json; print(json.dumps({m: bool(u.find_spec(m)) for m in "
+        "('tiny_model.reference', 'autograder.assignments.a01_exact_kl', "
+        "'autograder.course_values', 'autograder.selfcheck')}))"
+    )
+    p = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=120,
+        env=_course_env(unpacked, tmp_path), cwd=tmp_path,
+    )  # fmt: skip
+    assert p.returncode == 0, p.stderr
+    found = json.loads(p.stdout.strip().splitlines()[-1])
+    assert found == {
+        "tiny_model.reference": False,
+        "autograder.assignments.a01_exact_kl": False,
+        "autograder.course_values": True,
+        "autograder.selfcheck": True,
+    }, found
 
 
 def test_the_course_form_holds_no_answer_key(course):
