@@ -1,6 +1,6 @@
 """A blind held-out set: wrong implementations written from the released notebooks' text only.
 
-    python benchmarks/blind_mistakes.py [--set blind|blind2] [--list] [--json OUT]
+    python benchmarks/blind_mistakes.py [--set blind|blind2|blind3] [--list] [--json OUT]
 
 Each file in benchmarks/blind/ (and in the second set, benchmarks/blind2/, formula slips only,
 written later by another writer under the same rule) is one graded function as a mistaken learner (or an engineer
@@ -77,7 +77,8 @@ def main(argv: list[str] | None = None) -> int:
         default="blind",
         help="the set's folder under benchmarks/: blind (the first, graded once before the "
         "property lines and once after) or blind2 (written later, graded once after the "
-        "property and localisation lines)",
+        "property and localisation lines) or blind3 (written later still, graded once after "
+        "the part, flag and sign lines; benchmarks/blind3/INDEX.md holds its once-graded figures)",
     )
     args = ap.parse_args(argv)
     folder = REPO / "benchmarks" / args.set

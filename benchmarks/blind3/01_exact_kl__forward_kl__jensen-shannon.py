@@ -1,6 +1,7 @@
 """notebook: 01_exact_kl
 function: forward_kl
 slip: reads the naming clash as "the direction is ambiguous" and returns the Jensen-Shannon divergence (each side's KL to the mixture m = (p+q)/2, averaged) instead of sum p_i log(p_i/q_i)."""
+
 import math
 
 

@@ -1,6 +1,7 @@
 """notebook: 01_exact_kl
 function: forward_kl
 slip: skips every term where either probability is 0 (a symmetric 'zero guard'), so q_i = 0 < p_i drops out and gives a finite number instead of math.inf."""
+
 import math
 
 

@@ -1,6 +1,7 @@
 """notebook: 01_exact_kl
 function: log_ratios
 slip: returns the difference of the log-odds, log(p/(1-p)) - log(q/(1-q)), as if each probability were a sigmoid of a logit, instead of log(p_i/q_i)."""
+
 import math
 
 

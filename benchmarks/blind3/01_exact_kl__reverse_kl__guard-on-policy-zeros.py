@@ -1,6 +1,7 @@
 """notebook: 01_exact_kl
 function: reverse_kl
 slip: copies forward_kl's zero rules unchanged (skip terms with p_i = 0, inf when q_i = 0 < p_i) instead of swapping them (skip q_i = 0, inf when p_i = 0 < q_i)."""
+
 import math
 
 

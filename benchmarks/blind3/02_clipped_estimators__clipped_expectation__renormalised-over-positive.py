@@ -1,6 +1,7 @@
 """notebook: 02_clipped_estimators
 function: clipped_expectation
 slip: averages the clipped log ratio over the outcomes where it is positive only, dividing by their total probability (a masked mean), instead of the plain p-weighted sum over all outcomes."""
+
 import math
 
 

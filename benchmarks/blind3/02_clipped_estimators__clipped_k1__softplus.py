@@ -1,6 +1,7 @@
 """notebook: 02_clipped_estimators
 function: clipped_k1
 slip: uses the smooth max softplus(x) = log(1 + exp(x)) (a deep-learning habit for a differentiable relu) instead of max(0, x)."""
+
 import numpy as np
 
 

@@ -1,6 +1,7 @@
 """notebook: 02_clipped_estimators
 function: estimator_moments
 slip: returns the second moment sum p_x f(x)^2 as the variance, forgetting to subtract the mean."""
+
 import math
 
 import numpy as np

@@ -1,6 +1,7 @@
 """notebook: 02_clipped_estimators
 function: k3
 slip: replaces exp(d) - 1 - d by its third-order series d**2/2 + d**3/6 ("no exp, so no overflow"), which is only right for d near 0."""
+
 import numpy as np
 
 

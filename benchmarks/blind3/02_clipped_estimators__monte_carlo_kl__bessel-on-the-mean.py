@@ -1,6 +1,7 @@
 """notebook: 02_clipped_estimators
 function: monte_carlo_kl
 slip: divides the sum of the per-sample estimates by m - 1 (a Bessel correction carried over from variances) instead of by the number of samples m."""
+
 import math
 
 import numpy as np

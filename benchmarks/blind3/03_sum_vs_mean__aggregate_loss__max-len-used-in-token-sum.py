@@ -1,9 +1,15 @@
 """notebook: 03_sum_vs_mean
 function: aggregate_loss
 slip: in "seq-mean-token-sum" also divides by max_len whenever one is passed (treating it as Dr. GRPO), although the text says max_len is ignored by every mode but "seq-mean-token-sum-norm"."""
+
 import numpy as np
 
-AGGREGATION_MODES = ("seq-mean-token-mean", "token-mean", "seq-mean-token-sum", "seq-mean-token-sum-norm")
+AGGREGATION_MODES = (
+    "seq-mean-token-mean",
+    "token-mean",
+    "seq-mean-token-sum",
+    "seq-mean-token-sum-norm",
+)
 
 
 def _check_batch(values, mask):

@@ -1,6 +1,7 @@
 """notebook: 03_sum_vs_mean
 function: masked_mean
 slip: divides each row's masked sum by the number of valid tokens in the whole batch (verl-style masked_mean with no axis for the count) instead of by that row's own count."""
+
 import numpy as np
 
 

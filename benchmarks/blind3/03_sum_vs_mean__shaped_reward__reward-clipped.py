@@ -1,6 +1,7 @@
 """notebook: 03_sum_vs_mean
 function: shaped_reward
 slip: clips the shaped reward to [-1, 1] afterwards (the reward_clip habit of RL trainers), so a reference term that lifts the reward above +1 or below -1 is cut off."""
+
 import math
 
 
@@ -8,7 +9,9 @@ def _check_logps(policy_logps, reference_logps):
     if len(policy_logps) == 0 or len(reference_logps) == 0:
         raise ValueError("empty token list")
     if len(policy_logps) != len(reference_logps):
-        raise ValueError(f"{len(policy_logps)} policy tokens but {len(reference_logps)} reference tokens")
+        raise ValueError(
+            f"{len(policy_logps)} policy tokens but {len(reference_logps)} reference tokens"
+        )
     for name, seq in (("policy_logps", policy_logps), ("reference_logps", reference_logps)):
         for x in seq:
             if not math.isfinite(x) or x > 0:

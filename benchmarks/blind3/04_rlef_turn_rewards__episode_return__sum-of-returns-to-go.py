@@ -1,7 +1,7 @@
 """notebook: 04_rlef_turn_rewards
 function: episode_return
 slip: sums the undiscounted returns-to-go of every turn (sum over t of R_t + ... + R_last, as in a REINFORCE loss) instead of the shaped rewards once each."""
-import ast
+
 import math
 from dataclasses import dataclass
 

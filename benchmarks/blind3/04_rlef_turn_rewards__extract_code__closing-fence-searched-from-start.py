@@ -1,8 +1,8 @@
 """notebook: 04_rlef_turn_rewards
 function: extract_code
 slip: finds the closing fence with lines.index("```") from the start of the response instead of after the opening line, so an earlier bare fence (closing another language's block) ends the Python block before it begins."""
+
 import ast
-import math
 from dataclasses import dataclass
 
 

@@ -1,8 +1,8 @@
 """notebook: 04_rlef_turn_rewards
 function: task_reward
 slip: treats a turn that passed the public tests as the final turn ("a public pass ends the episode") whatever is_final says, so a non-final turn with passing code gets +1 instead of 0."""
+
 import ast
-import math
 from dataclasses import dataclass
 
 

@@ -1,6 +1,7 @@
 """notebook: 04_rlef_turn_rewards
 function: turn_rewards
 slip: computes each turn's mean log ratio over all tokens of the episode so far (turns 1..t concatenated, a trajectory-level KL habit) instead of over that turn's own tokens."""
+
 import ast
 import math
 from dataclasses import dataclass

@@ -1,6 +1,7 @@
 """notebook: 05_grpo_lld
 function: group_advantages
 slip: detects the no-signal groups with std < eps instead of testing the rewards for equality, so with eps = 0 an all-equal group is never caught and gives 0/0 = NaN."""
+
 import math
 
 import torch
@@ -22,7 +23,12 @@ def group_advantages(rewards, eps=1e-6):
     _require_tensor(rewards, "rewards", 2)
     if rewards.shape[1] < 2:
         raise ValueError(f"a group needs G >= 2 responses, got {rewards.shape[1]}")
-    if isinstance(eps, bool) or not isinstance(eps, (int, float)) or not math.isfinite(eps) or eps < 0:
+    if (
+        isinstance(eps, bool)
+        or not isinstance(eps, (int, float))
+        or not math.isfinite(eps)
+        or eps < 0
+    ):
         raise ValueError(f"eps must be a finite number >= 0, got {eps!r}")
     r = rewards.detach()
     if not r.is_floating_point():

@@ -1,6 +1,7 @@
 """notebook: 05_grpo_lld
 function: likelihood_change
 slip: averages the probability ratios exp(after - before) over the correct responses and takes the log of that mean, instead of averaging the log-likelihood changes themselves."""
+
 import torch
 
 
@@ -29,4 +30,7 @@ def likelihood_change(logp_before, logp_after, correct):
     if not c.any():
         raise ValueError("no correct response: the change is undefined, skip the group")
     delta = (logp_after - logp_before).detach().double()[c]
-    return float(torch.logsumexp(delta, dim=0) - torch.log(torch.tensor(float(delta.numel()), dtype=torch.float64)))
+    return float(
+        torch.logsumexp(delta, dim=0)
+        - torch.log(torch.tensor(float(delta.numel()), dtype=torch.float64))
+    )

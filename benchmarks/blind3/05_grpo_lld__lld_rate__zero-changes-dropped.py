@@ -1,6 +1,7 @@
 """notebook: 05_grpo_lld
 function: lld_rate
 slip: treats a change of exactly 0 as a skipped group (all advantages 0) and drops it from both the count and the denominator, instead of counting it as LLD among all groups."""
+
 import math
 
 import torch

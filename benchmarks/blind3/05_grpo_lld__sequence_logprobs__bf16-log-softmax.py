@@ -1,6 +1,7 @@
 """notebook: 05_grpo_lld
 function: sequence_logprobs
 slip: runs log_softmax in bfloat16 (the mixed-precision habit of large trainers) and casts back afterwards, which loses about 3 significant digits in the sequence log likelihood and its gradient."""
+
 import torch
 
 
@@ -24,7 +25,9 @@ def sequence_logprobs(logits, tokens, mask):
         raise ValueError("logits must be a floating tensor")
     B, T, V = logits.shape
     if tokens.shape != (B, T) or mask.shape != (B, T):
-        raise ValueError(f"tokens {tuple(tokens.shape)} and mask {tuple(mask.shape)} must have shape {(B, T)}")
+        raise ValueError(
+            f"tokens {tuple(tokens.shape)} and mask {tuple(mask.shape)} must have shape {(B, T)}"
+        )
     if tokens.is_floating_point() or tokens.dtype == torch.bool:
         raise ValueError("tokens must be an integer tensor")
     if ((tokens < 0) | (tokens >= V)).any():

@@ -1,6 +1,7 @@
 """notebook: 06_nthr
 function: nthr_weights
 slip: reads "scaled by eta" as "reduced by eta" and gives the selected tokens weight 1 - eta instead of eta."""
+
 import math
 
 import torch
@@ -16,10 +17,17 @@ def nthr_weights(neg_scores, pos_mean_scores, beta=1.0, eta=0.0):
             raise ValueError(f"{name} holds NaN or an infinite value")
     if pos_mean_scores.dim() != 1 or pos_mean_scores.numel() == 0:
         raise ValueError("pos_mean_scores must be a non-empty 1-D tensor")
-    if isinstance(beta, bool) or not isinstance(beta, (int, float)) or not math.isfinite(beta) or beta < 0:
+    if (
+        isinstance(beta, bool)
+        or not isinstance(beta, (int, float))
+        or not math.isfinite(beta)
+        or beta < 0
+    ):
         raise ValueError(f"beta must be a finite number >= 0, got {beta!r}")
     if isinstance(eta, bool) or not isinstance(eta, (int, float)) or not 0 <= eta <= 1:
         raise ValueError(f"eta must be in [0, 1], got {eta!r}")
     tau = beta * pos_mean_scores.min()
     selected = neg_scores > tau
-    return torch.where(selected, torch.full_like(neg_scores, 1.0 - eta), torch.ones_like(neg_scores))
+    return torch.where(
+        selected, torch.full_like(neg_scores, 1.0 - eta), torch.ones_like(neg_scores)
+    )

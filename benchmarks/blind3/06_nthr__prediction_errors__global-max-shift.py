@@ -1,6 +1,7 @@
 """notebook: 06_nthr
 function: prediction_errors
 slip: stabilises the softmax by subtracting the largest logit of the whole (T, V) tensor instead of each row's own max, so a row far below another underflows to 0/0 = NaN."""
+
 import torch
 
 

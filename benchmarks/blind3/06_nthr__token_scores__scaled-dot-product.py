@@ -1,6 +1,7 @@
 """notebook: 06_nthr
 function: token_scores
 slip: scales the hidden-state inner products by 1/sqrt(D), as in scaled dot-product attention, instead of using the plain inner product <h_a, h_b>."""
+
 import math
 
 import torch

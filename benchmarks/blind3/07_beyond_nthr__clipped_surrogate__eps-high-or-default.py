@@ -1,6 +1,7 @@
 """notebook: 07_beyond_nthr
 function: clipped_surrogate
 slip: resolves the default with `eps_high = eps_high or eps_low`, so an explicit eps_high = 0 (allowed by the text) is silently replaced by eps_low."""
+
 import math
 
 import torch
@@ -19,7 +20,9 @@ def _require_2d_float(x, name):
         raise ValueError(f"{name} holds NaN or an infinite value")
 
 
-def clipped_surrogate(logp, logp_old, advantages, mask, eps_low=0.2, eps_high=None, mode="token-mean"):
+def clipped_surrogate(
+    logp, logp_old, advantages, mask, eps_low=0.2, eps_high=None, mode="token-mean"
+):
     _require_2d_float(logp, "logp")
     _require_2d_float(logp_old, "logp_old")
     _require_2d_float(advantages, "advantages")
@@ -29,10 +32,20 @@ def clipped_surrogate(logp, logp_old, advantages, mask, eps_low=0.2, eps_high=No
         raise ValueError("logp, logp_old, advantages and mask must have the same shape")
     if not mask.any(dim=1).all():
         raise ValueError("a row of mask has no valid token")
-    if isinstance(eps_low, bool) or not isinstance(eps_low, (int, float)) or math.isnan(eps_low) or not 0 <= eps_low < 1:
+    if (
+        isinstance(eps_low, bool)
+        or not isinstance(eps_low, (int, float))
+        or math.isnan(eps_low)
+        or not 0 <= eps_low < 1
+    ):
         raise ValueError(f"eps_low must be a number in [0, 1), got {eps_low!r}")
     eps_high = eps_high or eps_low
-    if isinstance(eps_high, bool) or not isinstance(eps_high, (int, float)) or math.isnan(eps_high) or eps_high < 0:
+    if (
+        isinstance(eps_high, bool)
+        or not isinstance(eps_high, (int, float))
+        or math.isnan(eps_high)
+        or eps_high < 0
+    ):
         raise ValueError(f"eps_high must be a number >= 0, got {eps_high!r}")
     if mode not in AGGREGATION_MODES:
         raise ValueError(f"unknown mode {mode!r}")

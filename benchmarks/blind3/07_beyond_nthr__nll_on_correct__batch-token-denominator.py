@@ -1,6 +1,7 @@
 """notebook: 07_beyond_nthr
 function: nll_on_correct
 slip: divides the correct responses' summed log probabilities by the number of valid tokens of the whole batch (the loss mask's total, incorrect responses included) instead of by the correct responses' valid tokens."""
+
 import torch
 
 

@@ -1,6 +1,7 @@
 """notebook: 07_beyond_nthr
 function: smaug_floor
 slip: zeroes the incorrect responses' hinge and then takes .mean() over the whole batch, dividing by B instead of by the number of correct responses."""
+
 import torch
 
 

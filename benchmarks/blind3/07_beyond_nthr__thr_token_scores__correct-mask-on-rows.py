@@ -1,6 +1,7 @@
 """notebook: 07_beyond_nthr
 function: thr_token_scores
 slip: applies the correct mask to the scored token t (rows) instead of to the summed-over token u (columns): correct tokens are scored against every token and incorrect tokens get THR 0."""
+
 import torch
 
 

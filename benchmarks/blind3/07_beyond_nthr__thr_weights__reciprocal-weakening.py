@@ -1,6 +1,7 @@
 """notebook: 07_beyond_nthr
 function: thr_weights
 slip: weights dominant tokens by (1 + p) ** sign(THR), i.e. amplifies by 1 + p and weakens by dividing by 1 + p, instead of 1 + p * sign(THR)."""
+
 import math
 
 import torch
