@@ -399,6 +399,21 @@ def test_a_near_miss_is_not_claimed_for_values_far_off_or_inside_the_tolerance()
     assert evaluate.near_miss(fspec, [1, 2, 3], expected, got) is None
 
 
+def test_a_near_miss_among_checks_further_off_offers_no_cause():
+    """One near miss among twelve failed checks (a truncated series, exact near 0 and far off
+    elsewhere): the line says where values are close and names the others, but does not send
+    the learner to an epsilon, float32 or a clamp, which would move most values a little;
+    with the near misses the majority, the causes are offered. Catches a cause that the
+    other failed checks contradict."""
+    nm = evaluate.NearMiss([0], 3.3e-6, 1e-6, False, 1e-5, 1e-6)
+    others = [f"case-{k}" for k in range(11)]
+    text = evaluate.near_miss_text(nm, 12, others)
+    assert "on 1 of the 12 failed checks" in text and "further off: case-0" in text
+    assert "epsilon" not in text and "float32" not in text and "clamp" not in text
+    most = evaluate.NearMiss(list(range(11)), 3.3e-6, 1e-6, False, 1e-5, 1e-6)
+    assert evaluate.NEAR_MISS_CAUSES in evaluate.near_miss_text(most, 12, ["case-11"])
+
+
 # -- 4. self-checks that show both values and agree with the grader --------------------------
 
 

@@ -623,10 +623,13 @@ def near_miss_text(nm: NearMiss, failed: int, others: list[str] = ()) -> str:
         else f"on {len(nm.cases)} of the {failed} failed checks your values are close to the "
         "expected ones but outside the stated tolerance"
     )
+    # an epsilon, low precision or a clamp moves most values a little; where the near misses are
+    # fewer than the checks further off, something else is wrong, so the causes are not offered
+    causes = f": {NEAR_MISS_CAUSES}." if len(nm.cases) >= len(others) else "."
     return (
         f"A near miss: {where} (|yours − expected| ≤ {nm.atol:g} + {nm.rtol:g} · |expected|). "
         f"The largest {what} is {nm.error:.2g}, against a tolerance of {nm.tolerance:.2g} "
-        f"there: {NEAR_MISS_CAUSES}."
+        f"there{causes}"
     ) + (
         f" The other failed {'check is' if len(others) == 1 else 'checks are'} further off: "
         + ", ".join(others[:3])
