@@ -205,19 +205,15 @@ def main(argv: list[str] | None = None) -> int:
     if args.onto_shipped and not (args.merge and args.long):
         ap.error("--onto-shipped goes with --long --merge DIR")
     if args.long and args.kernels:
-        reruns = {}
-        for item in args.kernels:
-            name, _, folder = item.partition("=")
-            if not folder:
-                ap.error(f"--kernels takes NAME=DIR; got {item!r}")
-            reruns[name] = merge_long(Path(folder), min_seeds=1)
+        folders = _named_folders(ap, "--kernels", args.kernels)
+        reruns = {name: merge_long(folder, min_seeds=1) for name, folder in folders.items()}
         shipped = load_long()
         kernels = long_kernels(shipped, reruns)
         kernels["cpu"] = {
-            name: _cpu(Path(item.partition("=")[2]) / "cpu.txt", Path(item.partition("=")[2]), r["main"].seeds)
-            for item, (name, r) in zip(args.kernels, reruns.items(), strict=True)
-            if (Path(item.partition("=")[2]) / "cpu.txt").is_file()
-        }  # fmt: skip
+            name: _cpu(folders[name] / "cpu.txt", folders[name], r["main"].seeds)
+            for name, r in reruns.items()
+            if (folders[name] / "cpu.txt").is_file()
+        }
         write_json(SHIPPED_LONG_KERNELS, kernels)
         print(f"{SHIPPED_LONG_KERNELS}: from " + ", ".join(f"{n} (seeds {','.join(map(str, r['main'].seeds))})" for n, r in reruns.items()))  # fmt: skip
         print(long_kernels_table(shipped, kernels))
@@ -238,12 +234,7 @@ def main(argv: list[str] | None = None) -> int:
         print(multi_table(study))
     if args.bands:
         shipped = load_shipped(SHIPPED_MULTI)
-        reruns = {}
-        for item in args.bands:
-            name, _, folder = item.partition("=")
-            if not folder:
-                ap.error(f"--bands takes NAME=DIR; got {item!r}")
-            reruns[name] = _merged(Path(folder))
+        reruns = {name: _merged(f) for name, f in _named_folders(ap, "--bands", args.bands).items()}
         bands = measure_bands(shipped, reruns)
         write_json(MULTI_BANDS, bands)
         print(f"{MULTI_BANDS}: from " + ", ".join(f"{n} (seeds {','.join(map(str, r.seeds))})" for n, r in reruns.items()))  # fmt: skip
@@ -256,6 +247,18 @@ def main(argv: list[str] | None = None) -> int:
         print(text)
         return 0 if agrees else 1
     return 0
+
+
+def _named_folders(ap: argparse.ArgumentParser, flag: str, items: list[str]) -> dict[str, Path]:
+    """NAME=DIR arguments (``--bands``, ``--kernels``) as name -> folder; a malformed one stops
+    the command with the flag's usage."""
+    out = {}
+    for item in items:
+        name, _, folder = item.partition("=")
+        if not folder:
+            ap.error(f"{flag} takes NAME=DIR; got {item!r}")
+        out[name] = Path(folder)
+    return out
 
 
 def _run_long(commands: list[str], times: Path) -> None:
