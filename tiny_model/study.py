@@ -86,14 +86,18 @@ _T975 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 
          2.060, 2.056, 2.052, 2.048, 2.045, 2.042)  # fmt: skip
 
 
+def _t975(df: int) -> float:
+    """Student's two-sided 95 % quantile at ``df`` degrees of freedom (beyond 30: 1.96)."""
+    return _T975[df - 1] if df <= len(_T975) else 1.96
+
+
 def paired_t_interval(diffs: Sequence[float]) -> dict[str, float]:
     """Mean of paired differences (one per seed) and its 95 % Student-t interval."""
     d = np.asarray(diffs, dtype=np.float64)
     n = d.size
     if n < 2:
         raise ValueError("a paired interval needs at least 2 seeds")
-    t = _T975[n - 2] if n - 1 <= len(_T975) else 1.96
-    half = t * d.std(ddof=1) / math.sqrt(n)
+    half = _t975(n - 1) * d.std(ddof=1) / math.sqrt(n)
     return {"mean": float(d.mean()), "ci_low": float(d.mean() - half), "ci_high": float(d.mean() + half), "n": n}  # fmt: skip
 
 
@@ -1098,11 +1102,13 @@ def long_differences(
     for label, st, m in long_rows(rerun):  # paired by label: the two may list arms in any order
         ship = ship_rows[label]
         out[label] = {}
+        which = slice(-1, None) if at_end else slice(None)
         for k in metrics:
-            pairs = [zip(st.runs[m][s][k], ship.runs[m][s][k], strict=True) for s in st.seeds]
-            if at_end:
-                pairs = [[(st.runs[m][s][k][-1], ship.runs[m][s][k][-1])] for s in st.seeds]
-            out[label][k] = max(abs(a - b) for seed in pairs for a, b in seed)
+            out[label][k] = max(
+                abs(a - b)
+                for s in st.seeds
+                for a, b in zip(st.runs[m][s][k][which], ship.runs[m][s][k][which], strict=True)
+            )
     return out
 
 
@@ -1113,18 +1119,16 @@ def prediction_interval(diffs: Sequence[float]) -> tuple[float, float]:
     n = d.size
     if n < 2:
         raise ValueError("a prediction interval needs at least 2 seeds")
-    t = _T975[n - 2] if n - 1 <= len(_T975) else 1.96
-    half = t * d.std(ddof=1) * math.sqrt(1 + 1 / n)
+    half = _t975(n - 1) * d.std(ddof=1) * math.sqrt(1 + 1 / n)
     return float(d.mean() - half), float(d.mean() + half)
 
 
-def _paired_at_end(arms: dict[str, TrainStudy], label: str, metric: str) -> dict[int, float]:
-    rows = {lab: (st, m) for lab, st, m in long_rows(arms)}
-    st, m = rows[label]
-    grpo = arms["main"]
-    return {
-        s: float(st.runs[m][s][metric][-1] - grpo.runs["grpo"][s][metric][-1]) for s in st.seeds
-    }
+def _paired_at_end(
+    arms: dict[str, TrainStudy], st: TrainStudy, m: str, metric: str
+) -> dict[int, float]:
+    """Seed -> the row (``st``'s method ``m``) minus the main arm's GRPO at the end."""
+    grpo = arms["main"].runs["grpo"]
+    return {s: float(st.runs[m][s][metric][-1] - grpo[s][metric][-1]) for s in st.seeds}
 
 
 def long_agreement(
@@ -1135,13 +1139,14 @@ def long_agreement(
     seed: (label, metric, seed, value, low, high)."""
     _check_rerun(rerun, shipped)
     metrics = [k for k, _ in LONG_COLUMNS if k in long_metrics(shipped)]
+    theirs = {label: (st, m) for label, st, m in long_rows(rerun)}
     out = []
-    for label, _, _ in long_rows(shipped):
+    for label, st, m in long_rows(shipped):
         if label == "grpo":
             continue
         for k in metrics:
-            lo, hi = prediction_interval(list(_paired_at_end(shipped, label, k).values()))
-            for s, v in _paired_at_end(rerun, label, k).items():
+            lo, hi = prediction_interval(list(_paired_at_end(shipped, st, m, k).values()))
+            for s, v in _paired_at_end(rerun, *theirs[label], k).items():
                 out.append((label, k, s, v, lo, hi))
     return out
 
@@ -1165,9 +1170,9 @@ def _verdict(checks: list) -> dict:
     outside = [c for c in checks if not c[4] <= c[3] <= c[5]]
     rows: dict[str, list[int]] = {}
     for c in checks:
-        r = rows.setdefault(c[0], [0, 0])
-        r[0] += 1
-        r[1] += not c[4] <= c[3] <= c[5]
+        rows.setdefault(c[0], [0, 0])[0] += 1
+    for c in outside:
+        rows[c[0]][1] += 1
     q_row = 1 - 0.01 / max(len(rows), 1)
     far = sorted(label for label, (n, out) in rows.items() if out > binomial_upper(n, q=q_row))
     limit = binomial_upper(len(checks))
@@ -1241,9 +1246,9 @@ def long_kernels(shipped: dict[str, TrainStudy], reruns: dict[str, dict[str, Tra
                 "seeds": list(rerun["main"].seeds),
                 "paired_end": {
                     label: {
-                        k: _paired_at_end(rerun, label, k) for k, _ in LONG_COLUMNS if k in metrics
+                        k: _paired_at_end(rerun, st, m, k) for k, _ in LONG_COLUMNS if k in metrics
                     }
-                    for label, _, _ in long_rows(rerun)
+                    for label, st, m in long_rows(rerun)
                     if label != "grpo"
                 },
             }
