@@ -73,6 +73,17 @@ def catalogued_mistakes(conceptual_only: bool = False) -> list[tuple[str, str, s
     ]
 
 
+def benchmark_module(name: str):
+    """benchmarks/<name>.py imported as a module (the folder is not a package), for a test of
+    its functions."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(name, ROOT / "benchmarks" / f"{name}.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
 def run_drills(*args: str, timeout: float = 1200, cwd=None, prefix=(), **env_extra: str):
     """`drills ARGS` in a fresh process (as a user runs it), with no secret from our environment;
     ``prefix``: a command it runs under (tests/namespace_less.py's, for a container's rules)."""

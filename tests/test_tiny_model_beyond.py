@@ -205,15 +205,9 @@ def test_shipped_07_study_is_small_holds_every_method_and_continues_the_06_study
 def test_benchmark_table_prints_the_07_study_paired_with_grpo(capsys):
     """benchmarks/tiny_model_table.py --study-only prints each new method's intervals against
     GRPO on greedy accuracy, Pass@K and online Eq. 2."""
-    import importlib.util
+    from conftest import benchmark_module
 
-    from conftest import ROOT
-
-    spec = importlib.util.spec_from_file_location(
-        "tiny_model_table", ROOT / "benchmarks" / "tiny_model_table.py"
-    )
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
+    mod = benchmark_module("tiny_model_table")
     assert mod.main(["--study-only"]) == 0
     out = capsys.readouterr().out
     for m in thr.NEW_METHODS:

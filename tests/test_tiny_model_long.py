@@ -202,13 +202,9 @@ def test_run_long_times_each_command_once_and_merge_reads_the_times(tmp_path):
     each one run appends 'OUT TIME wall user sys' to the times file, and the merge's CPU reader
     sums them per arm (a 1-step run with 8 draws, to stay cheap). Catches a rerun of finished
     seeds (the study is resumable) and CPU time counted from the wrong process."""
-    import importlib.util
+    from conftest import benchmark_module
 
-    from conftest import ROOT
-
-    spec = importlib.util.spec_from_file_location("ms", ROOT / "benchmarks" / "multi_study.py")
-    ms = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(ms)
+    ms = benchmark_module("multi_study")
     out = tmp_path / "main" / "s0"
     cmd = (
         "python -m tiny_model train --config multi --steps 1 --eval-every 1 --pass-samples 8 "
@@ -305,15 +301,11 @@ def test_onto_shipped_refuses_a_seed_already_shipped(tmp_path):
     """--long --merge DIR --onto-shipped with a seed the shipped study holds stops with the
     reason and leaves the shipped files as they were. Catches a merge that overwrites shipped
     seeds with reruns."""
-    import importlib.util
-
-    from conftest import ROOT
+    from conftest import benchmark_module
 
     from tiny_model.study import SHIPPED_LONG, SHIPPED_LONG_ARMS, load_long
 
-    spec = importlib.util.spec_from_file_location("ms", ROOT / "benchmarks" / "multi_study.py")
-    ms = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(ms)
+    ms = benchmark_module("multi_study")
     arms = load_long()
     for a, st in _moved(arms, (0,), {}).items():
         (tmp_path / a / "s0").mkdir(parents=True)
