@@ -140,6 +140,18 @@ class Lab:
             body = r.read()
         return json.loads(body) if body else None
 
+    def wait_started(self, timeout_s: float) -> None:
+        """Poll the server until it answers; fail with its log when it exits or time runs out."""
+        deadline = time.monotonic() + timeout_s
+        while True:
+            try:
+                self.api("GET", "/api/status")
+                return
+            except OSError:
+                if self.proc.poll() is not None or time.monotonic() > deadline:
+                    pytest.fail(f"jupyter lab did not start:\n{self.log.read_text()[-3000:]}")
+                time.sleep(0.3)  # polling the server's port until it answers
+
     def shutdown_sessions(self) -> None:
         """Stop every kernel, so the next notebook has the CPU to itself."""
         for s in self.api("GET", "/api/sessions"):
@@ -197,15 +209,7 @@ def lab(tmp_path_factory):
     server = Lab(f"http://127.0.0.1:{port}", token, root, proc, log)
     shutil.rmtree(SCREENSHOTS, ignore_errors=True)  # no stale pictures from an earlier run
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                server.api("GET", "/api/status")
-                break
-            except OSError:
-                if proc.poll() is not None or time.monotonic() > deadline:
-                    pytest.fail(f"jupyter lab did not start:\n{log.read_text()[-3000:]}")
-                time.sleep(0.3)
+        server.wait_started(60)
         yield server
     finally:
         proc.terminate()

@@ -21,7 +21,6 @@ import os
 import re
 import subprocess
 import sys
-import time
 import zipfile
 from pathlib import Path
 
@@ -137,15 +136,7 @@ def course_lab(tmp_path_factory):
         )  # fmt: skip
     server = tb.Lab(f"http://127.0.0.1:{port}", token, root, proc, log)
     try:
-        deadline = time.monotonic() + 90
-        while True:
-            try:
-                server.api("GET", "/api/status")
-                break
-            except OSError:
-                if proc.poll() is not None or time.monotonic() > deadline:
-                    pytest.fail(f"jupyter lab did not start:\n{log.read_text()[-3000:]}")
-                time.sleep(0.3)  # polling the server's port until it answers
+        server.wait_started(90)
         if as_learner:
             import pwd
 
