@@ -120,11 +120,14 @@ class Functions:
             )
 
 
+GRADED_IN = {
+    **dict.fromkeys(FUNCTIONS_05, "05_grpo_lld"),
+    **dict.fromkeys(FUNCTIONS_06, "06_nthr"),
+    **dict.fromkeys(FUNCTIONS_07, "07_beyond_nthr"),
+}
 REFERENCE_MODULE = "tiny_model.reference"
 NOTEBOOK_OF = {
-    **dict.fromkeys(FUNCTIONS_05, "05"),
-    **dict.fromkeys(FUNCTIONS_06, "06"),
-    **dict.fromkeys(FUNCTIONS_07, "07"),
+    **{name: assignment[:2] for name, assignment in GRADED_IN.items()},
     "grpo_loss": "07",  # the clipped surrogate, tiny_model's signature
     "k3": "02",
     "aggregate_loss": "03",
@@ -165,11 +168,6 @@ def reference(name: str) -> Callable:
     return getattr(module, name)
 
 
-GRADED_IN = {
-    **dict.fromkeys(FUNCTIONS_05, "05_grpo_lld"),
-    **dict.fromkeys(FUNCTIONS_06, "06_nthr"),
-    **dict.fromkeys(FUNCTIONS_07, "07_beyond_nthr"),
-}
 LIVE_07 = ("thr_token_scores", "thr_weights", "clipped_surrogate")  # 07's live run: thr_explore
 
 
