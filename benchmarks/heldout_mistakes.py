@@ -437,7 +437,13 @@ def _(ns):
     return lambda ha, ea, hb, eb: ((ea @ eb.T) * (ha @ hb.T)).mean(dim=1)
 
 
-@_h(A6, "token_scores", "α + similarity instead of their product", ())
+@_h(
+    A6,
+    "token_scores",
+    "α + similarity instead of their product",
+    # judged after the probes were added: a sum is not doubled when h_b or err_a is
+    ("relation:h-b-doubled", "relation:err-a-doubled"),
+)
 def _(ns):
     return lambda ha, ea, hb, eb: ((ea @ eb.T) + (ha @ hb.T)).sum(dim=1)
 
@@ -635,7 +641,14 @@ def _(ns):
 
 # Σ / (T − 1) is no mean of the row's valid values: a property line (added after this mistake was written and graded; labelled
 # true because the code breaks that property, measured on its outcomes)
-@_h(A3, "masked_mean", "the sum of valid values over T − 1", "property:mean-within-row", batch=2)
+@_h(
+    A3,
+    "masked_mean",
+    "the sum of valid values over T − 1",
+    # the padded-column probe judged true after it was added: T − 1 moves with the padding
+    ("property:mean-within-row", "relation:padded-column"),
+    batch=2,
+)
 def _(ns):
     def f(v, m):
         v, m = np.asarray(v, float), np.asarray(m, bool)
@@ -691,7 +704,8 @@ def _(ns):
     A7,
     "thr_weights",
     "1 + p on every dominant token, whatever THR's sign",
-    "shape:which-entries",
+    # the thr-negated probe judged true after it was added: negating THR changes nothing here
+    ("shape:which-entries", "relation:thr-negated"),
     batch=2,
 )
 def _(ns):
@@ -712,7 +726,14 @@ def _(ns):
 
 # the gradient of gap² is −2·gap / k, not −1 / k: a property line (added after this mistake was written and graded; labelled
 # true because the code breaks that property, measured on its outcomes)
-@_h(A7, "smaug_floor", "the gap squared", "property:floor-gradient", batch=2)
+@_h(
+    A7,
+    "smaug_floor",
+    "the gap squared",
+    # the both-doubled probe (added later, judged true: a square is not doubled when both are)
+    ("property:floor-gradient", "relation:both-doubled"),
+    batch=2,
+)
 def _(ns):
     def f(seq, ref, correct):
         gap = torch.relu(ref.detach() - seq) ** 2  # ref detached as in the reference
@@ -779,7 +800,14 @@ def _(ns):
     return f
 
 
-@_h(A2, "monte_carlo_kl", "the first sample left out (samples[1:])", (), 3)
+@_h(
+    A2,
+    "monte_carlo_kl",
+    "the first sample left out (samples[1:])",
+    # judged after the probes were added: not a mean over every sample, so doubling moves it
+    ("relation:samples-twice",),
+    3,
+)
 def _(ns):
     def f(samples, p, q, est):
         xs = list(samples)[1:] or list(samples)
@@ -812,7 +840,8 @@ def _(ns):
     A3,
     "mean_sampled_log_ratio",
     "the mean difference of the probabilities exp(p) − exp(q)",
-    "property:mean-of-log-ratios",
+    # the both-doubled probe (added later, judged true: exp is not linear)
+    ("property:mean-of-log-ratios", "relation:both-doubled"),
     3,
 )
 def _(ns):
@@ -836,7 +865,7 @@ def _(ns):
     "the masked mean of each column (axis 0)",
     # a column's mean, where the shapes happen to agree, lies outside its row's values: the
     # property line on the checks left over (added after; measured on its outcomes)
-    ("shape:wrong-axis", "shape:wrong-shape", "property:mean-within-row"),
+    ("shape:wrong-axis", "shape:wrong-shape", "property:mean-within-row", "relation:padded-column"),
     3,
 )
 def _(ns):

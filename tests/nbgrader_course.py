@@ -419,3 +419,32 @@ def kernel_namespace(assignment: str, nb, module_name: str) -> dict:
         ):
             exec(c.source, ns)  # noqa: S102 (the learner notebook a test built)
     return ns
+
+
+# the symmetric divergence as a learner's cell: the notebook's own helper, then JS
+JS_CELL = """
+def forward_kl(policy, reference):
+    _check_distributions(policy, reference, True)
+    p = [float(x) for x in policy]
+    q = [float(x) for x in reference]
+    m = [(a + b) / 2 for a, b in zip(p, q)]
+
+    def kl(a, b):
+        return math.fsum(x * math.log(x / y) for x, y in zip(a, b) if x > 0)
+
+    return 0.5 * kl(p, m) + 0.5 * kl(q, m)
+"""
+
+
+def symmetric_kl_notebook(folder) -> Path:
+    """01's solution with forward_kl replaced by the symmetric divergence (a learner's file:
+    every check of the formula fails, and the KL's asymmetry, a probe's relation, is what it
+    breaks)."""
+    from autograder.cases import seeds
+
+    nb = learner_notebook("01_exact_kl", "solution", None, secret=seeds.PUBLIC_DEFAULT_SECRET)
+    cell = next(c for c in nb.cells if c.cell_type == "code" and "def forward_kl" in c.source)
+    cell.source = "import math\n" + JS_CELL
+    path = Path(folder) / "01_exact_kl-symmetric-kl.ipynb"
+    path.write_text(json.dumps(nb), encoding="utf-8")
+    return path

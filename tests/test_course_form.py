@@ -33,7 +33,7 @@ from pathlib import Path
 import course_isolation
 import pytest
 from conftest import ROOT, sweep
-from nbgrader_course import learner_notebook
+from nbgrader_course import learner_notebook, symmetric_kl_notebook
 
 from autograder import assignments
 from autograder.cases import seeds
@@ -99,6 +99,10 @@ def submissions(tmp_path_factory):
             path = folder / f"{a}-{kind}.ipynb"
             path.write_text(json.dumps(nb), encoding="utf-8")
             out[(a, kind)] = path
+    if "01_exact_kl" in CHOSEN:
+        # a slip no catalogue names, whose feedback line comes from a probe the values
+        # bundle carries (its inputs and the reference's outcome on them)
+        out[("01_exact_kl", "symmetric-kl")] = symmetric_kl_notebook(folder)
     return out
 
 
@@ -297,6 +301,11 @@ def test_check_from_values_equals_the_full_form_on_the_public_draw(
     course_results = {k: _summary(v) for k, v in body["results"].items()}
     differ = {k: (full[k], course_results[k]) for k in full if full[k] != course_results[k]}
     assert differ == {}
+    # a probe's line, from the values bundle's probes, in the course form as in the full form
+    for (_, kind), path in submissions.items():
+        if kind == "symmetric-kl":
+            ids = {d for f in course_results[str(path)]["functions"] for d in f[3]}
+            assert "relation:swapped" in ids, course_results[str(path)]
     # and what the learner reads: the feedback text of every function, word for word but for
     # what the full form cuts from a learner's exception message as reference material (the
     # course form holds no reference text: docs/instructors.md, "Messages are cut less")

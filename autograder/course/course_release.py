@@ -141,6 +141,7 @@ def bundle_body(assignment: str, root: Path | None = None) -> dict:
         "inputs": {n: out.inputs[n] for n in out.names},
         "expected": {n: out.expected[n] for n in out.names},
         "mistakes": {n: {m: list(v) for m, v in out.mutants[n].items()} for n in out.names},
+        "probes": {n: list(out.probes.get(n, [])) for n in out.names},
         "served": {
             n: served.served_names(assignment, n, root, graded=list(out.names)) for n in out.names
         },

@@ -48,12 +48,13 @@ import threading
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sized
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from autograder import assignments
 from autograder.cases import codec, seeds
+from autograder.cases.compare import same_outcome
 from autograder.cases.spec import FunctionSpec
 from autograder.course import class_run, report, results_cache, shards
 from autograder.course.report import SubmissionResult
@@ -94,6 +95,8 @@ class StudentCases:
     inputs: dict[str, list[dict]]
     expected: dict[str, list[dict]]
     mutants: dict[str, Mapping[str, list[dict]]]
+    # probe inputs (scoring.relations), each with the reference's outcome as "expected"
+    probes: dict[str, list[dict]] = field(default_factory=dict)
 
 
 @dataclass
@@ -104,6 +107,9 @@ class _Work:
     execution: sandbox.Execution | None = None
     crash: str | None = None  # the grader itself failed on this submission (never expected)
     fixed_apart: bool = False  # the fixed cases ran in children that held no generated input
+    # the learner's results on each function's probes (with the reference's), by function:
+    # run after every graded check, for the functions that failed one (scoring.relations)
+    probe_results: dict[str, list[dict]] = field(default_factory=dict)
 
 
 # CPython 3.11 keeps the recursion counter of AST construction in state that every thread
@@ -209,7 +215,7 @@ class Grader:
             out = self.prepare(assignment).shared
         else:
             out = memo.assignment_outcomes(assignment, self.secret, student, self.root)
-        return StudentCases(student, out.inputs, out.expected, dict(out.mutants))
+        return StudentCases(student, out.inputs, out.expected, dict(out.mutants), dict(out.probes))
 
     def _preloads(self, subs: Iterable[submission.Submission]) -> set[tuple[str, ...]]:
         """What the warm workers should import for these submissions' assignments (those
@@ -339,7 +345,55 @@ class Grader:
             w.execution = _clean_execution(ex)
         except Exception as e:  # noqa: BLE001 (a grader failure still gives the submission its row)
             w.crash = _describe(e)
+            return w
+        try:
+            w.probe_results = self._run_probes(w, run, specs)
+        except Exception:  # noqa: BLE001 (a probe is never a check: without it, fewer lines)
+            w.probe_results = {}
         return w
+
+    def _run_probes(self, w: _Work, run, specs: dict[str, FunctionSpec]) -> dict[str, list[dict]]:
+        """The learner's results on the probes of each function that failed a check, in a
+        program run of their own after every graded check (a probe cannot use up the time
+        budget of a graded check, or leave it unrun). None after a run that ran out of time
+        or hit a step timeout: probes would only add to a slow program's wait."""
+        ex, cases = w.execution, w.cases
+        if ex is None or cases is None or ex.budget_exhausted or not cases.probes:
+            return {}
+        todo: dict[str, list[dict]] = {}
+        for name, fr in ex.functions.items():
+            fspec, changed = specs.get(name), cases.probes.get(name)
+            if fspec is None or not changed or fr.missing or fr.error is not None:
+                continue
+            outcomes = fr.outcomes
+            if len(outcomes) != len(fspec.cases) or any(o is None for o in outcomes):
+                continue
+            if any(o.get("raised") in (sandbox.TIMEOUT, sandbox.NOT_RUN) for o in outcomes):
+                continue
+            exp = cases.expected[name]
+            if all(
+                same_outcome(exp[i], outcomes[i], c.rtol, c.atol) for i, c in enumerate(fspec.cases)
+            ):
+                continue
+            todo[name] = changed
+        if not todo:
+            return {}
+        sent = {n: [_probe_call(p) for p in v] for n, v in todo.items()}
+        if w.fixed_apart:
+            hidden = {
+                n: [specs[n].cases[p["probe"]["base"]].hidden for p in v] for n, v in todo.items()
+            }
+            pex = _execute_apart(run, sent, hidden, self.limits)
+        else:
+            pex = run(cases=sent, limits=self.limits)
+        pex = _clean_execution(pex)
+        out = {}
+        for n, v in todo.items():
+            fr = pex.functions.get(n)
+            if fr is None or fr.missing or fr.error is not None or len(fr.outcomes) != len(v):
+                continue
+            out[n] = [dict(p, got=o) for p, o in zip(v, fr.outcomes) if o is not None]
+        return out
 
     def _score(self, w: _Work) -> SubmissionResult:
         sub = w.sub
@@ -424,6 +478,7 @@ class Grader:
                 prog.stub_notes.get(name, ""),
                 prog.broken_notes.get(name, ""),
                 prog.unbound_notes.get(name, ""),
+                w.probe_results.get(name),
             )
             # where a slip in a helper was charged (submission.build_program): once; a name the
             # program lacks is said once, as the cost line of the checks it made raise, or
@@ -569,6 +624,12 @@ class Grader:
             },
             "show_hidden": show_hidden,
         }
+
+
+def _probe_call(p: dict) -> dict:
+    """What a child is sent of a probe: its inputs and served tables, never the reference's
+    outcome on it or the words of its relation."""
+    return {k: v for k, v in p.items() if k not in ("expected", "probe")}
 
 
 def _execute_apart(run, cases: dict, hidden: dict, limits: sandbox.Limits) -> sandbox.Execution:

@@ -73,6 +73,8 @@ ENGINE = (  # under autograder/: the modules that compute or key a cached outcom
     "notebooks/source",
     "scoring/evaluate",
     "scoring/served",
+    "scoring/relations",
+    "assignments/probes",
     "scoring/memo",
     "scoring/cache",
 )

@@ -837,10 +837,13 @@ def explain(
     arg_names: list[str] | tuple[str, ...] = (),
     tainted: list[bool] | None = None,
     assignment: str = "",
+    probes=None,
 ) -> Explained:
     """:func:`diagnose_all`'s diagnoses, each with the failed cases whose points it costs
     (disjoint sets: one cause, one line). ``assignment`` names the notebook whose stated
-    properties (:mod:`autograder.scoring.stated`) may explain what nothing else does."""
+    properties (:mod:`autograder.scoring.stated`) may explain what nothing else does;
+    ``probes`` (a list, or a function that returns it: run only when needed) the learner's
+    results on inputs changed in one stated way (:mod:`autograder.scoring.relations`)."""
     worth = case_points(fspec, points)
     failed = {
         i
@@ -997,13 +1000,28 @@ def explain(
         if part is not None and part.cases == todo:
             first = [line(part.id, part.text, "where", part.cases)]
         else:
-            first = _stated_lines(assignment, fspec, sorted(concept_failed), inputs, got, line)
+            first = _stated_lines(
+                assignment,
+                fspec,
+                sorted(concept_failed),
+                inputs,
+                got,
+                line,
+                relations=_relations(fspec, concept_failed, expected, got, probes),
+            )
     elif concept_failed and len(first) == 1:
         # one line explains some of the failures: a stated property may explain the rest
         rest = concept_failed - first[0][1]
         if rest:
             first += _stated_lines(
-                assignment, fspec, sorted(rest), inputs, got, line, len(concept_failed)
+                assignment,
+                fspec,
+                sorted(rest),
+                inputs,
+                got,
+                line,
+                len(concept_failed),
+                relations=_relations(fspec, rest, expected, got, probes),
             )[:1]
     if crashed and first and first[0][0].id == "shape:raised":
         d, idx = first[0]
@@ -1124,7 +1142,14 @@ def _gradients_alike(fspec: FunctionSpec, found, idx, expected, got) -> set[int]
 
 
 def _stated_lines(
-    assignment: str, fspec: FunctionSpec, idx: list[int], inputs, got, line, failed: int = 0
+    assignment: str,
+    fspec: FunctionSpec,
+    idx: list[int],
+    inputs,
+    got,
+    line,
+    failed: int = 0,
+    relations: list | None = None,
 ):
     """At most two lines, each a property the function's text states that the learner's
     outcomes break, with the failed checks of ``idx`` that break it (``failed``: how many
@@ -1134,21 +1159,55 @@ def _stated_lines(
     if not assignment:
         return []
     # imported here: it needs numpy, which `import autograder.cli` must not load (seconds)
+    from autograder.scoring import relations as rel
     from autograder.scoring import stated
 
+    relations = relations or []
+
     kinds = [c.kind for c in fspec.cases]
-    found = stated.broken_on(assignment, fspec.name, idx, inputs, got, kinds)
+    found: list[tuple[str, set[int], Any]] = [
+        (prop.id, hit, prop)
+        for prop, hit in stated.broken_on(assignment, fspec.name, idx, inputs, got, kinds)
+    ]
+    # the relations a probe found broken (inputs changed in one stated way): the same kind of
+    # line, a property the text states, read from two of the learner's results
+    found += [
+        ("relation:" + str(meta["id"]), set(hit) & set(idx), (meta, notes))
+        for meta, hit, notes in relations
+    ]
     out: Explained = []
     taken: set[int] = set()
-    for prop, hit in sorted(found, key=lambda ph: -len(ph[1])):
+    for did, hit, what in sorted(found, key=lambda ph: -len(ph[1])):
         own = hit - taken
         if not own or len(out) == 2:
             continue
         taken |= own
         shown = [fspec.cases[i].id for i in sorted(own) if not fspec.cases[i].hidden][:3]
-        text = stated.property_text(prop, own, failed or len(idx), shown)
-        out.append(line(prop.id, text, "property", own))
+        if did.startswith("relation:"):
+            meta, notes = what
+            ids = {fspec.cases[i].id for i in own}
+            text = rel.line_text(
+                meta, own, failed or len(idx), [n for n in notes if n.split(":")[0] in ids]
+            )
+        else:
+            text = stated.property_text(what, own, failed or len(idx), shown)
+        out.append(line(did, text, "property", own))
     return out
+
+
+def _relations(fspec: FunctionSpec, failed: set[int], expected, got, probes) -> list:
+    """The relations of :mod:`autograder.scoring.relations` the learner's results break on
+    the failed checks ``failed``; ``probes`` is a list or a function that returns one (the
+    probes run only here, when a line may need them); none when there are no probes."""
+    if probes is None or not failed:
+        return []
+    from autograder.scoring import relations as rel
+
+    try:
+        found = probes() if callable(probes) else probes
+    except Exception:  # noqa: BLE001 (a probe that cannot run says nothing; no check depends on it)
+        return []
+    return rel.broken(fspec, set(failed), expected, got, list(found or []))
 
 
 def _rows(fspec: FunctionSpec, idx, inputs, expected, got) -> list[shapes.FailingCase]:
@@ -1290,6 +1349,7 @@ def score(
     stub_note: str = "",
     broken_note: str = "",
     unbound_note: str = "",
+    probes=None,
 ) -> FunctionResult:
     """Verdicts, the score (points x Σ_kind share x weighted fraction passed, 2 decimals), diagnoses.
 
@@ -1307,7 +1367,9 @@ def score(
     for the two slips, each with its cost in every view. ``unbound_note``: names the function
     uses that the grader's program does not define (unbound.note: a helper the saved file lost,
     an exploration cell's import): kind "name", costing the checks that raise NameError, in the
-    same form.
+    same form. ``probes``: the learner's results on inputs changed in one stated way, a list
+    or a function returning one, read only when a check failed (see :func:`explain`); they
+    never change a verdict or the score.
     """
     times = times or [0.0] * len(inputs)
     got = _cleaned_messages(assignment, fspec, inputs, expected, got)
@@ -1386,6 +1448,7 @@ def score(
             _arg_names(assignment, fspec.name),
             [c.hidden or c.after_generated for c in cases],
             assignment,
+            probes,
         )
         result.diagnoses, result.unexplained, result.unexplained_checks = account(
             fspec, points, result.score, passed, explained[:3]

@@ -30,8 +30,15 @@ from autograder import assignments
 from autograder.cases import seeds
 from autograder.cases.seeds import PUBLIC_DEFAULT_SECRET, autograde_student, course_secret
 from autograder.notebooks import notebook
-from autograder.scoring import served, stubs
-from autograder.scoring.evaluate import FunctionResult, feedback_text, materialize, run_cases, score
+from autograder.scoring import relations, served, stubs
+from autograder.scoring.evaluate import (
+    FunctionResult,
+    feedback_text,
+    materialize,
+    reference_run,
+    run_cases,
+    score,
+)
 from autograder.scoring.memo import LazyMistakes, reference_outcomes
 
 # Has a hidden-test cell of this kernel called the learner's code on generated inputs? The
@@ -81,6 +88,19 @@ def grade_function(
     ns = namespace if namespace is not None else getattr(fn, "__globals__", {})
     keep, charged = _served_here(assignment, name, fn, ns)
     got, times = run_cases(fn, served.restrict(inputs, keep), ns)
+
+    def probes() -> list[dict]:
+        # the learner's results on inputs changed in one stated way, after every graded call
+        # and only when a check failed (score asks for them then): they cost no point
+        changed = relations.probe_inputs(
+            assignment, fspec, seeds.course_secret(secret), student, inputs
+        )
+        if not changed:
+            return []
+        want = reference_run(assignment, name, changed, root)
+        theirs, _ = run_cases(fn, changed, ns)
+        return [dict(p, expected=e, got=g) for p, e, g in zip(changed, want, theirs)]
+
     result = score(
         assignment,
         fspec,
@@ -92,6 +112,7 @@ def grade_function(
         LazyMistakes(assignment, name, inputs, root),
         after_generated,
         stub_note=_stub_note(assignment, name, fn, ns, got, keep),
+        probes=probes,
     )
     result.note = " ".join(t for t in (result.note, charged) if t)
     return result

@@ -16,7 +16,7 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from autograder import assignments
@@ -277,6 +277,9 @@ class AssignmentOutcomes:
     expected: dict[str, list[dict]]
     specs: dict[str, FunctionSpec]  # outlines: ids, weights, tolerances, notes; no generators
     mutants: dict[str, Mapping[str, list[dict]]]  # LazyMistakes; course form: plain values
+    # each function's probe inputs (scoring.relations), each with the reference's outcome on
+    # it as "expected": run on the learner's code only when one of its checks failed
+    probes: dict[str, list[dict]] = field(default_factory=dict)
 
 
 _SPECS: dict[tuple[str, str], tuple[dict, FunctionSpec]] = _Bounded(64)
@@ -309,6 +312,7 @@ def assignment_outcomes(
             specs = {n: _spec(assignment, n, o) for n, o in hit["specs"].items()}
             names, points = list(hit["names"]), dict(hit["points"])
             inputs, expected = dict(hit["inputs"]), dict(hit["expected"])
+            probes = {n: list(v) for n, v in hit["probes"].items()}
             # each function's part digests, worked out when the entry was written (an
             # authenticated entry: as trusted as the inputs they stand for)
             digests = {n: [str(d) for d in hit["digests"][n]] for n in names}
@@ -318,7 +322,7 @@ def assignment_outcomes(
         spec = assignments.get(assignment)
         names = spec.names
         inputs, expected, points = {}, {}, {}
-        digests = {}
+        digests, probes = {}, {}
         for f in spec.functions:
             inputs[f.name] = evaluate.materialize(assignment, f, secret, student)
             digests[f.name] = part_digests(inputs[f.name], _hidden(f.cases, inputs[f.name]))
@@ -326,6 +330,7 @@ def assignment_outcomes(
                 assignment, f, inputs[f.name], root, digests[f.name]
             )
             points[f.name] = notebook.points(assignment, f.name, root)
+            probes[f.name] = _probes(assignment, f, secret, student, inputs[f.name], root)
         specs = {f.name: f for f in spec.functions}
         try:
             outlines = {n: cache.spec_outline(f) for n, f in specs.items()}
@@ -338,6 +343,7 @@ def assignment_outcomes(
                 "inputs": inputs,
                 "expected": expected,
                 "digests": digests,
+                "probes": probes,
             }
             cache.store("assignment", key, dict(value, specs=outlines))
     mutants = {
@@ -352,7 +358,20 @@ def assignment_outcomes(
         )
         for n in names
     }
-    return AssignmentOutcomes(names, points, inputs, expected, specs, mutants)
+    return AssignmentOutcomes(names, points, inputs, expected, specs, mutants, probes)
+
+
+def _probes(
+    assignment: str, fspec: FunctionSpec, secret: str, student: str | None, inputs, root
+) -> list[dict]:
+    """``fspec``'s probe inputs (scoring.relations), each with the reference's outcome on it."""
+    from autograder.scoring import relations  # numpy: not at import (a warm check needs none)
+
+    changed = relations.probe_inputs(assignment, fspec, secret, student, inputs)
+    if not changed:
+        return []
+    want = evaluate.reference_run(assignment, fspec.name, changed, root)
+    return [dict(p, expected=e) for p, e in zip(changed, want)]
 
 
 def _from_values(assignment: str, secret: str, student: str | None) -> AssignmentOutcomes:
@@ -377,6 +396,7 @@ def _from_values(assignment: str, secret: str, student: str | None) -> Assignmen
         {n: list(body["expected"][n]) for n in names},
         specs,
         mutants,
+        {n: list((body.get("probes") or {}).get(n, [])) for n in names},
     )
 
 

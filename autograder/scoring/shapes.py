@@ -627,6 +627,23 @@ def _named_length(cases, factors, names) -> Shape | None:
                 f"{head}, with n = {name} ({_join(values)}): {rule}",
                 f"{head}, with n = {name}: {rule}",
             )
+    for name in per_case[0]:
+        # a scale by the square root of a size: 1/√d as in scaled dot-product attention, or
+        # a √n from a standard error, where the formula has none
+        values = [p.get(name) for p in per_case]
+        if any(v is None or v < 2 for v in values) or len(set(values)) < 2:
+            continue
+        for power, head in (
+            (0.5, "every value is √n× the expected one"),
+            (-0.5, "every value is the expected one divided by √n"),
+        ):
+            if all(abs(c - v**power) <= 1e-6 * v**power for c, v in zip(factors, values)):
+                rule = "a scale by the square root of a size that the formula does not have"
+                return names.shape(
+                    "factor",
+                    f"{head}, with n = {name} ({_join(values)}): {rule}",
+                    f"{head}, with n = {name}: {rule}",
+                )
     return None
 
 

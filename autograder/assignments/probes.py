@@ -1,0 +1,779 @@
+"""Inputs changed in one way the text states: what the result must then do.
+
+A probe takes one value or edge case's inputs and changes them in one way whose effect on the
+result the function's text states, or its formula gives at once: the two distributions swapped
+(a KL is not symmetric; a log ratio changes sign), the padding refilled (padded positions never
+count), the batch repeated (a mean over rows or tokens does not move), a constant added to a
+group's rewards (standardised advantages do not move), the hidden states doubled (an inner
+product doubles). The grader runs the learner's function on the changed inputs too, after
+every graded check and only when a check failed, and says which of these relations the
+learner's results break (:mod:`autograder.scoring.relations`). A probe is never a check: it
+has no points, and no score depends on it.
+
+Each probe is ``Probe(id, change, says, relation, apply)``:
+
+    change    the change, in words ("`policy` and `reference` are swapped")
+    says      what the text states the result then does
+    relation  "same" | "negated" | "differs" | "scaled:K" | "shift:C" | "mirror:C": the result
+              on the changed inputs is the same, its negative, different, K times it, it plus C,
+              or 2·C minus it
+    apply     ``apply(args, kwargs) -> (args, kwargs) | None``: the changed inputs (fresh
+              objects: the case's own are never modified), None where the change says nothing
+              (two equal distributions swapped, an input with no padding to refill)
+
+``tests/test_probes.py`` checks that the reference obeys every relation on every case a probe
+applies to (the relation is the text's, not an accident of the cases).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from autograder.cases.spec import Obj
+
+RELATIONS = ("same", "negated", "differs", "scaled", "shift", "mirror")
+
+
+@dataclass(frozen=True)
+class Probe:
+    id: str
+    change: str
+    says: str
+    relation: str
+    apply: Callable[[tuple, dict], tuple[tuple, dict] | None]
+    # the kinds of case a probe changes (never an invalid one: that raises; never a gradient
+    # one: its outcome is a gradient)
+    kinds: tuple[str, ...] = ("value", "edge")
+
+    def __post_init__(self) -> None:
+        if self.relation.split(":")[0] not in RELATIONS:
+            raise ValueError(f"probe {self.id}: unknown relation {self.relation!r}")
+
+
+# -- helpers: an input changed, returned in the container it came in -----------------------------
+
+
+def _is_torch(x: Any) -> bool:
+    return type(x).__module__.startswith("torch")
+
+
+def _as_array(x: Any) -> np.ndarray | None:
+    """``x`` as a float64 array (None for what is not numbers, e.g. a string or a record)."""
+    if isinstance(x, bool) or x is None or isinstance(x, str):
+        return None
+    try:
+        if _is_torch(x):
+            if x.requires_grad:
+                x = x.detach()
+            return x.double().numpy().copy()
+        return np.array(x, dtype=np.float64)
+    except (TypeError, ValueError):
+        return None
+
+
+def _like(orig: Any, values: np.ndarray) -> Any:
+    """``values`` in the container and dtype ``orig`` has (list, numpy array, torch tensor,
+    plain number)."""
+    if _is_torch(orig):
+        import torch
+
+        return torch.tensor(values, dtype=orig.dtype)
+    if isinstance(orig, np.ndarray):
+        return values.astype(orig.dtype) if orig.dtype.kind in "fc" else values
+    if isinstance(orig, (list, tuple)):
+        return values.tolist()
+    if isinstance(orig, (int, float, np.floating)):
+        return float(values)
+    return values
+
+
+def _float_input(x: Any) -> bool:
+    """A number or an array of floats (not a mask, not an integer index array)."""
+    if _is_torch(x):
+        return x.dtype.is_floating_point
+    if isinstance(x, np.ndarray):
+        return x.dtype.kind == "f"
+    if isinstance(x, bool):
+        return False
+    if isinstance(x, (int, float, np.floating)):
+        return True
+    if isinstance(x, (list, tuple)):
+        a = _as_array(x)
+        return a is not None and a.dtype.kind == "f"
+    return False
+
+
+def _bool_mask(x: Any) -> np.ndarray | None:
+    """A mask (bool, or 0/1 numbers) as a bool array, else None."""
+    a = _as_array(x)
+    if a is None or a.size == 0 or not np.all((a == 0) | (a == 1)):
+        return None
+    return a.astype(bool)
+
+
+def _repeat_rows(x: Any) -> Any:
+    """``x`` with its rows (its first axis) given twice."""
+    if _is_torch(x):
+        import torch
+
+        return torch.cat([x.detach().clone(), x.detach().clone()])
+    if isinstance(x, np.ndarray):
+        return np.concatenate([x, x])
+    return list(x) + list(x)
+
+
+# -- the changes ---------------------------------------------------------------------------------
+
+
+def _swap(i: int, j: int) -> Callable:
+    def apply(args, kwargs):
+        if len(args) <= max(i, j):
+            return None
+        a, b = _as_array(args[i]), _as_array(args[j])
+        if a is None or b is None or (a.shape == b.shape and np.array_equal(a, b)):
+            return None
+        out = list(args)
+        out[i], out[j] = args[j], args[i]
+        return tuple(out), dict(kwargs)
+
+    return apply
+
+
+def _reversed_outcomes(n: int) -> Callable:
+    """The first ``n`` arguments (1-D, one entry per outcome) in reverse order."""
+
+    def apply(args, kwargs):
+        arrays = [_as_array(a) for a in args[:n]]
+        if len(args) < n or any(a is None or a.ndim != 1 or a.size < 2 for a in arrays):
+            return None
+        if all(np.array_equal(a, a[::-1]) for a in arrays):
+            return None
+        out = [_like(o, a[::-1].copy()) for o, a in zip(args[:n], arrays)]
+        return tuple(out) + tuple(args[n:]), dict(kwargs)
+
+    return apply
+
+
+def _zero_outcome(n: int) -> Callable:
+    """One more outcome, of probability 0 under each of the first ``n`` distributions."""
+
+    def apply(args, kwargs):
+        arrays = [_as_array(a) for a in args[:n]]
+        if len(args) < n or any(a is None or a.ndim != 1 or a.size < 1 for a in arrays):
+            return None
+        out = [_like(o, np.append(a, 0.0)) for o, a in zip(args[:n], arrays)]
+        return tuple(out) + tuple(args[n:]), dict(kwargs)
+
+    return apply
+
+
+def _shift(idx: tuple[int, ...], c: float) -> Callable:
+    """The arguments at ``idx`` (floats) each plus ``c``."""
+
+    def apply(args, kwargs):
+        if len(args) <= max(idx) or not all(_float_input(args[i]) for i in idx):
+            return None
+        out = list(args)
+        for i in idx:
+            a = _as_array(args[i])
+            if a is None or not np.all(np.isfinite(a)):
+                return None
+            out[i] = _like(args[i], a + c)
+        return tuple(out), dict(kwargs)
+
+    return apply
+
+
+def _scale(idx: tuple[int, ...], k: float) -> Callable:
+    def apply(args, kwargs):
+        if len(args) <= max(idx) or not all(_float_input(args[i]) for i in idx):
+            return None
+        out = list(args)
+        for i in idx:
+            a = _as_array(args[i])
+            if a is None or not np.all(np.isfinite(a)) or not np.any(a):
+                return None
+            out[i] = _like(args[i], a * k)
+        return tuple(out), dict(kwargs)
+
+    return apply
+
+
+def _mapped(i: int, f: Callable[[np.ndarray], np.ndarray | None]) -> Callable:
+    def apply(args, kwargs):
+        if len(args) <= i or not _float_input(args[i]):
+            return None
+        a = _as_array(args[i])
+        if a is None:
+            return None
+        b = f(a)
+        if b is None or np.array_equal(a, b):
+            return None
+        out = list(args)
+        out[i] = _like(args[i], b)
+        return tuple(out), dict(kwargs)
+
+    return apply
+
+
+def _repeated(n: int | None = None, idx: tuple[int, ...] | None = None) -> Callable:
+    """The arguments at ``idx`` (default: every array argument among the first ``n``) with
+    their rows given twice: the same batch, twice over."""
+
+    def apply(args, kwargs):
+        which = idx if idx is not None else tuple(range(min(n or len(args), len(args))))
+        out = list(args)
+        done = False
+        for i in which:
+            a = _as_array(args[i]) if i < len(args) else None
+            if a is None or a.ndim < 1 or a.size == 0:
+                if idx is not None:
+                    return None
+                continue
+            out[i] = _repeat_rows(args[i])
+            done = True
+        return (tuple(out), dict(kwargs)) if done else None
+
+    return apply
+
+
+def _refilled(values: tuple[int, ...], mask: int, fill: float = 7.5) -> Callable:
+    """The entries of the arguments at ``values`` where the mask (argument ``mask``) is False
+    set to ``fill``: the padding holds something else."""
+
+    def apply(args, kwargs):
+        if len(args) <= max(*values, mask):
+            return None
+        m = _bool_mask(args[mask])
+        if m is None or m.all():
+            return None
+        out = list(args)
+        for i in values:
+            a = _as_array(args[i])
+            if a is None or a.shape[: m.ndim] != m.shape or not _float_input(args[i]):
+                return None
+            b = a.copy()
+            b[~m] = fill
+            out[i] = _like(args[i], b)
+        return tuple(out), dict(kwargs)
+
+    return apply
+
+
+def _pad_column(values: int, mask: int, fill: float = 7.5) -> Callable:
+    """One more position at the end of every row, padded (mask False, value ``fill``); a
+    ``max_len`` keyword that the longer rows would exceed says no."""
+
+    def apply(args, kwargs):
+        if len(args) <= max(values, mask):
+            return None
+        a, m = _as_array(args[values]), _bool_mask(args[mask])
+        if a is None or m is None or a.ndim != 2 or m.shape != a.shape:
+            return None
+        max_len = kwargs.get("max_len", args[3] if len(args) > 3 else None)
+        if max_len is not None and (
+            isinstance(max_len, bool) or not isinstance(max_len, int) or max_len < a.shape[1] + 1
+        ):
+            return None
+        new_a = np.concatenate([a, np.full((a.shape[0], 1), fill)], axis=1)
+        mask_orig = args[mask]
+        new_m_bool = np.concatenate([m, np.zeros((m.shape[0], 1), dtype=bool)], axis=1)
+        if _is_torch(mask_orig):
+            import torch
+
+            new_m = torch.tensor(new_m_bool, dtype=mask_orig.dtype)
+        elif isinstance(mask_orig, np.ndarray):
+            new_m = new_m_bool.astype(mask_orig.dtype)
+        else:
+            new_m = new_m_bool.astype(int).tolist()
+        out = list(args)
+        out[values], out[mask] = _like(args[values], new_a), new_m
+        return tuple(out), dict(kwargs)
+
+    return apply
+
+
+def _rows_refilled(values: tuple[int, ...], correct: int, fill: float = -3.25) -> Callable:
+    """The rows of the arguments at ``values`` whose response is not correct (argument
+    ``correct`` False) set to ``fill``."""
+
+    def apply(args, kwargs):
+        if len(args) <= max(*values, correct):
+            return None
+        c = _bool_mask(args[correct])
+        if c is None or c.ndim != 1 or c.all():
+            return None
+        out = list(args)
+        for i in values:
+            a = _as_array(args[i])
+            if a is None or a.shape[:1] != c.shape or not _float_input(args[i]):
+                return None
+            b = a.copy()
+            b[~c] = fill
+            out[i] = _like(args[i], b)
+        return tuple(out), dict(kwargs)
+
+    return apply
+
+
+def _doubled(idx: tuple[int, ...], pid: str, change: str, says: str) -> Probe:
+    """The arguments at ``idx`` doubled: a result linear in them doubles too."""
+    return Probe(pid, change, says, "scaled:2", _scale(idx, 2.0))
+
+
+def _when_eps_zero(apply: Callable, eps_at: int = 1) -> Callable:
+    """``apply`` only where eps (argument ``eps_at`` or keyword) is 0 or left to its default 0."""
+
+    def only(args, kwargs):
+        eps = kwargs.get("eps", args[eps_at] if len(args) > eps_at else 0.0)
+        if isinstance(eps, bool) or not isinstance(eps, (int, float)) or eps != 0:
+            return None
+        return apply(args, kwargs)
+
+    return only
+
+
+def _turn_rewards_changed(how: str) -> Callable:
+    def apply(args, kwargs):
+        if not args or not isinstance(args[0], (list, tuple)) or not args[0]:
+            return None
+        rewards = list(args[0])
+        if not all(isinstance(r, Obj) and r.type_name == "TurnReward" for r in rewards):
+            return None
+        if how == "reversed":
+            if len(rewards) < 2:
+                return None
+            new = rewards[::-1]
+        else:  # one more turn whose shaped reward is 0
+            beta = rewards[-1].fields.get("beta", 0.05)
+            new = rewards + [
+                Obj.of(
+                    "TurnReward", task_reward=0.0, mean_log_ratio=0.0, beta=beta, shaped_reward=0.0
+                )
+            ]
+        return (new, *args[1:]), dict(kwargs)
+
+    return apply
+
+
+# -- what the texts state ------------------------------------------------------------------------
+
+_KL_ASYMMETRIC = "a KL is not symmetric: with the two distributions swapped it changes"
+_OUTCOME_ORDER = "the outcomes' order does not matter"
+_ZERO_OUTCOME = "an outcome neither distribution can give adds nothing"
+_DIFFERENCE_ONLY = "the estimator depends on logp − ref_logp alone"
+
+A1, A2, A3, A4, A5, A6, A7 = (
+    "01_exact_kl",
+    "02_clipped_estimators",
+    "03_sum_vs_mean",
+    "04_rlef_turn_rewards",
+    "05_grpo_lld",
+    "06_nthr",
+    "07_beyond_nthr",
+)
+
+
+def _kl_probes() -> tuple[Probe, ...]:
+    return (
+        Probe(
+            "swapped",
+            "`policy` and `reference` are swapped",
+            _KL_ASYMMETRIC,
+            "differs",
+            _swap(0, 1),
+        ),
+        Probe(
+            "reordered",
+            "the outcomes are listed in reverse order",
+            _OUTCOME_ORDER,
+            "same",
+            _reversed_outcomes(2),
+        ),
+        Probe(
+            "zero-outcome",
+            "one more outcome, of probability 0 under both, is added",
+            _ZERO_OUTCOME,
+            "same",
+            _zero_outcome(2),
+        ),
+    )
+
+
+def _shifted_logps() -> Probe:
+    return Probe(
+        "both-shifted",
+        "0.5 is subtracted from both `logp` and `ref_logp`",
+        _DIFFERENCE_ONLY,
+        "same",
+        _shift((0, 1), -0.5),
+    )
+
+
+PROBES: dict[tuple[str, str], tuple[Probe, ...]] = {
+    (A1, "log_ratios"): (
+        Probe(
+            "swapped",
+            "`policy` and `reference` are swapped",
+            "log(q_i / p_i) = −log(p_i / q_i): swapping the two negates every log ratio",
+            "negated",
+            _swap(0, 1),
+        ),
+    ),
+    (A1, "forward_kl"): _kl_probes(),
+    (A1, "reverse_kl"): _kl_probes(),
+    (A2, "k1"): (
+        _shifted_logps(),
+        Probe(
+            "swapped",
+            "`logp` and `ref_logp` are swapped",
+            "k1 = logp − ref_logp changes sign when the two are swapped",
+            "negated",
+            _swap(0, 1),
+        ),
+    ),
+    (A2, "k2"): (
+        _shifted_logps(),
+        Probe(
+            "swapped",
+            "`logp` and `ref_logp` are swapped",
+            "k2 = ½ (logp − ref_logp)² is the same with the two swapped",
+            "same",
+            _swap(0, 1),
+        ),
+    ),
+    (A2, "k3"): (_shifted_logps(),),
+    (A2, "clipped_k1"): (_shifted_logps(),),
+    (A2, "clipped_expectation"): _kl_probes()[1:],
+    (A2, "estimator_moments"): _kl_probes()[1:],
+    (A2, "monte_carlo_kl"): (
+        Probe(
+            "samples-twice",
+            "every sample is given twice",
+            "the estimate is a mean over the samples: the same samples twice over give the "
+            "same mean",
+            "same",
+            _repeated(idx=(0,)),
+        ),
+    ),
+    (A3, "mean_sampled_log_ratio"): (
+        _doubled(
+            (0, 1),
+            "both-doubled",
+            "both lists are doubled",
+            "the mean of p_t − q_t doubles when every log probability does",
+        ),
+        Probe(
+            "swapped",
+            "the two lists are swapped",
+            "swapping the lists negates the ratio",
+            "negated",
+            _swap(0, 1),
+        ),
+        Probe(
+            "repeated",
+            "both lists are given twice over",
+            "a mean over the tokens: the same tokens twice over give the same mean",
+            "same",
+            _repeated(idx=(0, 1)),
+        ),
+    ),
+    (A3, "masked_mean"): (
+        _doubled(
+            (0,),
+            "values-doubled",
+            "every value is doubled",
+            "a mean of a row's valid values: doubling every value doubles it",
+        ),
+        Probe(
+            "padding-refilled",
+            "the padded entries are set to 7.5",
+            "padded entries never count, whatever they hold",
+            "same",
+            _refilled((0,), 1),
+        ),
+        Probe(
+            "padded-column",
+            "one more padded position is added at the end of every row",
+            "padded entries never count, so more padding changes nothing",
+            "same",
+            _pad_column(0, 1),
+        ),
+    ),
+    (A3, "aggregate_loss"): (
+        _doubled(
+            (0,),
+            "loss-doubled",
+            "every per-token loss is doubled",
+            "every mode is a sum of per-token losses over a count that does not depend on "
+            "them: doubling every loss doubles it",
+        ),
+        Probe(
+            "padding-refilled",
+            "the padded entries are set to 7.5",
+            "padded entries never count, whatever they hold",
+            "same",
+            _refilled((0,), 1),
+        ),
+        Probe(
+            "batch-twice",
+            "the batch is given twice over (every row twice)",
+            "every mode is a mean over rows or over tokens: the same rows twice over give the "
+            "same loss",
+            "same",
+            _repeated(idx=(0, 1)),
+        ),
+    ),
+    (A4, "episode_return"): (
+        Probe(
+            "reordered",
+            "the turns' rewards are given in reverse order",
+            "the return is the sum of the shaped rewards, each once: their order does not matter",
+            "same",
+            _turn_rewards_changed("reversed"),
+        ),
+        Probe(
+            "zero-turn",
+            "one more turn, whose shaped reward is 0, is added",
+            "the return is the sum of the shaped rewards: a turn that adds 0 changes nothing",
+            "same",
+            _turn_rewards_changed("zero"),
+        ),
+    ),
+    (A5, "group_advantages"): (
+        Probe(
+            "rewards-shifted",
+            "0.25 is added to every reward",
+            "a group's advantages are its rewards minus their mean, over their std: adding "
+            "the same number to every reward changes nothing",
+            "same",
+            _shift((0,), 0.25),
+        ),
+    ),
+    (A5, "sequence_logprobs"): (
+        Probe(
+            "logits-shifted",
+            "3 is added to every logit",
+            "log_softmax is unchanged when the same number is added to a position's logits",
+            "same",
+            _shift((0,), 3.0),
+        ),
+    ),
+    (A5, "likelihood_change"): (
+        _doubled(
+            (0, 1),
+            "both-doubled",
+            "every log likelihood, before and after, is doubled",
+            "a mean of changes after − before doubles when both do",
+        ),
+        Probe(
+            "both-shifted",
+            "0.5 is subtracted from every log likelihood, before and after",
+            "the result is a mean of changes after − before: moving both by the same number "
+            "changes nothing",
+            "same",
+            _shift((0, 1), -0.5),
+        ),
+        Probe(
+            "group-twice",
+            "every response is given twice",
+            "a mean over the correct responses: the same responses twice over give the same mean",
+            "same",
+            _repeated(idx=(0, 1, 2)),
+        ),
+        Probe(
+            "incorrect-changed",
+            "the incorrect responses' log likelihoods are set to −3.25",
+            "only the correct responses count",
+            "same",
+            _rows_refilled((0, 1), 2),
+        ),
+    ),
+    (A5, "lld_rate"): (
+        Probe(
+            "changes-doubled",
+            "every change is doubled (with eps = 0)",
+            "with eps = 0 only each change's sign counts: doubling every change moves no "
+            "group across 0",
+            "same",
+            _when_eps_zero(_scale((0,), 2.0)),
+        ),
+        Probe(
+            "changes-twice",
+            "every change is given twice",
+            "the LLD rate is a share of the groups: the same groups twice over give the same share",
+            "same",
+            _repeated(idx=(0,)),
+        ),
+    ),
+    (A6, "prediction_errors"): (
+        Probe(
+            "logits-shifted",
+            "5 is added to every logit",
+            "softmax is unchanged when the same number is added to a row's logits",
+            "same",
+            _shift((0,), 5.0),
+        ),
+    ),
+    (A6, "token_scores"): (
+        _doubled(
+            (1,),
+            "err-a-doubled",
+            "`err_a` is doubled",
+            "each score is a sum of ⟨err_a, err_b⟩ · ⟨h_a, h_b⟩: doubling err_a doubles it",
+        ),
+        Probe(
+            "b-twice",
+            "every row of b is given twice",
+            "each score is a sum over the rows of b: each row twice doubles it",
+            "scaled:2",
+            _repeated(idx=(2, 3)),
+        ),
+        Probe(
+            "h-b-doubled",
+            "`h_b` is doubled",
+            "each score is a sum of ⟨err_a, err_b⟩ · ⟨h_a, h_b⟩: doubling h_b doubles it",
+            "scaled:2",
+            _scale((2,), 2.0),
+        ),
+    ),
+    (A6, "nthr_weights"): (
+        Probe(
+            "scores-doubled",
+            "`neg_scores` and `pos_mean_scores` are both doubled",
+            "the threshold β · min(pos_mean_scores) scales with the scores, so doubling both "
+            "selects the same tokens",
+            "same",
+            _scale((0, 1), 2.0),
+        ),
+    ),
+    (A6, "eta_schedule"): (
+        Probe(
+            "one-minus-p",
+            "p is replaced by 1 − p",
+            "η = 2 · |0.5 − p| is the same for p and 1 − p",
+            "same",
+            _mapped(0, lambda a: 1.0 - a),
+        ),
+    ),
+    (A7, "clipped_surrogate"): (
+        _doubled(
+            (2,),
+            "advantages-doubled",
+            "every advantage is doubled",
+            "min(r·A, clip(r)·A) is linear in A for A of either sign: doubling every "
+            "advantage doubles the loss",
+        ),
+        Probe(
+            "padding-refilled",
+            "the padded positions of `logp` and `logp_old` are set to 7.5",
+            "padded positions never count, whatever they hold",
+            "same",
+            _refilled((0, 1), 3),
+        ),
+        Probe(
+            "batch-twice",
+            "the batch is given twice over (every row twice)",
+            "every mode is a mean over rows or over tokens: the same rows twice over give the "
+            "same loss",
+            "same",
+            _repeated(idx=(0, 1, 2, 3)),
+        ),
+        Probe(
+            "both-shifted",
+            "0.5 is subtracted from both `logp` and `logp_old`",
+            "the ratio exp(logp − logp_old) depends on their difference alone",
+            "same",
+            _shift((0, 1), -0.5),
+        ),
+    ),
+    (A7, "thr_token_scores"): (
+        Probe(
+            "h-doubled",
+            "`h` is doubled",
+            "THR_t sums ⟨err_t, err_u⟩ · ⟨h_t, h_u⟩: doubling every hidden state multiplies it "
+            "by 4",
+            "scaled:4",
+            _scale((0,), 2.0),
+        ),
+    ),
+    (A7, "thr_weights"): (
+        Probe(
+            "thr-negated",
+            "`thr` is negated",
+            "a dominant token's weight is 1 + p · sign(THR): negating THR turns 1 + p into "
+            "1 − p and back, so the weights go to 2 minus themselves",
+            "mirror:1",
+            _scale((0,), -1.0),
+        ),
+        Probe(
+            "thr-doubled",
+            "`thr` is doubled",
+            "only THR's sign counts: doubling it changes no weight",
+            "same",
+            _scale((0,), 2.0),
+        ),
+    ),
+    (A7, "nll_on_correct"): (
+        _doubled(
+            (0,),
+            "logp-doubled",
+            "`logp` is doubled",
+            "a mean of −logp over the correct tokens doubles when logp does",
+        ),
+        Probe(
+            "padding-refilled",
+            "the padded positions of `logp` are set to −3.25",
+            "padded positions never count, whatever they hold",
+            "same",
+            _refilled((0,), 1, fill=-3.25),
+        ),
+        Probe(
+            "batch-twice",
+            "the batch is given twice over (every row twice)",
+            "the loss is a mean over the correct responses' tokens: the same rows twice over "
+            "give the same loss",
+            "same",
+            _repeated(idx=(0, 1, 2)),
+        ),
+        Probe(
+            "incorrect-changed",
+            "the incorrect responses' log probabilities are set to −3.25",
+            "only the correct responses count",
+            "same",
+            _rows_refilled((0,), 2),
+        ),
+    ),
+    (A7, "smaug_floor"): (
+        _doubled(
+            (0, 1),
+            "both-doubled",
+            "`seq_logp` and `ref_seq_logp` are both doubled",
+            "the mean of max(0, ref − logp) over the correct responses doubles when both "
+            "log likelihoods do",
+        ),
+        Probe(
+            "batch-twice",
+            "the batch is given twice over",
+            "the floor is a mean over the correct responses: the same responses twice over "
+            "give the same floor",
+            "same",
+            _repeated(idx=(0, 1, 2)),
+        ),
+        Probe(
+            "incorrect-changed",
+            "the incorrect responses' log likelihoods are set to −3.25",
+            "only the correct responses count",
+            "same",
+            _rows_refilled((0,), 2),
+        ),
+    ),
+}
+
+
+def probes_of(assignment: str, function: str) -> tuple[Probe, ...]:
+    return PROBES.get((assignment, function), ())

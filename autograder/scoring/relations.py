@@ -1,0 +1,240 @@
+"""What the learner's function does when its inputs change in one way the text states.
+
+The probes of a function (:mod:`autograder.assignments.probes`) change one case's inputs in
+one stated way: the two distributions swapped, the padding refilled, the batch given twice,
+a constant added to every reward. The learner's function runs on the changed inputs as well,
+only when one of its checks failed and after all of them (a probe never costs a point: the
+graded outcomes are taken before any probe runs), and this module compares its two results
+with the relation the text states: "the same", "negated", "different", "K times", "plus C",
+"2·C minus". A relation the learner's results break, on a failed check, is a line of its
+feedback in the text's own words: "padded entries never count, whatever they hold; your
+result changes when the padded entries are set to 7.5, on 3 of the 4 failed checks".
+
+Say less rather than something untrue:
+
+- a probe is judged only where the reference obeys its relation on the same inputs (its
+  outcome on the changed inputs is computed like every expected outcome), and only where both
+  of the learner's results are values (not an exception);
+- broken means beyond a margin far wider than the function's tolerance (float32 arithmetic or
+  a stabiliser never breaks a relation), and "differs" is broken only where the learner's two
+  results agree within the tolerance while the reference's differ beyond the margin;
+- a line owns only the failed checks whose inputs it changed and whose relation broke.
+
+A probe of a generated case is generated too: its line counts such checks and never shows
+their inputs or values. A probe of a fixed (shown) case may show the learner's two results.
+
+A probe input is an input dict like a case's (``{"id", "args", "kwargs"}``) with
+``"probe": {"base": <index of the case it changes>, "id", "change", "says", "relation"}``;
+everything a line needs travels with it, so the course form (which holds no case module)
+scores with the probes its values bundle carries.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from autograder.cases import seeds
+from autograder.cases.codec import decode, encode
+from autograder.cases.spec import FunctionSpec
+
+# broken means beyond this (relative to the scale of the values compared, or absolute): the
+# stated properties' margin (autograder.scoring.stated)
+RTOL = 1e-3
+ATOL = 1e-4
+
+
+def probe_inputs(
+    assignment: str,
+    fspec: FunctionSpec,
+    secret: str,
+    student: str | None,
+    inputs: list[dict],
+) -> list[dict]:
+    """The probe inputs of ``fspec``'s cases (``inputs``: their encoded inputs, from
+    evaluate.materialize with the same secret and student), each served the provided helpers
+    its case is: none for a function whose cases are served a graded callee (its table would
+    hold that callee's reference outputs, which scoring.served keeps in children of their
+    own)."""
+    from autograder import assignments
+    from autograder.assignments import probes as catalogue
+    from autograder.scoring import served
+
+    found = catalogue.probes_of(assignment, fspec.name)
+    graded = set(assignments.get(assignment).names)
+    if not found or any(
+        set((inp.get("serve") or {}).get("functions", {})) & graded for inp in inputs
+    ):
+        return []
+    out = []
+    for i, case in enumerate(fspec.cases):
+        usable = [p for p in found if case.kind in p.kinds]
+        if not usable:
+            continue
+        for probe in usable:
+            # drawn afresh for each probe: a change never sees another's objects
+            if case.make is not None:
+                rng = seeds.case_rng(secret, assignment, f"{fspec.name}/{case.id}", student)
+                args = tuple(case.make(rng))
+            else:
+                args = tuple(case.args)
+            try:
+                changed = probe.apply(args, dict(case.kwargs))
+            except Exception:  # noqa: BLE001 (a change that does not fit these inputs says nothing)
+                changed = None
+            if changed is None:
+                continue
+            new_args, new_kwargs = changed
+            try:
+                encoded = {
+                    "id": f"{case.id}~{probe.id}",
+                    "args": encode(list(new_args)),
+                    "kwargs": encode(dict(new_kwargs)),
+                }
+            except Exception:  # noqa: BLE001
+                continue
+            encoded["probe"] = {
+                "base": i,
+                "id": probe.id,
+                "change": probe.change,
+                "says": probe.says,
+                "relation": probe.relation,
+            }
+            out.append(encoded)
+    # the provided helpers the reference calls answer from their tables, as on the cases
+    if any(inp.get("serve") for inp in inputs):
+        served.attach(assignment, fspec.name, out)
+    return out
+
+
+def _values(outcome: dict) -> np.ndarray | None:
+    """An outcome's value as a flat float array (a number, an array, a tuple of numbers), or
+    None (an exception, a record, a string)."""
+    if not isinstance(outcome, dict) or "value" not in outcome:
+        return None
+    try:
+        v = decode(outcome["value"], {})
+    except Exception:  # noqa: BLE001
+        return None
+    try:
+        if hasattr(v, "detach"):
+            v = v.detach().cpu().double().numpy()
+        if isinstance(v, (list, tuple)) and any(isinstance(x, (list, tuple)) for x in v):
+            v = np.concatenate([np.ravel(np.asarray(x, dtype=float)) for x in v])
+        a = np.asarray(v, dtype=float)
+    except (TypeError, ValueError):
+        return None
+    if a.dtype.kind not in "fiub":
+        return None
+    return a.ravel()
+
+
+def _close(a: np.ndarray, b: np.ndarray, rtol: float, atol: float) -> bool:
+    if a.shape != b.shape:
+        return False
+    same_inf = (a == b) | (np.isnan(a) & np.isnan(b))
+    finite = np.isfinite(a) & np.isfinite(b)
+    near = np.zeros(a.shape, dtype=bool)
+    near[finite] = np.abs(a[finite] - b[finite]) <= atol + rtol * np.abs(b[finite])
+    return bool(np.all(same_inf | near))
+
+
+def _target(relation: str, base: np.ndarray) -> np.ndarray | None:
+    """What the changed inputs' result must be, from the base result, under ``relation``
+    (None for "differs", which names no value)."""
+    name, _, arg = relation.partition(":")
+    with np.errstate(all="ignore"):
+        if name == "same":
+            return base
+        if name == "negated":
+            return -base
+        if name == "scaled":
+            return float(arg) * base
+        if name == "shift":
+            return base + float(arg)
+        if name == "mirror":
+            return 2 * float(arg) - base
+    return None
+
+
+def obeys(relation: str, base: np.ndarray, changed: np.ndarray, rtol: float, atol: float) -> bool:
+    """Do ``base`` and ``changed`` (the results before and after the change) obey
+    ``relation`` within ``rtol``/``atol``? ("differs": they differ beyond it.)"""
+    if relation == "differs":
+        return not _close(changed, base, rtol, atol)
+    target = _target(relation, base)
+    return target is not None and _close(changed, target, rtol, atol)
+
+
+def broken(
+    fspec: FunctionSpec,
+    failed: set[int],
+    expected: list[dict],
+    got: list[dict],
+    probes: list[dict],
+) -> list[tuple[dict, set[int], list[str]]]:
+    """Each probe (by id) whose relation the learner's results break on failed checks: its
+    description, the failed checks it breaks on, and for the fixed ones the learner's two
+    results in words. ``probes``: probe inputs each with "expected" (the reference's outcome)
+    and "got" (the learner's)."""
+    by_id: dict[str, tuple[dict, set[int], list[str]]] = {}
+    for p in probes:
+        meta = p.get("probe") or {}
+        i = meta.get("base")
+        if not isinstance(i, int) or i not in failed or i >= len(fspec.cases):
+            continue
+        case = fspec.cases[i]
+        relation = str(meta.get("relation", ""))
+        e_b, e_p = _values(expected[i]), _values(p.get("expected", {}))
+        g_b, g_p = _values(got[i]), _values(p.get("got", {}))
+        if e_b is None or e_p is None or g_b is None or g_p is None:
+            continue
+        tol = (case.rtol, case.atol)
+        if relation == "differs":
+            # the reference's two results differ clearly; the learner's are the same
+            if not obeys("differs", e_b, e_p, RTOL, ATOL) or not _close(g_p, g_b, *tol):
+                continue
+        else:
+            if not obeys(relation, e_b, e_p, *tol):
+                continue  # the reference does not show the relation here (an inf, a NaN)
+            if g_b.shape != g_p.shape and relation != "same":
+                continue
+            if obeys(relation, g_b, g_p, RTOL, ATOL) or not np.all(np.isfinite(g_b)):
+                continue
+        entry = by_id.setdefault(str(meta.get("id")), (meta, set(), []))
+        entry[1].add(i)
+        if not case.hidden:
+            entry[2].append(f"{case.id}: {_pair(g_b, g_p)}")
+    return sorted(by_id.values(), key=lambda e: -len(e[1]))
+
+
+def _num(a: np.ndarray) -> str:
+    if a.size == 1:
+        x = float(a[0])
+        return f"{x:.6g}" if math.isfinite(x) else str(x)
+    shown = ", ".join(f"{float(x):.4g}" for x in a[:4])
+    return f"[{shown}{', …' if a.size > 4 else ''}]"
+
+
+def _pair(before: np.ndarray, after: np.ndarray) -> str:
+    return f"yours {_num(before)} before, {_num(after)} after"
+
+
+def line_text(meta: dict, hit: set[int], failed: int, shown: list[str]) -> str:
+    """The feedback line of a broken relation."""
+    n = len(hit)
+    verb = {
+        "same": "your result changes",
+        "differs": "your result stays the same",
+    }.get(str(meta.get("relation")), "your result does not follow")
+    where = f" ({'; '.join(shown[:2])})" if shown else ""
+    return (
+        f"{meta.get('says')}; {verb} when {meta.get('change')}, on {n} of the {failed} failed "
+        f"check{'s' if failed > 1 else ''}{where}"
+    )
+
+
+def describe(value: Any) -> str:  # pragma: no cover - kept for symmetry with stated.property_text
+    return str(value)

@@ -1,0 +1,225 @@
+"""Probes: inputs changed in one way the text states, and the relation the result then obeys.
+
+The relation a probe names must be the text's, not an accident of the cases: the reference
+obeys it on every case the probe changes, under the public draw and a course secret. A probe
+never moves a score, runs only when a check failed, never modifies a case's own inputs, and
+names a broken relation only where the learner's two results break it.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+
+import numpy as np
+import pytest
+from conftest import ROOT, available_assignments
+from nbgrader_course import JS_CELL, symmetric_kl_notebook
+
+from autograder import assignments
+from autograder.assignments import probes as catalogue
+from autograder.cases import seeds
+from autograder.cases.codec import encode
+from autograder.notebooks import reference
+from autograder.scoring import evaluate, kernel, relations
+
+ASSIGNMENTS = available_assignments()
+PROBED = [
+    (a, f.name)
+    for a in ASSIGNMENTS
+    for f in assignments.get(a).functions
+    if catalogue.probes_of(a, f.name)
+]
+SECRETS = [seeds.PUBLIC_DEFAULT_SECRET, "a course secret for the probes test"]
+
+
+def _probes_with_reference(a: str, name: str, secret: str) -> tuple[list[dict], list[dict]]:
+    fspec = assignments.get(a).function(name)
+    inputs = evaluate.materialize(a, fspec, secret)
+    expected = evaluate.reference_run(a, name, inputs, ROOT)
+    changed = relations.probe_inputs(a, fspec, secret, None, inputs)
+    want = evaluate.reference_run(a, name, changed, ROOT)
+    return expected, [dict(p, expected=e) for p, e in zip(changed, want)]
+
+
+@pytest.mark.parametrize("assignment,function", PROBED)
+@pytest.mark.parametrize("secret", SECRETS, ids=["public", "course"])
+def test_the_reference_obeys_every_probe_relation(assignment, function, secret):
+    """Is each probe's relation one the reference obeys on every case it changes, within the
+    margin a relation is called broken by, and within the stated tolerance on some (a
+    "differs" probe: differs on some), so that a line naming it never calls the text's own
+    behaviour broken?"""
+    fspec = assignments.get(assignment).function(function)
+    expected, probes = _probes_with_reference(assignment, function, secret)
+    by_probe: dict[str, list[bool]] = {}
+    for p in probes:
+        meta, i = p["probe"], p["probe"]["base"]
+        base, changed = relations._values(expected[i]), relations._values(p["expected"])
+        assert base is not None and changed is not None, (p["id"], expected[i], p["expected"])
+        case = fspec.cases[i]
+        ok = relations.obeys(meta["relation"], base, changed, case.rtol, case.atol)
+        by_probe.setdefault(meta["id"], []).append(ok)
+        if meta["relation"] != "differs":
+            # within the margin a relation is called broken by, always (float32 rounding of a
+            # shifted input may move it by more than the stated tolerance, never by that)
+            loose = relations.obeys(meta["relation"], base, changed, relations.RTOL, relations.ATOL)
+            assert loose, (p["id"], meta["relation"], base, changed)
+    for probe in catalogue.probes_of(assignment, function):
+        seen = by_probe.get(probe.id, [])
+        assert seen, f"{function}: probe {probe.id} changes none of the cases"
+        assert any(seen), f"{function}: probe {probe.id}'s relation never holds on the reference"
+
+
+@pytest.mark.parametrize("assignment,function", PROBED)
+def test_a_probe_never_modifies_the_case_it_changes(assignment, function):
+    """Does building the probes leave every fixed case's own inputs as they were (a change
+    works on fresh objects)?"""
+    fspec = assignments.get(assignment).function(function)
+    before = [encode(list(c.args)) for c in fspec.cases]
+    inputs = evaluate.materialize(assignment, fspec, seeds.PUBLIC_DEFAULT_SECRET)
+    relations.probe_inputs(assignment, fspec, seeds.PUBLIC_DEFAULT_SECRET, None, inputs)
+    assert [encode(list(c.args)) for c in fspec.cases] == before
+
+
+def _jensen_shannon(policy, reference):
+    """A symmetric divergence where the KL is asked: right on equal inputs, wrong elsewhere."""
+    ns = reference_ns("01_exact_kl")
+    ns["_check_distributions"](policy, reference, True)
+    p, q = [float(x) for x in policy], [float(x) for x in reference]
+    m = [(a + b) / 2 for a, b in zip(p, q)]
+
+    def kl(a, b):
+        return math.fsum(x * math.log(x / y) for x, y in zip(a, b) if x > 0)
+
+    return 0.5 * kl(p, m) + 0.5 * kl(q, m)
+
+
+def reference_ns(a: str) -> dict:
+    return reference.namespace(a, ROOT)
+
+
+def _position_weighted_return(rewards):
+    """Each turn's shaped reward counted once per turn up to it (a sum of returns-to-go)."""
+    return float(sum((k + 1) * r.shaped_reward for k, r in enumerate(rewards)))
+
+
+def _padding_counted_mean(values, mask):
+    """The masked sum over the row's valid count, the padding multiplied in (0 · NaN = NaN)
+    and one more padded position divided in."""
+    v, m = np.asarray(values, dtype=float), np.asarray(mask, dtype=float)
+    if v.ndim != 2 or v.shape != m.shape or np.any(m.sum(axis=1) == 0):
+        raise ValueError("bad input")
+    return (np.where(m > 0, v, 0.0).sum(axis=1)) / (m.sum(axis=1) + (m == 0).sum(axis=1) / 2)
+
+
+# (assignment, function, the learner's function, the relation the feedback must name)
+BROKEN = [
+    ("01_exact_kl", "forward_kl", _jensen_shannon, "relation:swapped"),
+    ("04_rlef_turn_rewards", "episode_return", _position_weighted_return, "relation:reordered"),
+]
+
+
+@pytest.mark.parametrize("assignment,function,fn,rid", BROKEN, ids=[b[3] + b[1] for b in BROKEN])
+def test_a_broken_relation_is_named_with_the_checks_it_breaks(assignment, function, fn, rid):
+    """Is a slip whose results break a stated relation (a KL made symmetric, a return that
+    weights later turns more) told that relation, with the change and its own two results on
+    a shown check, and charged the failed checks it breaks?"""
+    ns = reference_ns(assignment)
+    r = kernel.grade_function(assignment, function, fn, namespace=ns, root=ROOT)
+    assert r.score < r.points
+    d = next((d for d in r.diagnoses if d.id == rid), None)
+    assert d is not None, evaluate.feedback_text(r)
+    assert "before," in d.text and "after" in d.text and d.points > 0, d.text
+
+
+def test_the_same_code_scores_the_same_with_and_without_probes():
+    """Does a probe leave the score and every verdict as they were (it is never a check)?"""
+    a, name = "01_exact_kl", "forward_kl"
+    ns = reference_ns(a)
+    fspec = assignments.get(a).function(name)
+    inputs = evaluate.materialize(a, fspec, seeds.PUBLIC_DEFAULT_SECRET)
+    expected = evaluate.reference_run(a, name, inputs, ROOT)
+    got, _ = evaluate.run_cases(_jensen_shannon, inputs, ns)
+    mutants = evaluate.mistakes_run(a, fspec, inputs, ROOT)
+    _, probes = _probes_with_reference(a, name, seeds.PUBLIC_DEFAULT_SECRET)
+    theirs, _ = evaluate.run_cases(_jensen_shannon, probes, ns)
+    probes = [dict(p, got=g) for p, g in zip(probes, theirs)]
+    plain = evaluate.score(a, fspec, 3.0, inputs, expected, got, None, mutants)
+    probed = evaluate.score(a, fspec, 3.0, inputs, expected, got, None, mutants, probes=probes)
+    assert probed.score == plain.score
+    assert [c.passed for c in probed.cases] == [c.passed for c in plain.cases]
+    assert "relation:swapped" in {d.id for d in probed.diagnoses}
+    assert "relation:swapped" not in {d.id for d in plain.diagnoses}
+
+
+def test_probes_run_only_when_a_check_failed():
+    """Is the learner's code never run on a probe when every check passes (a right function
+    pays nothing for them)?"""
+    a, name = "01_exact_kl", "forward_kl"
+    ns = reference_ns(a)
+    calls = []
+
+    def counted(policy, reference):
+        calls.append(1)
+        return ns[name](policy, reference)
+
+    kernel.grade_function(a, name, counted, namespace=ns, root=ROOT)
+    fspec = assignments.get(a).function(name)
+    assert len(calls) == len(fspec.cases)
+
+
+def test_a_relation_the_learner_keeps_is_not_named():
+    """Is a slip that keeps a relation never told it broke it: a KL in log base 2 is still not
+    symmetric, still unchanged by reordering, so no relation line, only its own cause?"""
+    a, name = "01_exact_kl", "forward_kl"
+    ns = reference_ns(a)
+
+    def log2_kl(policy, reference):
+        return ns[name](policy, reference) / math.log(2)
+
+    r = kernel.grade_function(a, name, log2_kl, namespace=ns, root=ROOT)
+    assert not any(d.id.startswith("relation:") for d in r.diagnoses), evaluate.feedback_text(r)
+
+
+def test_a_probe_of_a_generated_case_shows_no_value():
+    """Does a relation line show the learner's two results only for a shown check, never for a
+    generated one (it counts those)?"""
+    fspec = assignments.get("01_exact_kl").function("forward_kl")
+    hidden = next(i for i, c in enumerate(fspec.cases) if c.hidden)
+    probe = {
+        "probe": {
+            "base": hidden,
+            "id": "swapped",
+            "relation": "differs",
+            "says": "s",
+            "change": "c",
+        },
+        "expected": {"value": 0.5},
+        "got": {"value": 0.25},
+    }
+    expected = [{"value": 0.0}] * len(fspec.cases)
+    expected[hidden] = {"value": 0.9}
+    got = [{"value": 0.0}] * len(fspec.cases)
+    got[hidden] = {"value": 0.25}
+    found = relations.broken(fspec, {hidden}, expected, got, [copy.deepcopy(probe)])
+    assert found and found[0][1] == {hidden} and found[0][2] == []
+
+
+def test_the_sandbox_and_the_kernel_give_the_same_relation_line(tmp_path):
+    """Does `drills check` (the learner's code in the sandbox, the probes in a run of their
+    own after every graded check) give the in-kernel engine's score and lines, the relation
+    line word for word?"""
+    from autograder.course import grade_cli
+
+    path = symmetric_kl_notebook(tmp_path)
+    r = grade_cli.check_notebook(path, "01_exact_kl", student=None)
+    assert r.error is None, r.error
+    sandboxed = next(f for f in r.functions if f.function == "forward_kl")
+    ns = dict(reference_ns("01_exact_kl"))  # a copy: the reference's own stays the reference
+    exec(compile("import math\n" + JS_CELL, "<cell>", "exec"), ns)  # noqa: S102 (our own cell)
+    k = kernel.grade_function("01_exact_kl", "forward_kl", ns["forward_kl"], namespace=ns)
+    assert sandboxed.score == k.score
+    assert [(d.id, d.text, d.points) for d in sandboxed.diagnoses] == [
+        (d.id, d.text, d.points) for d in k.diagnoses
+    ]
+    assert "relation:swapped" in {d.id for d in k.diagnoses}
