@@ -57,12 +57,15 @@ def test_the_reference_obeys_every_probe_relation(assignment, function, secret):
         base, changed = relations._values(expected[i]), relations._values(p["expected"])
         assert base is not None and changed is not None, (p["id"], expected[i], p["expected"])
         case = fspec.cases[i]
-        ok = relations.obeys(meta["relation"], base, changed, case.rtol, case.atol)
+        factors = meta.get("factors")
+        ok = relations.obeys(meta["relation"], base, changed, case.rtol, case.atol, factors)
         by_probe.setdefault(meta["id"], []).append(ok)
         if meta["relation"] != "differs":
             # within the margin a relation is called broken by, always (float32 rounding of a
             # shifted input may move it by more than the stated tolerance, never by that)
-            loose = relations.obeys(meta["relation"], base, changed, relations.RTOL, relations.ATOL)
+            loose = relations.obeys(
+                meta["relation"], base, changed, relations.RTOL, relations.ATOL, factors
+            )
             assert loose, (p["id"], meta["relation"], base, changed)
     for probe in catalogue.probes_of(assignment, function):
         seen = by_probe.get(probe.id, [])

@@ -14,12 +14,15 @@ Each probe is ``Probe(id, change, says, relation, apply)``:
 
     change    the change, in words ("`policy` and `reference` are swapped")
     says      what the text states the result then does
-    relation  "same" | "negated" | "differs" | "scaled:K" | "shift:C" | "mirror:C": the result
-              on the changed inputs is the same, its negative, different, K times it, it plus C,
-              or 2·C minus it
-    apply     ``apply(args, kwargs) -> (args, kwargs) | None``: the changed inputs (fresh
-              objects: the case's own are never modified), None where the change says nothing
-              (two equal distributions swapped, an input with no padding to refill)
+    relation  "same" | "negated" | "differs" | "scaled:K" | "scaled:entries" | "shift:C" |
+              "mirror:C": the result on the changed inputs is the same, its negative,
+              different, K times it (entry by entry, by the factors the change returns), it
+              plus C, or 2·C minus it
+    apply     ``apply(args, kwargs) -> (args, kwargs) | (args, kwargs, extra) | None``: the
+              changed inputs (fresh objects: the case's own are never modified), and for
+              "scaled:entries" ``{"factors": [...]}``, one per entry of the result; None where
+              the change says nothing (two equal distributions swapped, an input with no
+              padding to refill)
 
 ``tests/test_probes.py`` checks that the reference obeys every relation on every case a probe
 applies to (the relation is the text's, not an accident of the cases).
@@ -113,6 +116,25 @@ def _bool_mask(x: Any) -> np.ndarray | None:
     if a is None or a.size == 0 or not np.all((a == 0) | (a == 1)):
         return None
     return a.astype(bool)
+
+
+def _reversed_rows(idx: tuple[int, ...]) -> Callable:
+    """The arguments at ``idx`` with their rows (first axis) in reverse order, together."""
+
+    def apply(args, kwargs):
+        if len(args) <= max(idx):
+            return None
+        out = list(args)
+        changed = False
+        for i in idx:
+            a = _as_array(args[i])
+            if a is None or a.ndim < 1 or a.shape[0] < 2:
+                return None
+            changed = changed or not np.array_equal(a, a[::-1])
+            out[i] = _like(args[i], a[::-1].copy())
+        return (tuple(out), dict(kwargs)) if changed else None
+
+    return apply
 
 
 def _repeat_rows(x: Any) -> Any:
@@ -337,6 +359,45 @@ def _when_eps_zero(apply: Callable, eps_at: int = 1) -> Callable:
     return only
 
 
+def _rows_scaled_where_not(values: int, mask: int, k: float) -> Callable:
+    """The rows of argument ``values`` where the bool argument ``mask`` is False times ``k``;
+    the result must then be ``k`` times itself on those entries and the same elsewhere
+    (relation "scaled:entries": the factors travel with the probe)."""
+
+    def apply(args, kwargs):
+        if len(args) <= max(values, mask):
+            return None
+        a, m = _as_array(args[values]), _bool_mask(args[mask])
+        if a is None or m is None or m.ndim != 1 or a.shape[:1] != m.shape or m.all():
+            return None
+        b = a.copy()
+        b[~m] *= k
+        if np.array_equal(a, b):
+            return None
+        out = list(args)
+        out[values] = _like(args[values], b)
+        return tuple(out), dict(kwargs), {"factors": np.where(m, 1.0, k).tolist()}
+
+    return apply
+
+
+def _max_len_changed(args, kwargs):
+    """``max_len`` moved (or given where it was not) in a mode that does not read it."""
+    mode = kwargs.get("mode", args[2] if len(args) > 2 else None)
+    if not isinstance(mode, str) or mode == "seq-mean-token-sum-norm":
+        return None
+    a = _as_array(args[0]) if args else None
+    if a is None or a.ndim != 2:
+        return None
+    given = kwargs.get("max_len", args[3] if len(args) > 3 else None)
+    if given is not None and (isinstance(given, bool) or not isinstance(given, int)):
+        return None
+    new_len = (given if given is not None else a.shape[1]) + 5
+    out_args, out_kwargs = list(args[:3]), dict(kwargs)
+    out_kwargs["max_len"] = new_len
+    return tuple(out_args), out_kwargs
+
+
 def _turn_rewards_changed(how: str) -> Callable:
     def apply(args, kwargs):
         if not args or not isinstance(args[0], (list, tuple)) or not args[0]:
@@ -505,6 +566,13 @@ PROBES: dict[tuple[str, str], tuple[Probe, ...]] = {
         ),
     ),
     (A3, "aggregate_loss"): (
+        Probe(
+            "max-len-moved",
+            "`max_len` is changed (the mode does not read it)",
+            "max_len is read by 'seq-mean-token-sum-norm' only: every other mode ignores it",
+            "same",
+            _max_len_changed,
+        ),
         _doubled(
             (0,),
             "loss-doubled",
@@ -620,6 +688,13 @@ PROBES: dict[tuple[str, str], tuple[Probe, ...]] = {
         ),
     ),
     (A6, "token_scores"): (
+        Probe(
+            "b-reordered",
+            "the rows of b are given in reverse order",
+            "each score is a sum over the rows of b: their order does not matter",
+            "same",
+            _reversed_rows((2, 3)),
+        ),
         _doubled(
             (1,),
             "err-a-doubled",
@@ -652,6 +727,14 @@ PROBES: dict[tuple[str, str], tuple[Probe, ...]] = {
         ),
     ),
     (A6, "eta_schedule"): (
+        Probe(
+            "halfway-to-half",
+            "p is moved halfway towards 0.5",
+            "η = 2 · |0.5 − p| is proportional to p's distance from 0.5: halving that distance "
+            "halves η",
+            "scaled:0.5",
+            _mapped(0, lambda a: (a + 0.5) / 2),
+        ),
         Probe(
             "one-minus-p",
             "p is replaced by 1 − p",
@@ -692,6 +775,29 @@ PROBES: dict[tuple[str, str], tuple[Probe, ...]] = {
         ),
     ),
     (A7, "thr_token_scores"): (
+        _doubled(
+            (2,),
+            "advantages-doubled",
+            "`token_adv` is doubled",
+            "THR_t = A_t · Σ over correct u of ⟨err_t, err_u⟩⟨h_t, h_u⟩ holds the token's own "
+            "advantage once: doubling every advantage doubles it",
+        ),
+        Probe(
+            "incorrect-advantages-doubled",
+            "the advantages of the incorrect tokens are doubled",
+            "THR_t holds the scored token's own advantage A_t: doubling an incorrect token's "
+            "advantage doubles its own THR and leaves every correct token's as it was",
+            "scaled:entries",
+            _rows_scaled_where_not(2, 3, 2.0),
+        ),
+        Probe(
+            "incorrect-h-doubled",
+            "the hidden states of the incorrect tokens are doubled",
+            "THR_t sums over the correct tokens u only: doubling an incorrect token's hidden "
+            "state doubles its own THR and leaves every correct token's as it was",
+            "scaled:entries",
+            _rows_scaled_where_not(0, 3, 2.0),
+        ),
         Probe(
             "h-doubled",
             "`h` is doubled",

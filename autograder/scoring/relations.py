@@ -86,7 +86,7 @@ def probe_inputs(
                 changed = None
             if changed is None:
                 continue
-            new_args, new_kwargs = changed
+            new_args, new_kwargs, extra = (*changed, {})[:3]
             try:
                 encoded = {
                     "id": f"{case.id}~{probe.id}",
@@ -101,6 +101,7 @@ def probe_inputs(
                 "change": probe.change,
                 "says": probe.says,
                 "relation": probe.relation,
+                **extra,
             }
             out.append(encoded)
     # the provided helpers the reference calls answer from their tables, as on the cases
@@ -141,15 +142,19 @@ def _close(a: np.ndarray, b: np.ndarray, rtol: float, atol: float) -> bool:
     return bool(np.all(same_inf | near))
 
 
-def _target(relation: str, base: np.ndarray) -> np.ndarray | None:
+def _target(relation: str, base: np.ndarray, factors=None) -> np.ndarray | None:
     """What the changed inputs' result must be, from the base result, under ``relation``
-    (None for "differs", which names no value)."""
+    (None for "differs", which names no value; ``factors``: the per-entry factors of
+    "scaled:entries")."""
     name, _, arg = relation.partition(":")
     with np.errstate(all="ignore"):
         if name == "same":
             return base
         if name == "negated":
             return -base
+        if name == "scaled" and arg == "entries":
+            f = np.asarray(factors if factors is not None else [], dtype=float).ravel()
+            return f * base if f.shape == base.shape else None
         if name == "scaled":
             return float(arg) * base
         if name == "shift":
@@ -159,12 +164,19 @@ def _target(relation: str, base: np.ndarray) -> np.ndarray | None:
     return None
 
 
-def obeys(relation: str, base: np.ndarray, changed: np.ndarray, rtol: float, atol: float) -> bool:
+def obeys(
+    relation: str,
+    base: np.ndarray,
+    changed: np.ndarray,
+    rtol: float,
+    atol: float,
+    factors=None,
+) -> bool:
     """Do ``base`` and ``changed`` (the results before and after the change) obey
     ``relation`` within ``rtol``/``atol``? ("differs": they differ beyond it.)"""
     if relation == "differs":
         return not _close(changed, base, rtol, atol)
-    target = _target(relation, base)
+    target = _target(relation, base, factors)
     return target is not None and _close(changed, target, rtol, atol)
 
 
@@ -197,11 +209,14 @@ def broken(
             if not obeys("differs", e_b, e_p, RTOL, ATOL) or not _close(g_p, g_b, *tol):
                 continue
         else:
-            if not obeys(relation, e_b, e_p, *tol):
+            factors = meta.get("factors")
+            if not obeys(relation, e_b, e_p, *tol, factors):
                 continue  # the reference does not show the relation here (an inf, a NaN)
+            if g_b.shape != e_b.shape and relation != "same":
+                continue  # entry factors, a scale: read on a result of the expected shape
             if g_b.shape != g_p.shape and relation != "same":
                 continue
-            if obeys(relation, g_b, g_p, RTOL, ATOL) or not np.all(np.isfinite(g_b)):
+            if obeys(relation, g_b, g_p, RTOL, ATOL, factors) or not np.all(np.isfinite(g_b)):
                 continue
         entry = by_id.setdefault(str(meta.get("id")), (meta, set(), []))
         entry[1].add(i)

@@ -114,6 +114,10 @@ def features(fspec: FunctionSpec, i: int, inp: dict, arg_names) -> dict[tuple, A
                 # a mask (bool, or 0/1 integers; a float array of 0s and 1s may be data):
                 # whether it leaves anything out (padding, an incorrect response)
                 out[("masked", name)] = not all(flat)
+            elif kind == "float" and isinstance(flat, list) and flat:
+                # numbers: whether one of them is exactly 0 (a value the text gives a rule
+                # for, a change of 0 is LLD, a zero probability; never a generated value)
+                out[("zero", name)] = any(type(x) in (int, float) and x == 0 for x in flat)
     return out
 
 
@@ -144,6 +148,10 @@ def _words(key: tuple, values: tuple) -> str:
     if what == "sign":
         signs = {"negative": "< 0", "zero": "= 0", "positive": "> 0"}
         return " or ".join(f"`{name}` {signs[v]}" for v in values)
+    if what == "zero":
+        return " or ".join(
+            f"some entry of `{name}` exactly 0" if v else f"no entry of `{name}` 0" for v in values
+        )
     if what == "masked":
         return " or ".join(
             f"some entry of `{name}` False (0)" if v else f"every entry of `{name}` True (1)"
@@ -169,10 +177,11 @@ _ORDER = {
     "given": 3,
     "sign": 4,
     "masked": 5,
-    "rule": 6,
-    "type": 7,
-    "dtype": 8,
-    "size": 9,
+    "zero": 6,
+    "rule": 7,
+    "type": 8,
+    "dtype": 9,
+    "size": 10,
 }
 
 
@@ -217,7 +226,7 @@ def localise(
             right = [v for v in right if any(not fspec.cases[i].hidden for i in groups[v])]
             if not right or min(wrong) <= max(right):
                 continue
-        if key[0] == "sign" and (len(wrong) != 1 or not set(groups[wrong[0]]) <= failed):
+        if key[0] in ("sign", "zero") and (len(wrong) != 1 or not set(groups[wrong[0]]) <= failed):
             # a sign splits the checks cleanly or is not named: one sign on which every check
             # fails, the others right (a data input's sign that only happens to line up with
             # the failures, some of each sign failing, would read as the cause)
