@@ -398,6 +398,47 @@ def _max_len_changed(args, kwargs):
     return tuple(out_args), out_kwargs
 
 
+_RECORD_FIELDS = ("beta", "mean_log_ratio", "shaped_reward", "task_reward")  # sorted by name
+
+
+def _turns_changed(how: str) -> Callable:
+    """turn_rewards(turns, beta, max_turns) with the first turn's log probabilities doubled
+    (``how`` = "first-logps": its mean log ratio doubles, every other record stays) or beta
+    doubled ("beta": every beta doubles, every task reward and mean log ratio stays); the
+    factors name, record by record, each field in name order (None: the shaped reward, which
+    the relation leaves to the other line)."""
+
+    def apply(args, kwargs):
+        if not args or not isinstance(args[0], (list, tuple)) or not args[0]:
+            return None
+        turns = list(args[0])
+        if not all(isinstance(t, Obj) and t.type_name == "Turn" for t in turns):
+            return None
+        n = len(turns)
+        if how == "first-logps":
+            first = turns[0].fields
+            p, q = _as_array(first["policy_logps"]), _as_array(first["reference_logps"])
+            if p is None or q is None or np.array_equal(p, q):
+                return None
+            changed = dict(first)
+            changed["policy_logps"] = _like(first["policy_logps"], 2 * p)
+            changed["reference_logps"] = _like(first["reference_logps"], 2 * q)
+            new_turns = [Obj("Turn", changed), *turns[1:]]
+            factors = [1.0, 2.0, None, 1.0] + [1.0, 1.0, 1.0, 1.0] * (n - 1)
+            return (new_turns, *args[1:]), dict(kwargs), {"factors": factors}
+        beta = kwargs.get("beta", args[1] if len(args) > 1 else 0.05)
+        if isinstance(beta, bool) or not isinstance(beta, (int, float)) or beta <= 0:
+            return None
+        out_args, out_kwargs = list(args), dict(kwargs)
+        if len(args) > 1:
+            out_args[1] = 2 * beta
+        else:
+            out_kwargs["beta"] = 2 * beta
+        return tuple(out_args), out_kwargs, {"factors": [2.0, 1.0, None, 1.0] * n}
+
+    return apply
+
+
 def _turn_rewards_changed(how: str) -> Callable:
     def apply(args, kwargs):
         if not args or not isinstance(args[0], (list, tuple)) or not args[0]:
@@ -543,6 +584,24 @@ PROBES: dict[tuple[str, str], tuple[Probe, ...]] = {
             _repeated(idx=(0, 1)),
         ),
     ),
+    (A3, "shaped_reward"): (
+        Probe(
+            "base-plus-one",
+            "1 is added to `base_reward`",
+            "the penalty beta · mean_sampled_log_ratio does not depend on base_reward: the "
+            "shaped reward moves by exactly as much",
+            "shift:1",
+            _shift((0,), 1.0),
+        ),
+        Probe(
+            "repeated",
+            "both lists are given twice over",
+            "the penalty uses the mean log ratio: the same tokens twice over give the same "
+            "shaped reward",
+            "same",
+            _repeated(idx=(1, 2)),
+        ),
+    ),
     (A3, "masked_mean"): (
         _doubled(
             (0,),
@@ -594,6 +653,25 @@ PROBES: dict[tuple[str, str], tuple[Probe, ...]] = {
             "same loss",
             "same",
             _repeated(idx=(0, 1)),
+        ),
+    ),
+    (A4, "turn_rewards"): (
+        Probe(
+            "first-turn-logps-doubled",
+            "the first turn's log probabilities (policy and reference) are doubled",
+            "each turn's reference term is the mean log ratio of that turn's own tokens: "
+            "doubling the first turn's log probabilities doubles its mean_log_ratio and "
+            "leaves every other record as it was",
+            "scaled:entries",
+            _turns_changed("first-logps"),
+        ),
+        Probe(
+            "beta-doubled",
+            "beta is doubled",
+            "each record keeps beta as passed in, and its task reward and mean log ratio do "
+            "not depend on beta",
+            "scaled:entries",
+            _turns_changed("beta"),
         ),
     ),
     (A4, "episode_return"): (

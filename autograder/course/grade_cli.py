@@ -96,7 +96,8 @@ class StudentCases:
     expected: dict[str, list[dict]]
     mutants: dict[str, Mapping[str, list[dict]]]
     # probe inputs (scoring.relations), each with the reference's outcome as "expected"
-    probes: dict[str, list[dict]] = field(default_factory=dict)
+    # (memo.LazyProbes: computed for a function when it fails a check)
+    probes: Mapping[str, list[dict]] = field(default_factory=dict)
 
 
 @dataclass
@@ -215,7 +216,7 @@ class Grader:
             out = self.prepare(assignment).shared
         else:
             out = memo.assignment_outcomes(assignment, self.secret, student, self.root)
-        return StudentCases(student, out.inputs, out.expected, dict(out.mutants), dict(out.probes))
+        return StudentCases(student, out.inputs, out.expected, dict(out.mutants), out.probes)
 
     def _preloads(self, subs: Iterable[submission.Submission]) -> set[tuple[str, ...]]:
         """What the warm workers should import for these submissions' assignments (those
@@ -362,8 +363,8 @@ class Grader:
             return {}
         todo: dict[str, list[dict]] = {}
         for name, fr in ex.functions.items():
-            fspec, changed = specs.get(name), cases.probes.get(name)
-            if fspec is None or not changed or fr.missing or fr.error is not None:
+            fspec = specs.get(name)
+            if fspec is None or name not in cases.probes or fr.missing or fr.error is not None:
                 continue
             outcomes = fr.outcomes
             if len(outcomes) != len(fspec.cases) or any(o is None for o in outcomes):
@@ -375,18 +376,26 @@ class Grader:
                 same_outcome(exp[i], outcomes[i], c.rtol, c.atol) for i, c in enumerate(fspec.cases)
             ):
                 continue
-            todo[name] = changed
+            changed = cases.probes[name]  # computed here, for a function that failed a check
+            if changed:
+                todo[name] = changed
         if not todo:
             return {}
         sent = {n: [_probe_call(p) for p in v] for n, v in todo.items()}
-        if w.fixed_apart:
-            hidden = {
-                n: [specs[n].cases[p["probe"]["base"]].hidden for p in v] for n, v in todo.items()
-            }
-            pex = _execute_apart(run, sent, hidden, self.limits)
-        else:
-            pex = run(cases=sent, limits=self.limits)
-        pex = _clean_execution(pex)
+        hidden = {
+            n: [specs[n].cases[p["probe"]["base"]].hidden for p in v] for n, v in todo.items()
+        }
+
+        def execute(part: dict) -> sandbox.Execution:
+            if w.fixed_apart:
+                return _execute_apart(run, part, hidden, self.limits)
+            return run(cases=part, limits=self.limits)
+
+        # as the graded run: a function served a graded callee apart from that callee
+        graded = set(w.program.functions) if w.program is not None else set()
+        pex = _clean_execution(
+            _execute_callers_apart(execute, sent, graded, self.limits.output_chars)
+        )
         out = {}
         for n, v in todo.items():
             fr = pex.functions.get(n)

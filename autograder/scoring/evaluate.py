@@ -997,7 +997,11 @@ def explain(
         among = sorted(set(fspec.of_kind("value") + fspec.of_kind("edge")))
         todo = concept_failed & set(among)
         part = where.parts(fspec, among, failed, todo, expected, got) if todo else None
-        if part is not None and part.cases == todo:
+        found_relations = _relations(fspec, concept_failed, expected, got, probes)
+        # a relation broken on every check the part line would own says more (what the
+        # code does with its inputs, not only where its result is wrong): it comes first
+        covering = part is not None and any(part.cases <= set(hit) for _, hit, _ in found_relations)
+        if part is not None and part.cases == todo and not covering:
             first = [line(part.id, part.text, "where", part.cases)]
         else:
             first = _stated_lines(
@@ -1007,7 +1011,7 @@ def explain(
                 inputs,
                 got,
                 line,
-                relations=_relations(fspec, concept_failed, expected, got, probes),
+                relations=found_relations,
             )
     elif concept_failed and len(first) == 1:
         # one line explains some of the failures: a stated property may explain the rest

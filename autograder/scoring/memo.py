@@ -312,7 +312,6 @@ def assignment_outcomes(
             specs = {n: _spec(assignment, n, o) for n, o in hit["specs"].items()}
             names, points = list(hit["names"]), dict(hit["points"])
             inputs, expected = dict(hit["inputs"]), dict(hit["expected"])
-            probes = {n: list(v) for n, v in hit["probes"].items()}
             # each function's part digests, worked out when the entry was written (an
             # authenticated entry: as trusted as the inputs they stand for)
             digests = {n: [str(d) for d in hit["digests"][n]] for n in names}
@@ -322,7 +321,7 @@ def assignment_outcomes(
         spec = assignments.get(assignment)
         names = spec.names
         inputs, expected, points = {}, {}, {}
-        digests, probes = {}, {}
+        digests = {}
         for f in spec.functions:
             inputs[f.name] = evaluate.materialize(assignment, f, secret, student)
             digests[f.name] = part_digests(inputs[f.name], _hidden(f.cases, inputs[f.name]))
@@ -330,7 +329,6 @@ def assignment_outcomes(
                 assignment, f, inputs[f.name], root, digests[f.name]
             )
             points[f.name] = notebook.points(assignment, f.name, root)
-            probes[f.name] = _probes(assignment, f, secret, student, inputs[f.name], root)
         specs = {f.name: f for f in spec.functions}
         try:
             outlines = {n: cache.spec_outline(f) for n, f in specs.items()}
@@ -343,7 +341,6 @@ def assignment_outcomes(
                 "inputs": inputs,
                 "expected": expected,
                 "digests": digests,
-                "probes": probes,
             }
             cache.store("assignment", key, dict(value, specs=outlines))
     mutants = {
@@ -358,20 +355,49 @@ def assignment_outcomes(
         )
         for n in names
     }
+    probes = LazyProbes(assignment, secret, student, inputs, root)
     return AssignmentOutcomes(names, points, inputs, expected, specs, mutants, probes)
 
 
-def _probes(
-    assignment: str, fspec: FunctionSpec, secret: str, student: str | None, inputs, root
-) -> list[dict]:
-    """``fspec``'s probe inputs (scoring.relations), each with the reference's outcome on it."""
-    from autograder.scoring import relations  # numpy: not at import (a warm check needs none)
+class LazyProbes(Mapping):
+    """Each function's probe inputs (scoring.relations), each with the reference's outcome
+    on it as "expected", computed the first time a submission fails one of the function's
+    checks (a right submission never needs them: tens of milliseconds per draw saved)."""
 
-    changed = relations.probe_inputs(assignment, fspec, secret, student, inputs)
-    if not changed:
-        return []
-    want = evaluate.reference_run(assignment, fspec.name, changed, root)
-    return [dict(p, expected=e) for p, e in zip(changed, want)]
+    def __init__(self, assignment: str, secret: str, student: str | None, inputs, root) -> None:
+        self.assignment, self.secret, self.student = assignment, secret, student
+        self.inputs, self.root = inputs, root
+        self._data: dict[str, list[dict]] = {}
+        self._lock = threading.Lock()
+
+    def __getitem__(self, name: str) -> list[dict]:
+        if name not in self.inputs:
+            raise KeyError(name)
+        with self._lock:
+            if name not in self._data:
+                self._data[name] = self._compute(name)
+            return self._data[name]
+
+    def _compute(self, name: str) -> list[dict]:
+        from autograder.scoring import relations  # numpy: not at import (a warm check needs none)
+
+        fspec = assignments.get(self.assignment).function(name)
+        changed = relations.probe_inputs(
+            self.assignment, fspec, self.secret, self.student, self.inputs[name]
+        )
+        if not changed:
+            return []
+        want = evaluate.reference_run(self.assignment, name, changed, self.root)
+        return [dict(p, expected=e) for p, e in zip(changed, want)]
+
+    def __contains__(self, name: object) -> bool:  # without computing (Mapping's would)
+        return name in self.inputs
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.inputs)
+
+    def __len__(self) -> int:
+        return len(self.inputs)
 
 
 def _from_values(assignment: str, secret: str, student: str | None) -> AssignmentOutcomes:

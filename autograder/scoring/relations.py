@@ -54,19 +54,14 @@ def probe_inputs(
     inputs: list[dict],
 ) -> list[dict]:
     """The probe inputs of ``fspec``'s cases (``inputs``: their encoded inputs, from
-    evaluate.materialize with the same secret and student), each served the provided helpers
-    its case is: none for a function whose cases are served a graded callee (its table would
-    hold that callee's reference outputs, which scoring.served keeps in children of their
-    own)."""
-    from autograder import assignments
+    evaluate.materialize with the same secret and student), each served the callees its case
+    is (their reference outputs on the probe's arguments: `drills grade` runs a function
+    served a graded callee in children apart from that callee, probes too)."""
     from autograder.assignments import probes as catalogue
     from autograder.scoring import served
 
     found = catalogue.probes_of(assignment, fspec.name)
-    graded = set(assignments.get(assignment).names)
-    if not found or any(
-        set((inp.get("serve") or {}).get("functions", {})) & graded for inp in inputs
-    ):
+    if not found:
         return []
     out = []
     for i, case in enumerate(fspec.cases):
@@ -104,7 +99,8 @@ def probe_inputs(
                 **extra,
             }
             out.append(encoded)
-    # the provided helpers the reference calls answer from their tables, as on the cases
+    # the callees the reference calls (provided helpers, graded functions) answer from their
+    # tables, as on the cases: a probe measures this function, not the learner's callees
     if any(inp.get("serve") for inp in inputs):
         served.attach(assignment, fspec.name, out)
     return out
@@ -115,10 +111,22 @@ def _values(outcome: dict) -> np.ndarray | None:
     None (an exception, a record, a string)."""
     if not isinstance(outcome, dict) or "value" not in outcome:
         return None
+    from autograder.scoring.stated import _RECORDS, _fields
+
     try:
-        v = decode(outcome["value"], {})
+        v = decode(outcome["value"], _RECORDS)
     except Exception:  # noqa: BLE001
         return None
+    records = v if isinstance(v, (list, tuple)) else [v]
+    if records and all(_fields(r) is not None for r in records):
+        # records (04's TurnReward): every numeric field, record by record, by field name
+        flat = []
+        for r in records:
+            for _, x in sorted(_fields(r).items()):
+                if isinstance(x, bool) or not isinstance(x, (int, float)):
+                    return None
+                flat.append(float(x))
+        return np.asarray(flat, dtype=float)
     try:
         if hasattr(v, "detach"):
             v = v.detach().cpu().double().numpy()
@@ -153,7 +161,11 @@ def _target(relation: str, base: np.ndarray, factors=None) -> np.ndarray | None:
         if name == "negated":
             return -base
         if name == "scaled" and arg == "entries":
-            f = np.asarray(factors if factors is not None else [], dtype=float).ravel()
+            # one factor per entry; None: an entry the relation says nothing of (NaN here,
+            # left out of the comparison)
+            f = np.asarray(
+                [np.nan if x is None else x for x in (factors or [])], dtype=float
+            ).ravel()
             return f * base if f.shape == base.shape else None
         if name == "scaled":
             return float(arg) * base
@@ -177,7 +189,13 @@ def obeys(
     if relation == "differs":
         return not _close(changed, base, rtol, atol)
     target = _target(relation, base, factors)
-    return target is not None and _close(changed, target, rtol, atol)
+    if target is None or target.shape != changed.shape:
+        return False
+    if relation == "scaled:entries":
+        free = np.array([x is None for x in factors or []], dtype=bool)
+        if free.shape == target.shape:
+            return _close(changed[~free], target[~free], rtol, atol)
+    return _close(changed, target, rtol, atol)
 
 
 def broken(
