@@ -382,7 +382,14 @@ def _(ns):
 # a softmax over the batch axis: the gradient into a position's logits no longer sums to 0
 # over the vocabulary, which the property line says (added after this mistake was graded;
 # labelled true because the code breaks that property, measured on its outcomes)
-@_h(A5, "sequence_logprobs", "log of softmax over the batch axis", "property:log-softmax-gradient")
+@_h(
+    A5,
+    "sequence_logprobs",
+    "log of softmax over the batch axis",
+    # and the padding-refilled probe (added later, judged true: a padded position's logits
+    # move the other rows' softmax at that position, so the result moves with them)
+    ("property:log-softmax-gradient", "relation:padding-refilled"),
+)
 def _(ns):
     def f(logits, tokens, mask):
         lp = torch.log_softmax(logits.float(), 0).gather(-1, tokens.long()[..., None])[..., 0]
@@ -922,7 +929,14 @@ def _(ns):
 
 # 1 − eta is neither eta nor 1 unless eta is 0, 0.5 or 1: a property line (added after this mistake was written and graded; labelled
 # true because the code breaks that property, measured on its outcomes)
-@_h(A6, "nthr_weights", "the selected tokens weighted 1 − eta, not eta", "property:eta-or-one", 3)
+@_h(
+    A6,
+    "nthr_weights",
+    "the selected tokens weighted 1 − eta, not eta",
+    # and the eta-halfway-to-one probe (added later, judged true: 1 − eta moves the other way)
+    ("property:eta-or-one", "relation:eta-halfway-to-one"),
+    3,
+)
 def _(ns):
     def f(neg, pos, beta=1.0, eta=0.0):
         sel = neg > beta * pos.min()

@@ -15,9 +15,9 @@ Each probe is ``Probe(id, change, says, relation, apply)``:
     change    the change, in words ("`policy` and `reference` are swapped")
     says      what the text states the result then does
     relation  "same" | "negated" | "differs" | "scaled:K" | "scaled:entries" | "shift:C" |
-              "mirror:C": the result on the changed inputs is the same, its negative,
-              different, K times it (entry by entry, by the factors the change returns), it
-              plus C, or 2·C minus it
+              "mirror:C" | "affine:A:B": the result on the changed inputs is the same, its
+              negative, different, K times it (entry by entry, by the factors the change
+              returns), it plus C, 2·C minus it, or A times it plus B
     apply     ``apply(args, kwargs) -> (args, kwargs) | (args, kwargs, extra) | None``: the
               changed inputs (fresh objects: the case's own are never modified), and for
               "scaled:entries" ``{"factors": [...]}``, one per entry of the result; None where
@@ -38,7 +38,7 @@ import numpy as np
 
 from autograder.cases.spec import Obj
 
-RELATIONS = ("same", "negated", "differs", "scaled", "shift", "mirror")
+RELATIONS = ("same", "negated", "differs", "scaled", "shift", "mirror", "affine")
 
 
 @dataclass(frozen=True)
@@ -381,6 +381,56 @@ def _rows_scaled_where_not(values: int, mask: int, k: float) -> Callable:
     return apply
 
 
+def _row_shifts(i: int) -> Callable:
+    """Argument ``i`` (2-D) with a different constant added to each row (0, 1, 2, …)."""
+
+    def apply(args, kwargs):
+        if len(args) <= i or not _float_input(args[i]):
+            return None
+        a = _as_array(args[i])
+        if a is None or a.ndim != 2 or a.shape[0] < 2 or not np.all(np.isfinite(a)):
+            return None
+        out = list(args)
+        out[i] = _like(args[i], a + np.arange(a.shape[0], dtype=float)[:, None])
+        return tuple(out), dict(kwargs)
+
+    return apply
+
+
+def _eta_halfway_to_one(args, kwargs):
+    """nthr_weights' eta moved halfway towards 1 (a weight of 1 stays 1)."""
+    eta = kwargs.get("eta", args[3] if len(args) > 3 else 0.0)
+    if isinstance(eta, bool) or not isinstance(eta, (int, float)) or not 0 <= eta < 1:
+        return None
+    out_args, out_kwargs = list(args), dict(kwargs)
+    if len(args) > 3:
+        out_args[3] = (eta + 1) / 2
+    else:
+        out_kwargs["eta"] = (eta + 1) / 2
+    return tuple(out_args), out_kwargs
+
+
+def _text_changed(how: str) -> Callable:
+    """extract_code's response with a line of prose before it, or a second Python block after
+    it."""
+
+    def apply(args, kwargs):
+        if not args or not isinstance(args[0], str):
+            return None
+        text = args[0]
+        if how == "block-after" and not any(
+            line.rstrip() == "```python" for line in text.splitlines()
+        ):
+            return None  # with no Python block before it, the new block would be the first
+        if how == "prose-before":
+            new = "Here is my answer.\n\n" + text
+        else:
+            new = text + "\n\nAnd another try:\n```python\nprobe_value = 1\n```\n"
+        return (new, *args[1:]), dict(kwargs)
+
+    return apply
+
+
 def _max_len_changed(args, kwargs):
     """``max_len`` moved (or given where it was not) in a mode that does not read it."""
     mode = kwargs.get("mode", args[2] if len(args) > 2 else None)
@@ -655,6 +705,22 @@ PROBES: dict[tuple[str, str], tuple[Probe, ...]] = {
             _repeated(idx=(0, 1)),
         ),
     ),
+    (A4, "extract_code"): (
+        Probe(
+            "prose-before",
+            "a line of prose is put before the response",
+            "the code is the body of the first ```python block: text before it changes nothing",
+            "same",
+            _text_changed("prose-before"),
+        ),
+        Probe(
+            "block-after",
+            "a second ```python block is put after the response",
+            "the code is the body of the first ```python block: a later block changes nothing",
+            "same",
+            _text_changed("block-after"),
+        ),
+    ),
     (A4, "turn_rewards"): (
         Probe(
             "first-turn-logps-doubled",
@@ -702,6 +768,13 @@ PROBES: dict[tuple[str, str], tuple[Probe, ...]] = {
     ),
     (A5, "sequence_logprobs"): (
         Probe(
+            "padding-refilled",
+            "the logits at padded positions are set to 7.5",
+            "padded positions never count, whatever their logits",
+            "same",
+            _refilled((0,), 2),
+        ),
+        Probe(
             "logits-shifted",
             "3 is added to every logit",
             "log_softmax is unchanged when the same number is added to a position's logits",
@@ -741,6 +814,13 @@ PROBES: dict[tuple[str, str], tuple[Probe, ...]] = {
     ),
     (A5, "lld_rate"): (
         Probe(
+            "reordered",
+            "the changes are given in reverse order",
+            "the LLD rate is a share of the groups: their order does not matter",
+            "same",
+            _reversed_outcomes(1),
+        ),
+        Probe(
             "changes-doubled",
             "every change is doubled (with eps = 0)",
             "with eps = 0 only each change's sign counts: doubling every change moves no "
@@ -757,6 +837,14 @@ PROBES: dict[tuple[str, str], tuple[Probe, ...]] = {
         ),
     ),
     (A6, "prediction_errors"): (
+        Probe(
+            "rows-shifted",
+            "a different number is added to each row's logits (0, 1, 2, …)",
+            "each row's softmax is over the vocabulary: a number added to one row's logits "
+            "changes nothing",
+            "same",
+            _row_shifts(0),
+        ),
         Probe(
             "logits-shifted",
             "5 is added to every logit",
@@ -795,6 +883,14 @@ PROBES: dict[tuple[str, str], tuple[Probe, ...]] = {
         ),
     ),
     (A6, "nthr_weights"): (
+        Probe(
+            "eta-halfway-to-one",
+            "eta is moved halfway towards 1",
+            "a selected token's weight is eta and every other weight is 1: moving eta halfway "
+            "to 1 moves each weight halfway to 1",
+            "affine:0.5:0.5",
+            _eta_halfway_to_one,
+        ),
         Probe(
             "scores-doubled",
             "`neg_scores` and `pos_mean_scores` are both doubled",

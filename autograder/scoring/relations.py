@@ -173,6 +173,9 @@ def _target(relation: str, base: np.ndarray, factors=None) -> np.ndarray | None:
             return base + float(arg)
         if name == "mirror":
             return 2 * float(arg) - base
+        if name == "affine":
+            a, _, b = arg.partition(":")
+            return float(a) * base + float(b)
     return None
 
 
@@ -198,6 +201,19 @@ def obeys(
     return _close(changed, target, rtol, atol)
 
 
+def outcomes_obey(
+    relation: str, base: dict, changed: dict, rtol: float, atol: float, factors=None
+) -> bool | None:
+    """Do two outcomes (before and after the change) obey ``relation``? None where it cannot
+    be told (an exception, a value that is not numbers, text or None)."""
+    if _plain(base) and _plain(changed):
+        return base == changed if relation == "same" else None
+    b, c = _values(base), _values(changed)
+    if b is None or c is None:
+        return None
+    return obeys(relation, b, c, rtol, atol, factors)
+
+
 def broken(
     fspec: FunctionSpec,
     failed: set[int],
@@ -219,6 +235,17 @@ def broken(
         relation = str(meta.get("relation", ""))
         e_b, e_p = _values(expected[i]), _values(p.get("expected", {}))
         g_b, g_p = _values(got[i]), _values(p.get("got", {}))
+        if relation == "same" and _plain(expected[i]) and _plain(got[i]):
+            # a text or None (04's extract_code): the same means equal, exactly
+            if expected[i] != p.get("expected") or not _plain(p.get("got", {})):
+                continue
+            if got[i] == p.get("got"):
+                continue
+            entry = by_id.setdefault(str(meta.get("id")), (meta, set(), []))
+            entry[1].add(i)
+            if not case.hidden:
+                entry[2].append(f"{case.id}: yours {_text(got[i])} before, {_text(p['got'])} after")
+            continue
         if e_b is None or e_p is None or g_b is None or g_p is None:
             continue
         tol = (case.rtol, case.atol)
@@ -241,6 +268,22 @@ def broken(
         if not case.hidden:
             entry[2].append(f"{case.id}: {_pair(g_b, g_p)}")
     return sorted(by_id.values(), key=lambda e: -len(e[1]))
+
+
+def _plain(outcome: dict) -> bool:
+    """An outcome whose value is a text or None (compared as it is)."""
+    return (
+        isinstance(outcome, dict)
+        and "value" in outcome
+        and (outcome["value"] is None or isinstance(outcome["value"], str))
+    )
+
+
+def _text(outcome: dict) -> str:
+    v = outcome.get("value")
+    if v is None:
+        return "None"
+    return repr(v if len(v) <= 40 else v[:37] + "...")
 
 
 def _num(a: np.ndarray) -> str:
