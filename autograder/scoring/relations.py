@@ -266,8 +266,44 @@ def broken(
         entry = by_id.setdefault(str(meta.get("id")), (meta, set(), []))
         entry[1].add(i)
         if not case.hidden:
-            entry[2].append(f"{case.id}: {_pair(g_b, g_p)}")
+            labels = _labels(got[i])
+            if labels is not None and len(labels) == g_b.size == g_p.size:
+                # records: the first field that does not follow, by its name
+                k = _first_off(relation, g_b, g_p, meta.get("factors"))
+                entry[2].append(
+                    f"{case.id}: {labels[k]} is {_num(g_b[k : k + 1])} before, "
+                    f"{_num(g_p[k : k + 1])} after"
+                )
+            else:
+                entry[2].append(f"{case.id}: {_pair(g_b, g_p)}")
     return sorted(by_id.values(), key=lambda e: -len(e[1]))
+
+
+def _labels(outcome: dict) -> list[str] | None:
+    """For a list of records, the name of each entry _values gives ("`mean_log_ratio` of item
+    2"); None for anything else."""
+    from autograder.scoring.stated import _RECORDS, _fields
+
+    try:
+        v = decode(outcome["value"], _RECORDS)
+    except Exception:  # noqa: BLE001
+        return None
+    if not isinstance(v, (list, tuple)) or not v or any(_fields(r) is None for r in v):
+        return None
+    return [f"`{name}` of item {k + 1}" for k, r in enumerate(v) for name in sorted(_fields(r))]
+
+
+def _first_off(relation: str, base: np.ndarray, changed: np.ndarray, factors) -> int:
+    """The first entry at which ``changed`` does not follow ``relation`` from ``base``."""
+    for k in range(base.size):
+        f = None
+        if factors is not None and len(factors) == base.size:
+            f = [factors[k]]
+            if f[0] is None:
+                continue
+        if not obeys(relation, base[k : k + 1], changed[k : k + 1], RTOL, ATOL, f):
+            return k
+    return 0
 
 
 def _plain(outcome: dict) -> bool:
