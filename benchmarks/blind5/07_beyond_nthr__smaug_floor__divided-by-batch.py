@@ -1,0 +1,35 @@
+"""notebook: 07_beyond_nthr
+function: smaug_floor
+slip: the sum of the hinged gaps of the correct responses is divided by the batch size B instead of by the number of correct responses."""
+
+import torch
+
+
+def _require(x, name, ndim, kind):
+    """Raise ValueError unless x is a torch tensor with `ndim` dimensions, of `kind`
+    "float" (floating point, no NaN or ±inf) or "bool"."""
+    if not isinstance(x, torch.Tensor):
+        raise ValueError(f"{name} must be a torch tensor, got {type(x).__name__}")
+    if x.dim() != ndim:
+        raise ValueError(f"{name} must be {ndim}-D, got shape {tuple(x.shape)}")
+    if kind == "float":
+        if not x.is_floating_point():
+            raise ValueError(f"{name} must be a floating tensor, got {x.dtype}")
+        if not torch.isfinite(x).all():
+            raise ValueError(f"{name} holds NaN or infinite values")
+    elif x.dtype != torch.bool:
+        raise ValueError(f"{name} must be a bool tensor, got {x.dtype}")
+
+
+def smaug_floor(seq_logp, ref_seq_logp, correct):
+    """DPO-Positive's floor: mean over correct responses of max(0, ln π_ref(y) − ln π_θ(y))."""
+    _require(seq_logp, "seq_logp", 1, "float")
+    _require(ref_seq_logp, "ref_seq_logp", 1, "float")
+    _require(correct, "correct", 1, "bool")
+    if not (seq_logp.shape == ref_seq_logp.shape == correct.shape):
+        raise ValueError("seq_logp, ref_seq_logp and correct must have the same length")
+    gap = torch.relu(ref_seq_logp.detach() - seq_logp)
+    hinged = torch.where(correct, gap, torch.zeros_like(gap))
+    if not correct.any():
+        return hinged.sum() * 0.0
+    return hinged.sum() / correct.shape[0]
