@@ -14,7 +14,7 @@ import math
 import numpy as np
 import pytest
 from conftest import ROOT, available_assignments
-from nbgrader_course import JS_CELL, symmetric_kl_notebook
+from nbgrader_course import JS_CELL, learner_notebook, symmetric_kl_notebook
 
 from autograder import assignments
 from autograder.assignments import probes as catalogue
@@ -225,3 +225,40 @@ def test_the_sandbox_and_the_kernel_give_the_same_relation_line(tmp_path):
         (d.id, d.text, d.points) for d in k.diagnoses
     ]
     assert "relation:swapped" in {d.id for d in k.diagnoses}
+
+
+def test_the_sandbox_runs_probes_only_where_the_feedback_reads_them(tmp_path):
+    """Is the extra program run made only for a function whose feedback would read a probe:
+    the symmetric KL (nothing catalogued explains it) gets one, a right submission and a KL in
+    log base 2 (a known mistake) get none?"""
+    import json
+
+    from autograder.course import grade_cli
+    from autograder.engine import submission
+
+    def probed(path):
+        grader = grade_cli.check_grader()
+        sub = submission.Submission(path=path, student=None, assignment="01_exact_kl")
+        w = grader._run(grader._read_contained(sub), 0)
+        assert sub.error is None and w.execution is not None
+        return set(w.probe_results)
+
+    js = symmetric_kl_notebook(tmp_path)
+    assert probed(js) == {"forward_kl"}
+    nb = json.loads(js.read_text())
+    right = tmp_path / "01_exact_kl-solution.ipynb"
+    right.write_text(
+        json.dumps(learner_notebook("01_exact_kl", "solution", None, secret=SECRETS[0])),
+        encoding="utf-8",
+    )
+    assert probed(right) == set()
+    for cell in nb["cells"]:
+        if "def forward_kl" in "".join(cell["source"]):
+            cell["source"] = "import math\n" + JS_CELL.replace(
+                "    return 0.5 * kl(p, m) + 0.5 * kl(q, m)",
+                "    return kl(p, q) / math.log(2) if all(y > 0 for x, y in zip(p, q) if x > 0)"
+                " else math.inf",
+            )
+    log2 = tmp_path / "01_exact_kl-log2.ipynb"
+    log2.write_text(json.dumps(nb), encoding="utf-8")
+    assert probed(log2) == set()

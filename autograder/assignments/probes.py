@@ -15,9 +15,10 @@ Each probe is ``Probe(id, change, says, relation, apply)``:
     change    the change, in words ("`policy` and `reference` are swapped")
     says      what the text states the result then does
     relation  "same" | "negated" | "differs" | "scaled:K" | "scaled:entries" | "shift:C" |
-              "mirror:C" | "affine:A:B": the result on the changed inputs is the same, its
-              negative, different, K times it (entry by entry, by the factors the change
-              returns), it plus C, 2·C minus it, or A times it plus B
+              "mirror:C" | "affine:A:B" | "reversed": the result on the changed inputs is the
+              same, its negative, different, K times it (entry by entry, by the factors the
+              change returns), it plus C, 2·C minus it, A times it plus B, or its entries in
+              reverse order (a 1-D result whose rows were reversed: each row on its own)
     apply     ``apply(args, kwargs) -> (args, kwargs) | (args, kwargs, extra) | None``: the
               changed inputs (fresh objects: the case's own are never modified), and for
               "scaled:entries" ``{"factors": [...]}``, one per entry of the result; None where
@@ -38,7 +39,7 @@ import numpy as np
 
 from autograder.cases.spec import Obj
 
-RELATIONS = ("same", "negated", "differs", "scaled", "shift", "mirror", "affine")
+RELATIONS = ("same", "negated", "differs", "scaled", "shift", "mirror", "affine", "reversed")
 
 
 @dataclass(frozen=True)
@@ -556,6 +557,14 @@ def _kl_probes() -> tuple[Probe, ...]:
     )
 
 
+def _rows_reversed(idx: tuple[int, ...], what: str, says: str) -> Probe:
+    """The arguments at ``idx`` with their rows in reverse order: a result computed row by row
+    comes out reversed."""
+    return Probe(
+        "rows-reversed", f"{what} are given in reverse order", says, "reversed", _reversed_rows(idx)
+    )
+
+
 def _shifted_logps() -> Probe:
     return Probe(
         "both-shifted",
@@ -653,6 +662,11 @@ PROBES: dict[tuple[str, str], tuple[Probe, ...]] = {
         ),
     ),
     (A3, "masked_mean"): (
+        _rows_reversed(
+            (0, 1),
+            "the rows (of `values` and `mask` together)",
+            "each entry is its own row's masked mean: reversing the rows reverses the result",
+        ),
         _doubled(
             (0,),
             "values-doubled",
@@ -767,6 +781,12 @@ PROBES: dict[tuple[str, str], tuple[Probe, ...]] = {
         ),
     ),
     (A5, "sequence_logprobs"): (
+        _rows_reversed(
+            (0, 1, 2),
+            "the responses (rows of `logits`, `tokens` and `mask` together)",
+            "each response's log likelihood is its own row's masked sum: reversing the rows "
+            "reverses the result",
+        ),
         Probe(
             "padding-refilled",
             "the logits at padded positions are set to 7.5",
@@ -854,6 +874,12 @@ PROBES: dict[tuple[str, str], tuple[Probe, ...]] = {
         ),
     ),
     (A6, "token_scores"): (
+        _rows_reversed(
+            (0, 1),
+            "the rows of a (`h_a` and `err_a` together)",
+            "each row of a is scored on its own against all rows of b: reversing a's rows "
+            "reverses the scores",
+        ),
         Probe(
             "b-reordered",
             "the rows of b are given in reverse order",
@@ -883,6 +909,12 @@ PROBES: dict[tuple[str, str], tuple[Probe, ...]] = {
         ),
     ),
     (A6, "nthr_weights"): (
+        _rows_reversed(
+            (0,),
+            "the negative tokens' scores",
+            "each negative token's weight depends on its own score and the threshold: "
+            "reversing the scores reverses the weights",
+        ),
         Probe(
             "eta-halfway-to-one",
             "eta is moved halfway towards 1",
@@ -949,6 +981,12 @@ PROBES: dict[tuple[str, str], tuple[Probe, ...]] = {
         ),
     ),
     (A7, "thr_token_scores"): (
+        _rows_reversed(
+            (0, 1, 2, 3),
+            "the tokens (`h`, `err`, `token_adv` and `correct` together)",
+            "each token's THR is its own advantage times its sum over the correct tokens: "
+            "reversing the tokens reverses the THRs",
+        ),
         _doubled(
             (2,),
             "advantages-doubled",
@@ -982,6 +1020,12 @@ PROBES: dict[tuple[str, str], tuple[Probe, ...]] = {
         ),
     ),
     (A7, "thr_weights"): (
+        _rows_reversed(
+            (0, 1),
+            "the tokens (`thr` and `dominant` together)",
+            "each token's weight depends on its own THR and flag: reversing the tokens "
+            "reverses the weights",
+        ),
         Probe(
             "thr-negated",
             "`thr` is negated",

@@ -353,11 +353,42 @@ class Grader:
             w.probe_results = {}
         return w
 
+    def _feedback_asks_for_probes(
+        self, w: _Work, name: str, fspec: FunctionSpec, outcomes: list[dict]
+    ) -> bool:
+        """Would the feedback of ``name`` read the probes (evaluate.explain asks for them only
+        where no known mistake, shape or part of the result explains a failed check)? Scored
+        once here without them; the score itself never depends on them."""
+        asked: list[bool] = []
+
+        def sentinel() -> list[dict]:
+            asked.append(True)
+            return []
+
+        prog, cases = w.program, w.cases
+        assert prog is not None and cases is not None
+        evaluate.score(
+            w.sub.assignment or "",
+            fspec,
+            self.prepare(w.sub.assignment).points[name] if w.sub.assignment else 1.0,
+            cases.inputs[name],
+            cases.expected[name],
+            outcomes,
+            None,
+            cases.mutants[name],
+            stub_note=prog.stub_notes.get(name, ""),
+            broken_note=prog.broken_notes.get(name, ""),
+            unbound_note=prog.unbound_notes.get(name, ""),
+            probes=sentinel,
+        )
+        return bool(asked)
+
     def _run_probes(self, w: _Work, run, specs: dict[str, FunctionSpec]) -> dict[str, list[dict]]:
-        """The learner's results on the probes of each function that failed a check, in a
-        program run of their own after every graded check (a probe cannot use up the time
-        budget of a graded check, or leave it unrun). None after a run that ran out of time
-        or hit a step timeout: probes would only add to a slow program's wait."""
+        """The learner's results on the probes of each function that failed a check and whose
+        feedback would read them, in a program run of their own after every graded check (a
+        probe cannot use up the time budget of a graded check, or leave it unrun). None after
+        a run that ran out of time or hit a step timeout: probes would only add to a slow
+        program's wait."""
         ex, cases = w.execution, w.cases
         if ex is None or cases is None or ex.budget_exhausted or not cases.probes:
             return {}
@@ -376,7 +407,9 @@ class Grader:
                 same_outcome(exp[i], outcomes[i], c.rtol, c.atol) for i, c in enumerate(fspec.cases)
             ):
                 continue
-            changed = cases.probes[name]  # computed here, for a function that failed a check
+            if not self._feedback_asks_for_probes(w, name, fspec, outcomes):
+                continue  # a known mistake, a shape or a part explains it: no run needed
+            changed = cases.probes[name]  # computed here, for a function whose lines need it
             if changed:
                 todo[name] = changed
         if not todo:

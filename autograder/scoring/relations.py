@@ -173,6 +173,11 @@ def _target(relation: str, base: np.ndarray, factors=None) -> np.ndarray | None:
             return base + float(arg)
         if name == "mirror":
             return 2 * float(arg) - base
+        if name == "reversed":  # along the first axis of the result (``factors``: its shape)
+            shape = tuple(factors) if factors else base.shape
+            if int(np.prod(shape)) != base.size:
+                return None
+            return base.reshape(shape)[::-1].ravel().copy()
         if name == "affine":
             a, _, b = arg.partition(":")
             return float(a) * base + float(b)
@@ -201,6 +206,16 @@ def obeys(
     return _close(changed, target, rtol, atol)
 
 
+def _shape(outcome: dict) -> list[int] | None:
+    """The shape of an outcome's array value (a list of numbers: its length), else None."""
+    v = outcome.get("value") if isinstance(outcome, dict) else None
+    if isinstance(v, dict) and ("$array" in v or "$tensor" in v):
+        return [int(n) for n in v.get("shape") or []]
+    if isinstance(v, list):
+        return [len(v)]
+    return None
+
+
 def outcomes_obey(
     relation: str, base: dict, changed: dict, rtol: float, atol: float, factors=None
 ) -> bool | None:
@@ -211,6 +226,8 @@ def outcomes_obey(
     b, c = _values(base), _values(changed)
     if b is None or c is None:
         return None
+    if relation == "reversed":
+        factors = _shape(base)
     return obeys(relation, b, c, rtol, atol, factors)
 
 
@@ -255,6 +272,10 @@ def broken(
                 continue
         else:
             factors = meta.get("factors")
+            if relation == "reversed":
+                factors = _shape(expected[i])  # the learner's shape must be the same
+                if _shape(got[i]) != factors:
+                    continue
             if not obeys(relation, e_b, e_p, *tol, factors):
                 continue  # the reference does not show the relation here (an inf, a NaN)
             if g_b.shape != e_b.shape and relation != "same":
