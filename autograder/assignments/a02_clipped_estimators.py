@@ -163,6 +163,12 @@ def _per_sample_cases() -> tuple[Case, ...]:
             "±40 clamps that libraries put on them",
         ),
         Case(
+            "long-responses",
+            (np.array([-800.0, -745.5]), np.array([-801.0, -745.0])),
+            note="log probabilities of long responses, hundreds below 0: exp of each "
+            "underflows to 0, their difference (−1 and 0.5) does not",
+        ),
+        Case(
             "nan-logp",
             (np.array([-1.0, NAN]), np.array([-1.0, -1.0])),
             raises=ValueError,
@@ -444,6 +450,16 @@ def _ce_unweighted(p, q):
     return _ce_sum(lambda a, b: max(0.0, math.log(a / b)))(p, q) / len(p)
 
 
+def _ce_positive_mass(p, q):
+    """The clipped terms over the probability of the outcomes where the log ratio is positive:
+    a mean over those outcomes, where the expectation divides by nothing."""
+    total = _ce_sum(lambda a, b: a * max(0.0, math.log(a / b)))(p, q)
+    mass = math.fsum(a for a, b in zip(p, q) if a > 0 and b > 0 and a > b)
+    if math.isinf(total) or mass == 0:
+        return total
+    return total / mass
+
+
 def _ce_nan_zero_terms(p, q):
     pa, qa = np.asarray(p, float), np.asarray(q, float)
     return float(np.sum(pa * np.maximum(0.0, np.log(pa / qa))))
@@ -502,6 +518,12 @@ CLIPPED_EXPECTATION = FunctionSpec(
             "clipped-after-sum",
             "you clipped the sum (or not at all): max(0, KL) is just the KL (0.368064 for the story); clip each log ratio before weighting (0.529008)",
             formula=_ce_unclipped,
+            source=NO_SOURCE,
+        ),
+        Mistake(
+            "positive-mass-normalised",
+            "you divided by the probability of the outcomes where log(p_i / q_i) > 0, a mean over those outcomes; the clipped expectation is the plain sum Σ p_i · max(0, log(p_i / q_i)) over every outcome (0.529008 for the story, not 0.587787)",
+            formula=_ce_positive_mass,
             source=NO_SOURCE,
         ),
         # indirect: the thread shows the confusion between the sampled log ratio and the weighted sum
@@ -803,6 +825,12 @@ MONTE_CARLO_KL = FunctionSpec(
             "unsampled-zero",
             ([1, 1, 2], [0.0, 0.5, 0.5], [0.2, 0.4, 0.4], K1),
             note="an outcome with p_x = 0 that is never sampled is fine",
+            kind="edge",
+        ),
+        Case(
+            "unsampled-reference-zero",
+            ([0, 1, 0], [0.5, 0.3, 0.2], [0.5, 0.5, 0.0], K1),
+            note="q_x = 0 on an outcome never sampled is fine: only sampled outcomes count",
             kind="edge",
         ),
         Case(

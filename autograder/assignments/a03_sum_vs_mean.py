@@ -511,6 +511,11 @@ MASKED_MEAN = FunctionSpec(
             note="nested lists are converted by numpy",
         ),
         Case(
+            "valid-zeros",
+            (np.array([[0.0, 2.0, 9.0], [-1.0, 0.0, 0.0]]), np.array([[1, 1, 0], [1, 1, 1]])),
+            note="a valid value of exactly 0 counts like any other: [1.0, −1/3]",
+        ),
+        Case(
             "random-right-padded",
             make=_batch_make(4, 9),
             note="random (4, 9) batch, right padding, garbage in the padding",
@@ -838,6 +843,18 @@ AGGREGATE_LOSS = FunctionSpec(
             (HAND_VALUES, HAND_MASK, NORM, 3),
             raises=ValueError,
             note="max_len smaller than T raises ValueError",
+        ),
+        Case(
+            "dr-grpo-max-len-below-T",
+            (
+                np.array([[1.0, 2.0, 3.0, 9.0, 9.0], [4.0, 5.0, 9.0, 9.0, 9.0]]),
+                np.array([[1, 1, 1, 0, 0], [1, 1, 0, 0, 0]]),
+                NORM,
+                4,
+            ),
+            raises=ValueError,
+            note="max_len 4 below T = 5 raises ValueError, though no row holds more than 3 "
+            "valid tokens (T is the padded length)",
         ),
         *[
             Case(

@@ -146,6 +146,19 @@ GROUP_ADVANTAGES = FunctionSpec(
             kind="edge",
         ),
         Case(
+            "nearly-equal",
+            (_t([[0.0, 0.005, 0.0, 0.005], [1.0, 0.0, 0.0, 0.0]]), 0.01),
+            note="rewards 0.005 apart, less than eps = 0.01, are not equal: (r − mean) / (std "
+            "+ eps), ±0.194, not zeros",
+        ),
+        Case(
+            "eps-above-std",
+            (_t([[1, 0, 0, 1], [0, 1, 1, 1]]),),
+            {"eps": 1.0},
+            note="eps = 1 is above each group's std: it is added to the std (±0.317 in the "
+            "first group), not a floor under it",
+        ),
+        Case(
             "large-eps",
             (_t([[1, 0, 0, 1, 1, 0]]),),
             {"eps": 0.1},

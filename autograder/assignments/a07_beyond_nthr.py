@@ -876,6 +876,13 @@ THR_WEIGHTS_SPEC = FunctionSpec(
             rule="p = ±1 is allowed",
         ),
         Case(
+            "p-int-one",
+            (_WT, _WD, 1),
+            kind="edge",
+            note="p = 1 as a Python int (the text: a Python int or float)",
+            rule="p = ±1 is allowed",
+        ),
+        Case(
             "p-minus-one",
             make=_tw_case(12, -1.0),
             kind="edge",

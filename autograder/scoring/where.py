@@ -27,8 +27,7 @@ from autograder.cases.spec import FunctionSpec
 # No feature is a value of a number argument: with a handful of checks a value that happens to
 # pass would read as the cause ("every check with beta = 0.05 passes"), and a generated number
 # may not be named at all. Its sign is one (negative, zero, positive: words of the text, not a
-# value), and so is a flag's True or False. A size is one only as "small inputs right, larger ones wrong" (see
-# localise), the sizes named being those of checks the notebook shows.
+# value), and so is a flag's True or False, and whether an input holds an entry exactly 0.
 
 _CONTAINERS = {"$array": "a numpy array", "$tensor": "a torch tensor"}
 
@@ -66,16 +65,6 @@ def _container(v: Any) -> str | None:
     return None
 
 
-def _size(v: Any) -> int | None:
-    """How many entries a list or an array argument holds (along its first axis)."""
-    if isinstance(v, list):
-        return len(v)
-    if isinstance(v, dict) and ("$array" in v or "$tensor" in v):
-        shape = v.get("shape") or []
-        return int(shape[0]) if shape else None
-    return None
-
-
 def features(fspec: FunctionSpec, i: int, inp: dict, arg_names) -> dict[tuple, Any]:
     """Case ``i``'s features, each one the notebook's words can name."""
     case = fspec.cases[i]
@@ -98,9 +87,9 @@ def features(fspec: FunctionSpec, i: int, inp: dict, arg_names) -> dict[tuple, A
             out[("mode", name)] = v
         elif isinstance(v, dict) and "$fn" in v:
             out[("fn", name)] = str(v["$fn"])
-        size = _size(v)
-        if size is not None:
-            out[("size", name)] = size
+        # no feature is an input's size: "the checks with more entries fail" was true of the
+        # checks on every set measured, and pointed at the wrong thing each time the slip was
+        # about a value (a zero dropped, a clip, eps used as a floor): said less instead
         c = _container(v)
         if c is not None:
             out[("type", name)] = c
@@ -157,8 +146,6 @@ def _words(key: tuple, values: tuple) -> str:
             f"some entry of `{name}` False (0)" if v else f"every entry of `{name}` True (1)"
             for v in values
         )
-    if what == "size":
-        return f"`{name}` holding " + " or ".join(str(v) for v in values) + " entries"
     if what == "type":
         return f"`{name}` passed as " + " or ".join(values)
     if what == "dtype":
@@ -181,7 +168,6 @@ _ORDER = {
     "rule": 7,
     "type": 8,
     "dtype": 9,
-    "size": 10,
 }
 
 
@@ -218,14 +204,6 @@ def localise(
         wrong = sorted({feats[i][key] for i in todo}, key=str)
         if key[0] in ("mode", "fn") and not _named_values_shown(fspec, groups, right, wrong):
             continue  # a string only a generated case holds (a response, a path) is no mode
-        if key[0] == "size":
-            # a size is named only as a check the notebook shows has it (never a generated
-            # input), the failed checks only as having other sizes, and only when every size
-            # from the smallest up to the largest named passes (small inputs right, larger
-            # ones wrong: not one size that happens to pass)
-            right = [v for v in right if any(not fspec.cases[i].hidden for i in groups[v])]
-            if not right or min(wrong) <= max(right):
-                continue
         if key[0] in ("sign", "zero") and (len(wrong) != 1 or not set(groups[wrong[0]]) <= failed):
             # a sign splits the checks cleanly or is not named: one sign on which every check
             # fails, the others right (a data input's sign that only happens to line up with
@@ -264,11 +242,6 @@ def localise(
         text = (
             f"every check of {k} other edge rule{'s' if k > 1 else ''}{also} passes; {some} "
             f"{verb} all on {_words(key, wrong)}{where}: look at what your code does there"
-        )
-    elif key[0] == "size":
-        text = (
-            f"every check with {_words(key, right)} passes; {some} all have more entries "
-            f"in `{key[1]}`{where}: look at what your code does with more of them"
         )
     else:
         text = (
