@@ -1,6 +1,7 @@
 """A blind held-out set: wrong implementations written from the released notebooks' text only.
 
-    python benchmarks/blind_mistakes.py [--set blind|blind2|blind3] [--list] [--json OUT]
+    python benchmarks/blind_mistakes.py [--set blind|blind2|blind3|blind4|blind5|ported] [--list]
+        [--json OUT]
 
 Each file in benchmarks/blind/ (and in the second set, benchmarks/blind2/, formula slips only,
 written later by another writer under the same rule) is one graded function as a mistaken learner (or an engineer
@@ -78,7 +79,9 @@ def main(argv: list[str] | None = None) -> int:
         help="the set's folder under benchmarks/: blind (the first, graded once before the "
         "property lines and once after) or blind2 (written later, graded once after the "
         "property and localisation lines) or blind3 (written later still, graded once after "
-        "the part, flag and sign lines; benchmarks/blind3/INDEX.md holds its once-graded figures)",
+        "the part, flag and sign lines) or blind4, blind5 (graded once after the probes) or "
+        "ported (functions as OpenRLHF and TRL compute them, graded once after the probes); "
+        "each set's INDEX.md holds its once-graded figures",
     )
     args = ap.parse_args(argv)
     folder = REPO / "benchmarks" / args.set
