@@ -320,6 +320,44 @@ def _pad_column(values: int, mask: int, fill: float = 7.5) -> Callable:
     return apply
 
 
+def _pad_position(per_token: tuple[int, ...], mask: int, fill: float = -3.25) -> Callable:
+    """One more padded position at the end of every row: each argument at ``per_token``
+    (shape (B, T, ...)) gets a position holding ``fill`` (an integer argument: 0), and the
+    mask (B, T) a False (0) there."""
+
+    def apply(args, kwargs):
+        if len(args) <= max(*per_token, mask):
+            return None
+        m = _bool_mask(args[mask])
+        if m is None or m.ndim != 2:
+            return None
+        out = list(args)
+        for i in (*per_token, mask):
+            x = args[i]
+            a = _as_array(x)
+            if a is None or a.ndim < 2 or a.shape[:2] != m.shape:
+                return None
+            pad_shape = (a.shape[0], 1, *a.shape[2:])
+            if i == mask:
+                pad = np.zeros(pad_shape)
+            elif _float_input(x):
+                pad = np.full(pad_shape, fill)
+            else:
+                pad = np.zeros(pad_shape)
+            b = np.concatenate([a, pad], axis=1)
+            if _is_torch(x):
+                import torch
+
+                out[i] = torch.tensor(b, dtype=x.dtype)
+            elif isinstance(x, np.ndarray):
+                out[i] = b.astype(x.dtype)
+            else:
+                out[i] = b.astype(int).tolist() if i == mask else b.tolist()
+        return tuple(out), dict(kwargs)
+
+    return apply
+
+
 def _rows_refilled(values: tuple[int, ...], correct: int, fill: float = -3.25) -> Callable:
     """The rows of the arguments at ``values`` whose response is not correct (argument
     ``correct`` False) set to ``fill``."""
@@ -781,6 +819,13 @@ PROBES: dict[tuple[str, str], tuple[Probe, ...]] = {
         ),
     ),
     (A5, "sequence_logprobs"): (
+        Probe(
+            "padded-position",
+            "one more padded position is added at the end of every response",
+            "padded positions never count, so more padding changes nothing",
+            "same",
+            _pad_position((0, 1), 2),
+        ),
         _rows_reversed(
             (0, 1, 2),
             "the responses (rows of `logits`, `tokens` and `mask` together)",
@@ -874,6 +919,14 @@ PROBES: dict[tuple[str, str], tuple[Probe, ...]] = {
         ),
     ),
     (A6, "token_scores"): (
+        Probe(
+            "err-a-negated",
+            "`err_a` is negated",
+            "each score is a sum of ⟨err_a, err_b⟩ · ⟨h_a, h_b⟩, linear in err_a: negating it "
+            "negates every score",
+            "negated",
+            _scale((1,), -1.0),
+        ),
         _rows_reversed(
             (0, 1),
             "the rows of a (`h_a` and `err_a` together)",
@@ -950,6 +1003,13 @@ PROBES: dict[tuple[str, str], tuple[Probe, ...]] = {
         ),
     ),
     (A7, "clipped_surrogate"): (
+        Probe(
+            "padded-position",
+            "one more padded position is added at the end of every response",
+            "padded positions never count, so more padding changes nothing",
+            "same",
+            _pad_position((0, 1, 2), 3),
+        ),
         _doubled(
             (2,),
             "advantages-doubled",
@@ -1043,6 +1103,13 @@ PROBES: dict[tuple[str, str], tuple[Probe, ...]] = {
         ),
     ),
     (A7, "nll_on_correct"): (
+        Probe(
+            "padded-position",
+            "one more padded position is added at the end of every response",
+            "padded positions never count, so more padding changes nothing",
+            "same",
+            _pad_position((0,), 1),
+        ),
         _doubled(
             (0,),
             "logp-doubled",

@@ -646,7 +646,7 @@ STATED: dict[tuple[str, str], tuple[Stated, ...]] = {
     ("06_nthr", "eta_schedule"): (
         Stated(
             "schedule-range",
-            "η = |1 − 2p| lies in [0, 1]: 0 at p = 0.5, 1 at p = 0 and p = 1",
+            "η = |1 − 2p| is 1 at p = 0 and p = 1, 0 at p = 0.5, and lies in [0, 1] between",
             _schedule_range,
         ),
     ),
