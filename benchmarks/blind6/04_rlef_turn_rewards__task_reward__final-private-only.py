@@ -1,0 +1,56 @@
+"""notebook: 04_rlef_turn_rewards
+function: task_reward
+slip: on the final turn gives +1 when the valid code passes the private tests, without also requiring public_passed, so code that fails the public tests but passes the private ones gets +1 instead of -1."""
+
+import ast
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Turn:
+    """One turn of an episode, as the environment recorded it."""
+
+    response: str  # the model's full response text
+    public_passed: bool  # did the code pass the public tests?
+    private_passed: bool  # did the code pass the private tests?
+    policy_logps: list[float]  # log π(y_i) of each response token, length n
+    reference_logps: list[float]  # log π_ref(y_i) of the same tokens, length n
+
+
+@dataclass(frozen=True)
+class TurnReward:
+    """The components of one turn's reward, kept separate for logging."""
+
+    task_reward: float  # r_t: +1, -1, -0.2 or 0
+    mean_log_ratio: float  # mean over the turn's tokens of log π − log π_ref
+    beta: float  # the coefficient of the reference term
+    shaped_reward: float  # R_t = task_reward − beta · mean_log_ratio
+
+
+def extract_code(response: str) -> str | None:
+    if not isinstance(response, str):
+        raise ValueError("response must be a str")
+    lines = response.split("\n")
+    for i, line in enumerate(lines):
+        if line.rstrip() == "```python":
+            for j in range(i + 1, len(lines)):
+                if lines[j].rstrip() == "```":
+                    code = "\n".join(lines[i + 1 : j])
+                    if not code.strip():
+                        return None
+                    try:
+                        ast.parse(code)
+                    except SyntaxError:
+                        return None
+                    return code
+            return None
+    return None
+
+
+def task_reward(turn: Turn, is_final: bool) -> float:
+    valid = extract_code(turn.response) is not None
+    if not valid and (turn.public_passed or turn.private_passed):
+        raise ValueError("a turn without valid code cannot have passed a test")
+    if is_final:
+        return 1.0 if (valid and turn.private_passed) else -1.0
+    return 0.0 if valid else -0.2
