@@ -314,6 +314,11 @@ SHAPED_REWARD = FunctionSpec(
         ),
         Case("swapped", (0, REF, CURRENT, 0.5), note="swapping the lists negates the ratio: +0.5"),
         Case(
+            "large-base",
+            (10.0, CURRENT, REF, 0.5),
+            note="a base reward of 10 is used as given (no clip): 9.5",
+        ),
+        Case(
             "rlef",
             (1.0, [-0.2, -1.3, -0.05, -2.0], [-0.4, -0.9, -0.1, -3.1], 0.05),
             note="RLEF's beta = 0.05 with a passing response",
@@ -785,6 +790,12 @@ AGGREGATE_LOSS = FunctionSpec(
             (HAND_VALUES, HAND_MASK, NORM, 4),
             note="max_len = T is allowed",
             kind="edge",
+        ),
+        Case(
+            "dapo-short-max-len-ignored",
+            (HAND_VALUES, HAND_MASK, TM, 2),
+            note="max_len = 2 below T is ignored by token-mean (only seq-mean-token-sum-norm "
+            "reads it): 3.5",
         ),
         *[
             Case(
