@@ -448,8 +448,9 @@ def _(ns):
     A6,
     "token_scores",
     "α + similarity instead of their product",
-    # judged after the probes were added: a sum is not doubled when h_b or err_a is
-    ("relation:h-b-doubled", "relation:err-a-doubled"),
+    # judged after the probes were added: a sum is not doubled when h_b or err_a is, nor
+    # negated when err_a is
+    ("relation:h-b-doubled", "relation:err-a-doubled", "relation:err-a-negated"),
 )
 def _(ns):
     return lambda ha, ea, hb, eb: ((ea @ eb.T) + (ha @ hb.T)).sum(dim=1)

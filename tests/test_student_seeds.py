@@ -21,7 +21,7 @@ from autograder import assignments
 from autograder.cases import codec, seeds
 from autograder.course.grade_cli import check_notebook
 from autograder.notebooks import reference
-from autograder.scoring import evaluate, kernel
+from autograder.scoring import evaluate, kernel, relations
 from autograder.scoring.kernel import grade_cell
 
 ASSIGNMENTS = available_assignments()
@@ -109,7 +109,8 @@ def test_kernel_takes_the_student_from_the_autograde_folder_only(cwd, student):
 @pytest.mark.parametrize("student", ["carol", None])
 def test_grade_cell_seeds_with_the_autograde_folders_student(tmp_path, monkeypatch, student):
     """In nbgrader's autograde folder, does the hidden-test cell call the learner's function
-    on that student's generated inputs (and on the anonymous ones elsewhere)?"""
+    on that student's generated inputs (and on the anonymous ones elsewhere), and its probes
+    on that student's inputs too?"""
     folder = tmp_path / ("autograded/carol/" + A if student else "work")
     folder.mkdir(parents=True)
     monkeypatch.chdir(folder)
@@ -122,7 +123,11 @@ def test_grade_cell_seeds_with_the_autograde_folders_student(tmp_path, monkeypat
     grade_cell(A, "forward_kl", forward_kl)
     fspec = assignments.get(A).function("forward_kl")
     want = evaluate.materialize(A, fspec, seeds.course_secret(), student)
-    assert calls == [inp["args"] for inp in want]
+    assert calls[: len(want)] == [inp["args"] for inp in want]
+    # after every check, the probes of the same draw (this function fails, so its feedback
+    # reads them: scoring.relations): that student's inputs changed, not another's
+    probes = relations.probe_inputs(A, fspec, seeds.course_secret(), student, want)
+    assert probes and calls[len(want) :] == [p["args"] for p in probes]
 
 
 def _submit(folder: Path, student: str, nb_path: Path) -> None:

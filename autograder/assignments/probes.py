@@ -32,7 +32,7 @@ applies to (the relation is the text's, not an accident of the cases).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -595,6 +595,32 @@ def _kl_probes() -> tuple[Probe, ...]:
     )
 
 
+def _unless_a_is_b(apply: Callable) -> Callable:
+    """``apply`` only where set a and set b differ (token_scores(h, err, h, err) scores a set
+    against itself: a change to one side alone would also make the two sets differ, and a
+    slip about that case, self-pairs dropped, would read as a broken relation)."""
+
+    def only(args, kwargs):
+        if len(args) >= 4:
+            pairs = [
+                (_as_array(args[0]), _as_array(args[2])),
+                (_as_array(args[1]), _as_array(args[3])),
+            ]
+            if all(
+                a is not None and b is not None and a.shape == b.shape and np.array_equal(a, b)
+                for a, b in pairs
+            ):
+                return None
+        return apply(args, kwargs)
+
+    return only
+
+
+def _a_not_b(probe: Probe) -> Probe:
+    """``probe`` applied only where set a and set b differ (see _unless_a_is_b)."""
+    return replace(probe, apply=_unless_a_is_b(probe.apply))
+
+
 def _rows_reversed(idx: tuple[int, ...], what: str, says: str) -> Probe:
     """The arguments at ``idx`` with their rows in reverse order: a result computed row by row
     comes out reversed."""
@@ -925,40 +951,44 @@ PROBES: dict[tuple[str, str], tuple[Probe, ...]] = {
             "each score is a sum of ⟨err_a, err_b⟩ · ⟨h_a, h_b⟩, linear in err_a: negating it "
             "negates every score",
             "negated",
-            _scale((1,), -1.0),
+            _unless_a_is_b(_scale((1,), -1.0)),
         ),
-        _rows_reversed(
-            (0, 1),
-            "the rows of a (`h_a` and `err_a` together)",
-            "each row of a is scored on its own against all rows of b: reversing a's rows "
-            "reverses the scores",
+        _a_not_b(
+            _rows_reversed(
+                (0, 1),
+                "the rows of a (`h_a` and `err_a` together)",
+                "each row of a is scored on its own against all rows of b: reversing a's rows "
+                "reverses the scores",
+            )
         ),
         Probe(
             "b-reordered",
             "the rows of b are given in reverse order",
             "each score is a sum over the rows of b: their order does not matter",
             "same",
-            _reversed_rows((2, 3)),
+            _unless_a_is_b(_reversed_rows((2, 3))),
         ),
-        _doubled(
-            (1,),
-            "err-a-doubled",
-            "`err_a` is doubled",
-            "each score is a sum of ⟨err_a, err_b⟩ · ⟨h_a, h_b⟩: doubling err_a doubles it",
+        _a_not_b(
+            _doubled(
+                (1,),
+                "err-a-doubled",
+                "`err_a` is doubled",
+                "each score is a sum of ⟨err_a, err_b⟩ · ⟨h_a, h_b⟩: doubling err_a doubles it",
+            )
         ),
         Probe(
             "b-twice",
             "every row of b is given twice",
             "each score is a sum over the rows of b: each row twice doubles it",
             "scaled:2",
-            _repeated(idx=(2, 3)),
+            _unless_a_is_b(_repeated(idx=(2, 3))),
         ),
         Probe(
             "h-b-doubled",
             "`h_b` is doubled",
             "each score is a sum of ⟨err_a, err_b⟩ · ⟨h_a, h_b⟩: doubling h_b doubles it",
             "scaled:2",
-            _scale((2,), 2.0),
+            _unless_a_is_b(_scale((2,), 2.0)),
         ),
     ),
     (A6, "nthr_weights"): (

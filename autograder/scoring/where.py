@@ -209,6 +209,10 @@ def localise(
             # fails, the others right (a data input's sign that only happens to line up with
             # the failures, some of each sign failing, would read as the cause)
             continue
+        if key[0] == "zero" and len(groups[wrong[0]]) < 2:
+            # zeros are common in data (a one-hot, a hidden state): one failed check that holds
+            # one says nothing of them
+            continue
         right_cases = [i for v in right for i in groups[v]]
         if len(right_cases) < 2 or all(fspec.cases[i].hidden for i in right_cases):
             continue
