@@ -97,7 +97,10 @@ def _cs(
 # one that only a lower bound of 1 − eps_high would free, one clipped below, one whose
 # unclipped term is the minimum. Every draw then has the token each clip mistake acts on, so
 # that a mistake fails the same gradient cases for every student.
-_PLANTED = ((1.25, 1.0), (0.78, -1.0), (0.75, -1.0), (1.5, -1.0))
+# (ratio, advantage) at the start of a gradient case's first row; 0.81 with A < 0 lies between
+# 1 − eps_low = 0.8 and exp(−eps_low) = 0.819: unclipped by the text's bound, clipped (no
+# gradient) by a log ratio clipped at −eps_low
+_PLANTED = ((1.25, 1.0), (0.78, -1.0), (0.75, -1.0), (1.5, -1.0), (0.81, -1.0))
 
 
 def _cs_case(
@@ -113,8 +116,9 @@ def _cs_case(
     """A random batch, redrawn until its token mean and its mean of row means differ by 0.01 or
     more (rows of different lengths, so the modes differ), some valid token has A > 0 and a
     ratio above 1 + min(eps_low, eps_high), so the upper clip binds (and where eps_high differs
-    from eps_low, one bound binds where the other does not), and some valid token is outside
-    the clip range on the side where the minimum takes r·A.
+    from eps_low, one bound binds where the other does not), where eps_low > 0 some valid token
+    has A < 0 and a ratio below exp(−eps_low) − 0.01 (the lower clip binds), and some valid
+    token is outside the clip range on the side where the minimum takes r·A.
 
     ``planted``: the first row starts with the tokens of _PLANTED (gradient cases).
 
@@ -143,9 +147,17 @@ def _cs_case(
         unclipped_smaller = ((adv > 0) & (ratio < 1 - low - 0.01)) | (
             (adv < 0) & (ratio > upper + 0.01)
         )
+        # where eps_low > 0, the lower clip binds too: a valid token with A < 0 and a ratio
+        # below exp(−eps_low) − 0.01, under both 1 − eps_low and exp(−eps_low) (a log ratio
+        # clipped at −eps_low shows on every draw)
+        lower = low == 0 or bool((mask & (adv < 0) & (ratio < math.exp(-low) - 0.01)).any())
+        # and a valid token with A > 0 above 1 + eps_high: the text's upper clip binds there
+        upper_binds = bool((mask & (adv > 0) & (ratio > upper + 0.01)).any())
         return (
             bool((mask & (adv > 0) & (ratio > top + 0.01)).any())
             and bool((mask & unclipped_smaller).any())  # the min takes r·A there
+            and lower
+            and upper_binds
             and abs(float(objective) - float(per_row)) >= 0.01  # rows of different lengths
         )
 
@@ -516,6 +528,18 @@ CLIPPED_SURROGATE = FunctionSpec(
                 )
             ),
             source=f"{DAPO_PAGE}: asymmetric clipping through decoupled lower and upper bounds",
+        ),
+        Mistake(
+            "log-ratio-clipped",
+            "you clipped the log ratio to [−eps_low, eps_high] before the exponential: the "
+            "ratio's bounds are then exp(−eps_low) and exp(eps_high), not 1 − eps_low and 1 + "
+            "eps_high; clip r itself",
+            formula=_cs(
+                objective=lambda r, a, lo, hi: torch.minimum(
+                    r * a, torch.exp(torch.clamp(torch.log(r), -lo, hi)) * a
+                )
+            ),
+            source=NO_SOURCE,
         ),
         Mistake(
             "bounds-swapped",
