@@ -194,8 +194,9 @@ def _zero_outcome(n: int) -> Callable:
     return apply
 
 
-def _shift(idx: tuple[int, ...], c: float) -> Callable:
-    """The arguments at ``idx`` (floats) each plus ``c``."""
+def _each(idx: tuple[int, ...], f: Callable[[np.ndarray], np.ndarray], nonzero: bool) -> Callable:
+    """The arguments at ``idx`` (floats, finite) each mapped by ``f``; with ``nonzero``, None
+    where one is all zeros (a scale would change nothing)."""
 
     def apply(args, kwargs):
         if len(args) <= max(idx) or not all(_float_input(args[i]) for i in idx):
@@ -203,27 +204,22 @@ def _shift(idx: tuple[int, ...], c: float) -> Callable:
         out = list(args)
         for i in idx:
             a = _as_array(args[i])
-            if a is None or not np.all(np.isfinite(a)):
+            if a is None or not np.all(np.isfinite(a)) or (nonzero and not np.any(a)):
                 return None
-            out[i] = _like(args[i], a + c)
+            out[i] = _like(args[i], f(a))
         return tuple(out), dict(kwargs)
 
     return apply
+
+
+def _shift(idx: tuple[int, ...], c: float) -> Callable:
+    """The arguments at ``idx`` (floats) each plus ``c``."""
+    return _each(idx, lambda a: a + c, nonzero=False)
 
 
 def _scale(idx: tuple[int, ...], k: float) -> Callable:
-    def apply(args, kwargs):
-        if len(args) <= max(idx) or not all(_float_input(args[i]) for i in idx):
-            return None
-        out = list(args)
-        for i in idx:
-            a = _as_array(args[i])
-            if a is None or not np.all(np.isfinite(a)) or not np.any(a):
-                return None
-            out[i] = _like(args[i], a * k)
-        return tuple(out), dict(kwargs)
-
-    return apply
+    """The arguments at ``idx`` (floats, not all zero) each times ``k``."""
+    return _each(idx, lambda a: a * k, nonzero=True)
 
 
 def _mapped(i: int, f: Callable[[np.ndarray], np.ndarray | None]) -> Callable:
