@@ -38,6 +38,7 @@ from typing import Any
 import numpy as np
 
 from autograder.cases.spec import Obj
+from autograder.notebooks.notebook import ASSIGNMENTS
 
 RELATIONS = ("same", "negated", "differs", "scaled", "shift", "mirror", "affine", "reversed")
 
@@ -166,32 +167,31 @@ def _swap(i: int, j: int) -> Callable:
     return apply
 
 
-def _reversed_outcomes(n: int) -> Callable:
-    """The first ``n`` arguments (1-D, one entry per outcome) in reverse order."""
+def _outcomes_changed(n: int, f: Callable[[np.ndarray], np.ndarray], least: int) -> Callable:
+    """The first ``n`` arguments (1-D, one entry per outcome, ``least`` entries at least) each
+    mapped by ``f``; None where that changes none of them."""
 
     def apply(args, kwargs):
         arrays = [_as_array(a) for a in args[:n]]
-        if len(args) < n or any(a is None or a.ndim != 1 or a.size < 2 for a in arrays):
+        if len(args) < n or any(a is None or a.ndim != 1 or a.size < least for a in arrays):
             return None
-        if all(np.array_equal(a, a[::-1]) for a in arrays):
+        new = [f(a) for a in arrays]
+        if all(a.shape == b.shape and np.array_equal(a, b) for a, b in zip(arrays, new)):
             return None
-        out = [_like(o, a[::-1].copy()) for o, a in zip(args[:n], arrays)]
+        out = [_like(o, b) for o, b in zip(args[:n], new)]
         return tuple(out) + tuple(args[n:]), dict(kwargs)
 
     return apply
+
+
+def _reversed_outcomes(n: int) -> Callable:
+    """The first ``n`` arguments (1-D, one entry per outcome) in reverse order."""
+    return _outcomes_changed(n, lambda a: a[::-1].copy(), least=2)
 
 
 def _zero_outcome(n: int) -> Callable:
     """One more outcome, of probability 0 under each of the first ``n`` distributions."""
-
-    def apply(args, kwargs):
-        arrays = [_as_array(a) for a in args[:n]]
-        if len(args) < n or any(a is None or a.ndim != 1 or a.size < 1 for a in arrays):
-            return None
-        out = [_like(o, np.append(a, 0.0)) for o, a in zip(args[:n], arrays)]
-        return tuple(out) + tuple(args[n:]), dict(kwargs)
-
-    return apply
+    return _outcomes_changed(n, lambda a: np.append(a, 0.0), least=1)
 
 
 def _each(idx: tuple[int, ...], f: Callable[[np.ndarray], np.ndarray], nonzero: bool) -> Callable:
@@ -554,15 +554,7 @@ _OUTCOME_ORDER = "the outcomes' order does not matter"
 _ZERO_OUTCOME = "an outcome neither distribution can give adds nothing"
 _DIFFERENCE_ONLY = "the estimator depends on logp − ref_logp alone"
 
-A1, A2, A3, A4, A5, A6, A7 = (
-    "01_exact_kl",
-    "02_clipped_estimators",
-    "03_sum_vs_mean",
-    "04_rlef_turn_rewards",
-    "05_grpo_lld",
-    "06_nthr",
-    "07_beyond_nthr",
-)
+A1, A2, A3, A4, A5, A6, A7 = ASSIGNMENTS  # the notebooks, in order
 
 
 def _kl_probes() -> tuple[Probe, ...]:
