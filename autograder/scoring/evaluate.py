@@ -1189,10 +1189,7 @@ def _stated_lines(
         shown = [fspec.cases[i].id for i in sorted(own) if not fspec.cases[i].hidden][:3]
         if did.startswith("relation:"):
             meta, notes = what
-            ids = {fspec.cases[i].id for i in own}
-            text = rel.line_text(
-                meta, own, failed or len(idx), [n for n in notes if n.split(":")[0] in ids]
-            )
+            text = rel.line_text(meta, own, failed or len(idx), [t for k, t in notes if k in own])
         else:
             text = stated.property_text(what, own, failed or len(idx), shown)
         out.append(line(did, text, "property", own))

@@ -31,8 +31,8 @@ scores with the probes its values bundle carries.
 
 from __future__ import annotations
 
+import copy
 import math
-from typing import Any
 
 import numpy as np
 
@@ -69,13 +69,14 @@ def probe_inputs(
         usable = [p for p in found if case.kind in p.kinds]
         if not usable:
             continue
+        if case.make is not None:  # drawn as evaluate.materialize draws it
+            rng = seeds.case_rng(secret, assignment, f"{fspec.name}/{case.id}", student)
+            drawn = tuple(case.make(rng))
+        else:
+            drawn = tuple(case.args)
         for probe in usable:
-            # drawn afresh for each probe: a change never sees another's objects
-            if case.make is not None:
-                rng = seeds.case_rng(secret, assignment, f"{fspec.name}/{case.id}", student)
-                args = tuple(case.make(rng))
-            else:
-                args = tuple(case.args)
+            # a copy for each probe: a change never sees another's objects, nor the case's own
+            args = copy.deepcopy(drawn)
             try:
                 changed = probe.apply(args, dict(case.kwargs))
             except Exception:  # noqa: BLE001 (a change that does not fit these inputs says nothing)
@@ -238,66 +239,67 @@ def broken(
     expected: list[dict],
     got: list[dict],
     probes: list[dict],
-) -> list[tuple[dict, set[int], list[str]]]:
+) -> list[tuple[dict, set[int], list[tuple[int, str]]]]:
     """Each probe (by id) whose relation the learner's results break on failed checks: its
-    description, the failed checks it breaks on, and for the fixed ones the learner's two
-    results in words. ``probes``: probe inputs each with "expected" (the reference's outcome)
-    and "got" (the learner's)."""
-    by_id: dict[str, tuple[dict, set[int], list[str]]] = {}
+    description, the failed checks it breaks on, and for the fixed ones (by case index) the
+    learner's two results in words. ``probes``: probe inputs each with "expected" (the
+    reference's outcome) and "got" (the learner's).
+
+    The reference must obey the relation (a "differs" beyond the margin, any other within the
+    function's tolerance); the learner breaks it where its two results do not obey it (a
+    "differs" within the tolerance, any other beyond the margin)."""
+    by_id: dict[str, tuple[dict, set[int], list[tuple[int, str]]]] = {}
     for p in probes:
         meta = p.get("probe") or {}
         i = meta.get("base")
         if not isinstance(i, int) or i not in failed or i >= len(fspec.cases):
             continue
         case = fspec.cases[i]
-        relation = str(meta.get("relation", ""))
-        e_b, e_p = _values(expected[i]), _values(p.get("expected", {}))
-        g_b, g_p = _values(got[i]), _values(p.get("got", {}))
-        if relation == "same" and _plain(expected[i]) and _plain(got[i]):
-            # a text or None (04's extract_code): the same means equal, exactly
-            if expected[i] != p.get("expected") or not _plain(p.get("got", {})):
-                continue
-            if got[i] == p.get("got"):
-                continue
-            entry = by_id.setdefault(str(meta.get("id")), (meta, set(), []))
-            entry[1].add(i)
-            if not case.hidden:
-                entry[2].append(f"{case.id}: yours {_text(got[i])} before, {_text(p['got'])} after")
+        relation, factors = str(meta.get("relation", "")), meta.get("factors")
+        mine, theirs = got[i], p.get("got", {})
+        tol, margin = (case.rtol, case.atol), (RTOL, ATOL)
+        ref_tol, own_tol = (margin, tol) if relation == "differs" else (tol, margin)
+        if (
+            outcomes_obey(relation, expected[i], p.get("expected", {}), *ref_tol, factors)
+            is not True
+        ):
+            continue  # the reference does not show the relation here (an inf, a NaN)
+        if _plain(mine) != _plain(expected[i]):
             continue
-        if e_b is None or e_p is None or g_b is None or g_p is None:
+        g_b, g_p = _values(mine), _values(theirs)
+        if not _plain(mine):
+            if g_b is None or g_p is None:
+                continue
+            if relation != "same" and (
+                g_b.shape != _values(expected[i]).shape
+                or g_b.shape != g_p.shape
+                or (relation == "reversed" and _shape(mine) != _shape(expected[i]))
+            ):
+                continue  # entry factors, a scale, an order: read on a result of the expected shape
+            if relation != "differs" and not np.all(np.isfinite(g_b)):
+                continue
+        if outcomes_obey(relation, mine, theirs, *own_tol, factors) is not False:
             continue
-        tol = (case.rtol, case.atol)
-        if relation == "differs":
-            # the reference's two results differ clearly; the learner's are the same
-            if not obeys("differs", e_b, e_p, RTOL, ATOL) or not _close(g_p, g_b, *tol):
-                continue
-        else:
-            factors = meta.get("factors")
-            if relation == "reversed":
-                factors = _shape(expected[i])  # the learner's shape must be the same
-                if _shape(got[i]) != factors:
-                    continue
-            if not obeys(relation, e_b, e_p, *tol, factors):
-                continue  # the reference does not show the relation here (an inf, a NaN)
-            if g_b.shape != e_b.shape and relation != "same":
-                continue  # entry factors, a scale: read on a result of the expected shape
-            if g_b.shape != g_p.shape and relation != "same":
-                continue
-            if obeys(relation, g_b, g_p, RTOL, ATOL, factors) or not np.all(np.isfinite(g_b)):
-                continue
         entry = by_id.setdefault(str(meta.get("id")), (meta, set(), []))
         entry[1].add(i)
-        if not case.hidden:
-            labels = _labels(got[i])
-            if labels is not None and len(labels) == g_b.size == g_p.size:
-                # records: the first field that does not follow, by its name
-                k = _first_off(relation, g_b, g_p, meta.get("factors"))
-                entry[2].append(
+        if case.hidden:
+            continue
+        if _plain(mine):
+            entry[2].append((i, f"{case.id}: yours {_text(mine)} before, {_text(theirs)} after"))
+            continue
+        labels = _labels(mine)
+        if labels is not None and len(labels) == g_b.size == g_p.size:
+            # records: the first field that does not follow, by its name
+            k = _first_off(relation, g_b, g_p, factors)
+            entry[2].append(
+                (
+                    i,
                     f"{case.id}: {labels[k]} is {_num(g_b[k : k + 1])} before, "
-                    f"{_num(g_p[k : k + 1])} after"
+                    f"{_num(g_p[k : k + 1])} after",
                 )
-            else:
-                entry[2].append(f"{case.id}: {_pair(g_b, g_p)}")
+            )
+        else:
+            entry[2].append((i, f"{case.id}: {_pair(g_b, g_p)}"))
     return sorted(by_id.values(), key=lambda e: -len(e[1]))
 
 
@@ -368,7 +370,3 @@ def line_text(meta: dict, hit: set[int], failed: int, shown: list[str]) -> str:
         f"{meta.get('says')}; {verb} when {meta.get('change')}, on {n} of the {failed} failed "
         f"check{'s' if failed > 1 else ''}{where}"
     )
-
-
-def describe(value: Any) -> str:  # pragma: no cover - kept for symmetry with stated.property_text
-    return str(value)
