@@ -331,10 +331,7 @@ class Grader:
                 runner=self.runner,
             )
 
-            def execute(part: dict) -> sandbox.Execution:
-                if w.fixed_apart:
-                    return _execute_apart(run, part, hidden, self.limits)
-                return run(cases=part, limits=self.limits)
+            execute = _executor(run, hidden, self.limits, w.fixed_apart)
 
             # A function served a graded callee runs in children apart from the rest: its
             # cases' served tables hold the callee's reference outputs, on arguments that can
@@ -418,13 +415,9 @@ class Grader:
         hidden = {
             n: [specs[n].cases[p["probe"]["base"]].hidden for p in v] for n, v in todo.items()
         }
-
-        def execute(part: dict) -> sandbox.Execution:
-            if w.fixed_apart:
-                return _execute_apart(run, part, hidden, self.limits)
-            return run(cases=part, limits=self.limits)
-
-        # as the graded run: a function served a graded callee apart from that callee
+        # as the graded run: fixed and generated apart, a function served a graded callee
+        # apart from that callee
+        execute = _executor(run, hidden, self.limits, w.fixed_apart)
         graded = set(w.program.functions) if w.program is not None else set()
         pex = _clean_execution(
             _execute_callers_apart(execute, sent, graded, self.limits.output_chars)
@@ -672,6 +665,18 @@ def _probe_call(p: dict) -> dict:
     """What a child is sent of a probe: its inputs and served tables, never the reference's
     outcome on it or the words of its relation."""
     return {k: v for k, v in p.items() if k not in ("expected", "probe")}
+
+
+def _executor(run, hidden: dict, limits: sandbox.Limits, apart: bool):
+    """``run`` (sandbox.execute) on a part of the cases: the fixed ones and the generated ones
+    (``hidden``, per function) in children apart when ``apart`` (_execute_apart)."""
+
+    def execute(part: dict) -> sandbox.Execution:
+        if apart:
+            return _execute_apart(run, part, hidden, limits)
+        return run(cases=part, limits=limits)
+
+    return execute
 
 
 def _execute_apart(run, cases: dict, hidden: dict, limits: sandbox.Limits) -> sandbox.Execution:

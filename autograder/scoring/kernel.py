@@ -30,16 +30,9 @@ from autograder import assignments
 from autograder.cases import seeds
 from autograder.cases.seeds import PUBLIC_DEFAULT_SECRET, autograde_student, course_secret
 from autograder.notebooks import notebook
-from autograder.scoring import relations, served, stubs
-from autograder.scoring.evaluate import (
-    FunctionResult,
-    feedback_text,
-    materialize,
-    reference_run,
-    run_cases,
-    score,
-)
-from autograder.scoring.memo import LazyMistakes, reference_outcomes
+from autograder.scoring import served, stubs
+from autograder.scoring.evaluate import FunctionResult, feedback_text, materialize, run_cases, score
+from autograder.scoring.memo import LazyMistakes, probes_with_reference, reference_outcomes
 
 # Has a hidden-test cell of this kernel called the learner's code on generated inputs? The
 # kernel keeps the learner's globals from one cell to the next, so what a later cell's fixed
@@ -92,14 +85,11 @@ def grade_function(
     def probes() -> list[dict]:
         # the learner's results on inputs changed in one stated way, after every graded call
         # and only when a check failed (score asks for them then): they cost no point
-        changed = relations.probe_inputs(
-            assignment, fspec, seeds.course_secret(secret), student, inputs
+        changed = probes_with_reference(
+            assignment, fspec, seeds.course_secret(secret), student, inputs, root
         )
-        if not changed:
-            return []
-        want = reference_run(assignment, name, changed, root)
         theirs, _ = run_cases(fn, changed, ns)
-        return [dict(p, expected=e, got=g) for p, e, g in zip(changed, want, theirs)]
+        return [dict(p, got=g) for p, g in zip(changed, theirs)]
 
     result = score(
         assignment,

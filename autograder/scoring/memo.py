@@ -359,6 +359,25 @@ def assignment_outcomes(
     return AssignmentOutcomes(names, points, inputs, expected, specs, mutants, probes)
 
 
+def probes_with_reference(
+    assignment: str,
+    fspec: FunctionSpec,
+    secret: str,
+    student: str | None,
+    inputs: list[dict],
+    root: Path | None = None,
+) -> list[dict]:
+    """``fspec``'s probe inputs (scoring.relations) for these case ``inputs``, each with the
+    reference's outcome on it as "expected"."""
+    from autograder.scoring import relations  # numpy: not at import (a warm check needs none)
+
+    changed = relations.probe_inputs(assignment, fspec, secret, student, inputs)
+    if not changed:
+        return []
+    want = evaluate.reference_run(assignment, fspec.name, changed, root)
+    return [dict(p, expected=e) for p, e in zip(changed, want)]
+
+
 class LazyProbes(Mapping):
     """Each function's probe inputs (scoring.relations), each with the reference's outcome
     on it as "expected", computed the first time a submission fails one of the function's
@@ -379,16 +398,10 @@ class LazyProbes(Mapping):
             return self._data[name]
 
     def _compute(self, name: str) -> list[dict]:
-        from autograder.scoring import relations  # numpy: not at import (a warm check needs none)
-
         fspec = assignments.get(self.assignment).function(name)
-        changed = relations.probe_inputs(
-            self.assignment, fspec, self.secret, self.student, self.inputs[name]
+        return probes_with_reference(
+            self.assignment, fspec, self.secret, self.student, self.inputs[name], self.root
         )
-        if not changed:
-            return []
-        want = evaluate.reference_run(self.assignment, name, changed, self.root)
-        return [dict(p, expected=e) for p, e in zip(changed, want)]
 
     def __contains__(self, name: object) -> bool:  # without computing (Mapping's would)
         return name in self.inputs
