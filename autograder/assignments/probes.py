@@ -139,6 +139,26 @@ def _reversed_rows(idx: tuple[int, ...]) -> Callable:
     return apply
 
 
+def _arg(args: tuple, kwargs: dict, pos: int, name: str, default: Any) -> Any:
+    """The argument ``name``: given by keyword, at position ``pos``, or left to ``default``."""
+    return kwargs.get(name, args[pos] if len(args) > pos else default)
+
+
+def _with_arg(args: tuple, kwargs: dict, pos: int, name: str, value: Any) -> tuple[tuple, dict]:
+    """The arguments with ``name`` set to ``value``, where it was given (by position if it was
+    passed by position, else by keyword)."""
+    out_args, out_kwargs = list(args), dict(kwargs)
+    if len(args) > pos:
+        out_args[pos] = value
+    else:
+        out_kwargs[name] = value
+    return tuple(out_args), out_kwargs
+
+
+def _a_number(x: Any) -> bool:
+    return not isinstance(x, bool) and isinstance(x, (int, float))
+
+
 def _repeat_rows(x: Any) -> Any:
     """``x`` with its rows (its first axis) given twice."""
     if _is_torch(x):
@@ -293,7 +313,7 @@ def _pad_column(values: int, mask: int, fill: float = 7.5) -> Callable:
         a, m = _as_array(args[values]), _bool_mask(args[mask])
         if a is None or m is None or a.ndim != 2 or m.shape != a.shape:
             return None
-        max_len = kwargs.get("max_len", args[3] if len(args) > 3 else None)
+        max_len = _arg(args, kwargs, 3, "max_len", None)
         if max_len is not None and (
             isinstance(max_len, bool) or not isinstance(max_len, int) or max_len < a.shape[1] + 1
         ):
@@ -386,8 +406,8 @@ def _when_eps_zero(apply: Callable, eps_at: int = 1) -> Callable:
     """``apply`` only where eps (argument ``eps_at`` or keyword) is 0 or left to its default 0."""
 
     def only(args, kwargs):
-        eps = kwargs.get("eps", args[eps_at] if len(args) > eps_at else 0.0)
-        if isinstance(eps, bool) or not isinstance(eps, (int, float)) or eps != 0:
+        eps = _arg(args, kwargs, eps_at, "eps", 0.0)
+        if not _a_number(eps) or eps != 0:
             return None
         return apply(args, kwargs)
 
@@ -434,15 +454,10 @@ def _row_shifts(i: int) -> Callable:
 
 def _eta_halfway_to_one(args, kwargs):
     """nthr_weights' eta moved halfway towards 1 (a weight of 1 stays 1)."""
-    eta = kwargs.get("eta", args[3] if len(args) > 3 else 0.0)
-    if isinstance(eta, bool) or not isinstance(eta, (int, float)) or not 0 <= eta < 1:
+    eta = _arg(args, kwargs, 3, "eta", 0.0)
+    if not _a_number(eta) or not 0 <= eta < 1:
         return None
-    out_args, out_kwargs = list(args), dict(kwargs)
-    if len(args) > 3:
-        out_args[3] = (eta + 1) / 2
-    else:
-        out_kwargs["eta"] = (eta + 1) / 2
-    return tuple(out_args), out_kwargs
+    return _with_arg(args, kwargs, 3, "eta", (eta + 1) / 2)
 
 
 def _text_changed(how: str) -> Callable:
@@ -468,13 +483,13 @@ def _text_changed(how: str) -> Callable:
 
 def _max_len_changed(args, kwargs):
     """``max_len`` moved (or given where it was not) in a mode that does not read it."""
-    mode = kwargs.get("mode", args[2] if len(args) > 2 else None)
+    mode = _arg(args, kwargs, 2, "mode", None)
     if not isinstance(mode, str) or mode == "seq-mean-token-sum-norm":
         return None
     a = _as_array(args[0]) if args else None
     if a is None or a.ndim != 2:
         return None
-    given = kwargs.get("max_len", args[3] if len(args) > 3 else None)
+    given = _arg(args, kwargs, 3, "max_len", None)
     if given is not None and (isinstance(given, bool) or not isinstance(given, int)):
         return None
     new_len = (given if given is not None else a.shape[1]) + 5
@@ -483,7 +498,14 @@ def _max_len_changed(args, kwargs):
     return tuple(out_args), out_kwargs
 
 
-_RECORD_FIELDS = ("beta", "mean_log_ratio", "shaped_reward", "task_reward")  # sorted by name
+# a TurnReward's fields, in name order: the order scoring.relations reads a record's values in
+_RECORD_FIELDS = ("beta", "mean_log_ratio", "shaped_reward", "task_reward")
+
+
+def _record_factors(**changed: float | None) -> list[float | None]:
+    """One record's factors for "scaled:entries", field by field in name order: 1 (the field
+    stays) unless ``changed`` names it (a factor, or None: the relation says nothing of it)."""
+    return [changed.get(f, 1.0) for f in _RECORD_FIELDS]
 
 
 def _turns_changed(how: str) -> Callable:
@@ -509,17 +531,14 @@ def _turns_changed(how: str) -> Callable:
             changed["policy_logps"] = _like(first["policy_logps"], 2 * p)
             changed["reference_logps"] = _like(first["reference_logps"], 2 * q)
             new_turns = [Obj("Turn", changed), *turns[1:]]
-            factors = [1.0, 2.0, None, 1.0] + [1.0, 1.0, 1.0, 1.0] * (n - 1)
+            factors = _record_factors(mean_log_ratio=2.0, shaped_reward=None)
+            factors += _record_factors() * (n - 1)
             return (new_turns, *args[1:]), dict(kwargs), {"factors": factors}
-        beta = kwargs.get("beta", args[1] if len(args) > 1 else 0.05)
-        if isinstance(beta, bool) or not isinstance(beta, (int, float)) or beta <= 0:
+        beta = _arg(args, kwargs, 1, "beta", 0.05)
+        if not _a_number(beta) or beta <= 0:
             return None
-        out_args, out_kwargs = list(args), dict(kwargs)
-        if len(args) > 1:
-            out_args[1] = 2 * beta
-        else:
-            out_kwargs["beta"] = 2 * beta
-        return tuple(out_args), out_kwargs, {"factors": [2.0, 1.0, None, 1.0] * n}
+        factors = _record_factors(beta=2.0, shaped_reward=None) * n
+        return (*_with_arg(args, kwargs, 1, "beta", 2 * beta), {"factors": factors})
 
     return apply
 
