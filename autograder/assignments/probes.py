@@ -304,34 +304,20 @@ def _refilled(values: tuple[int, ...], mask: int, fill: float = 7.5) -> Callable
 
 
 def _pad_column(values: int, mask: int, fill: float = 7.5) -> Callable:
-    """One more position at the end of every row, padded (mask False, value ``fill``); a
-    ``max_len`` keyword that the longer rows would exceed says no."""
+    """One more position at the end of every row of a 2-D ``values``, padded (mask False,
+    value ``fill``: _pad_position); a ``max_len`` that the longer rows would exceed says no."""
+    pad = _pad_position((values,), mask, fill)
 
     def apply(args, kwargs):
-        if len(args) <= max(values, mask):
-            return None
-        a, m = _as_array(args[values]), _bool_mask(args[mask])
-        if a is None or m is None or a.ndim != 2 or m.shape != a.shape:
+        a = _as_array(args[values]) if len(args) > values else None
+        if a is None or a.ndim != 2:
             return None
         max_len = _arg(args, kwargs, 3, "max_len", None)
         if max_len is not None and (
             isinstance(max_len, bool) or not isinstance(max_len, int) or max_len < a.shape[1] + 1
         ):
             return None
-        new_a = np.concatenate([a, np.full((a.shape[0], 1), fill)], axis=1)
-        mask_orig = args[mask]
-        new_m_bool = np.concatenate([m, np.zeros((m.shape[0], 1), dtype=bool)], axis=1)
-        if _is_torch(mask_orig):
-            import torch
-
-            new_m = torch.tensor(new_m_bool, dtype=mask_orig.dtype)
-        elif isinstance(mask_orig, np.ndarray):
-            new_m = new_m_bool.astype(mask_orig.dtype)
-        else:
-            new_m = new_m_bool.astype(int).tolist()
-        out = list(args)
-        out[values], out[mask] = _like(args[values], new_a), new_m
-        return tuple(out), dict(kwargs)
+        return pad(args, kwargs)
 
     return apply
 
