@@ -602,50 +602,59 @@ def _lengths(inp: dict, names) -> dict[str, float]:
     return out
 
 
+# the scales by a size n of the inputs a factor shape names, in the order they are tried (the
+# lengths themselves first): (power of n, what the values are, what to change, whether n must
+# take two values over the failing checks: a √n of one size is any other constant)
+_SQRT_RULE = "a scale by the square root of a size that the formula does not have"
+_LENGTH_SCALES = (
+    (
+        (
+            1.0,
+            "every value is n× the expected one",
+            "you summed where the formula averages; divide by n",
+            False,
+        ),
+        (
+            -1.0,
+            "every value is the expected one divided by n",
+            "you averaged where the formula sums; drop the division by n",
+            False,
+        ),
+    ),
+    (
+        (
+            0.5,
+            "every value is √n× the expected one",
+            _SQRT_RULE,
+            True,
+        ),
+        (-0.5, "every value is the expected one divided by √n", _SQRT_RULE, True),
+    ),
+)
+
+
 def _named_length(cases, factors, names) -> Shape | None:
+    """Every value the expected one times n, 1/n, √n or 1/√n, n a named length of the inputs
+    (the sizes themselves are named for fixed cases only); the whole powers of every length
+    are tried before the square roots (1/√d as in scaled dot-product attention, a √n from a
+    standard error)."""
     per_case = [_lengths(c[0], names) for c in cases]
     if not per_case:
         return None
-    for name in per_case[0]:
-        values = [p.get(name) for p in per_case]
-        if any(v is None or v < 2 for v in values):
-            continue
-        # the lengths themselves are sizes of the inputs: named for fixed cases only
-        if all(abs(c - v) <= 1e-6 * v for c, v in zip(factors, values)):
-            head, rule = (
-                "every value is n× the expected one",
-                "you summed where the formula averages; divide by n",
-            )
-            return names.shape(
-                "factor",
-                f"{head}, with n = {name} ({_join(values)}): {rule}",
-                f"{head}, with n = {name}: {rule}",
-            )
-        if all(abs(c * v - 1) <= 1e-6 for c, v in zip(factors, values)):
-            head = "every value is the expected one divided by n"
-            rule = "you averaged where the formula sums; drop the division by n"
-            return names.shape(
-                "factor",
-                f"{head}, with n = {name} ({_join(values)}): {rule}",
-                f"{head}, with n = {name}: {rule}",
-            )
-    for name in per_case[0]:
-        # a scale by the square root of a size: 1/√d as in scaled dot-product attention, or
-        # a √n from a standard error, where the formula has none
-        values = [p.get(name) for p in per_case]
-        if any(v is None or v < 2 for v in values) or len(set(values)) < 2:
-            continue
-        for power, head in (
-            (0.5, "every value is √n× the expected one"),
-            (-0.5, "every value is the expected one divided by √n"),
-        ):
-            if all(abs(c - v**power) <= 1e-6 * v**power for c, v in zip(factors, values)):
-                rule = "a scale by the square root of a size that the formula does not have"
-                return names.shape(
-                    "factor",
-                    f"{head}, with n = {name} ({_join(values)}): {rule}",
-                    f"{head}, with n = {name}: {rule}",
-                )
+    for scales in _LENGTH_SCALES:
+        for name in per_case[0]:
+            values = [p.get(name) for p in per_case]
+            if any(v is None or v < 2 for v in values):
+                continue
+            for power, head, rule, varies in scales:
+                if varies and len(set(values)) < 2:
+                    continue
+                if all(abs(c - v**power) <= 1e-6 * v**power for c, v in zip(factors, values)):
+                    return names.shape(
+                        "factor",
+                        f"{head}, with n = {name} ({_join(values)}): {rule}",
+                        f"{head}, with n = {name}: {rule}",
+                    )
     return None
 
 
