@@ -262,3 +262,25 @@ def test_the_sandbox_runs_probes_only_where_the_feedback_reads_them(tmp_path):
     log2 = tmp_path / "01_exact_kl-log2.ipynb"
     log2.write_text(json.dumps(nb), encoding="utf-8")
     assert probed(log2) == set()
+
+
+def test_a_probe_is_served_the_callees_its_checks_are():
+    """Does a probe run the learner's own helper where the checks did (a helper that is
+    defined and not a stub is not served by value), so that a relation compares two results
+    of the same code, never the learner's helper on a check with the reference's on a probe?"""
+    a = "01_exact_kl"
+    ns = dict(reference_ns(a))
+    exec(compile("import math\n" + JS_CELL, "<cell>", "exec"), ns)  # noqa: S102 (our own cell)
+    helper, calls = ns["_check_distributions"], []
+
+    def counted(*args, **kwargs):
+        calls.append(1)
+        return helper(*args, **kwargs)
+
+    ns["_check_distributions"] = counted
+    r = kernel.grade_function(a, "forward_kl", ns["forward_kl"], namespace=ns)
+    assert "relation:swapped" in {d.id for d in r.diagnoses}
+    fspec = assignments.get(a).function("forward_kl")
+    inputs = evaluate.materialize(a, fspec, seeds.PUBLIC_DEFAULT_SECRET)
+    probes = relations.probe_inputs(a, fspec, seeds.PUBLIC_DEFAULT_SECRET, None, inputs)
+    assert len(calls) == len(fspec.cases) + len(probes)

@@ -411,14 +411,22 @@ class Grader:
                 todo[name] = changed
         if not todo:
             return {}
-        sent = {n: [_probe_call(p) for p in v] for n, v in todo.items()}
+        # served as the checks were (prog.served): a probe compares two of the same code's
+        # results, never the learner's helper on a check with the reference's on its probe
+        prog = w.program
+        sent = {
+            n: served.restrict([_probe_call(p) for p in v], prog.served[n])
+            if prog is not None and n in prog.served
+            else [_probe_call(p) for p in v]
+            for n, v in todo.items()
+        }
         hidden = {
             n: [specs[n].cases[p["probe"]["base"]].hidden for p in v] for n, v in todo.items()
         }
         # as the graded run: fixed and generated apart, a function served a graded callee
         # apart from that callee
         execute = _executor(run, hidden, self.limits, w.fixed_apart)
-        graded = set(w.program.functions) if w.program is not None else set()
+        graded = set(prog.functions) if prog is not None else set()
         pex = _clean_execution(
             _execute_callers_apart(execute, sent, graded, self.limits.output_chars)
         )
