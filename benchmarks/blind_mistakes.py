@@ -112,7 +112,9 @@ def main(argv: list[str] | None = None) -> int:
             counts[verdict] += 1
         if loss >= 0.1 * r["points"]:
             lost += loss
-            explained_pts += sum(d["points"] for d in r["diagnoses"] if d["id"] in true)
+            explained_pts += sum(
+                d["points"] for d in r["diagnoses"] if d["id"] in true and d["kind"] != "where"
+            )
             untrue_pts += sum(d["points"] for d in formula if d["id"] not in true and judged)
             # a line saying where the failed checks fall names no cause: counted apart (true of
             # the outcomes by construction; tests/test_where_lines.py checks it)

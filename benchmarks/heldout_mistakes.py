@@ -699,9 +699,10 @@ def _(ns):
     return lambda p: 2 * (0.5 - (p if isinstance(p, torch.Tensor) else float(p)))
 
 
-# which argument the difference follows is what differs here (a structural line added after
-# this set was written; labelled true when it was, because it names the argument misused)
-@_h(A7, "clipped_surrogate", "the clip bounds 1 ± eps_high", "shape:which-cases", batch=2)
+# which argument the difference follows is what differs here: said as a place to look (a
+# localisation, counted apart), not as a cause, since the argument a default hides need not be
+# the one the slip is about
+@_h(A7, "clipped_surrogate", "the clip bounds 1 ± eps_high", batch=2)
 def _(ns):
     return _surrogate(lambda r, a, lo, hi: _ppo(r, a, hi, hi))
 
@@ -1157,12 +1158,14 @@ def _(ns):
 
 
 # abs passes a gradient of +1/k into a response above the reference: a property line (added after this mistake was written and graded; labelled
-# true because the code breaks that property, measured on its outcomes)
+# true because the code breaks that property, measured on its outcomes); abs is symmetric in
+# the two log likelihoods, so the floor stays the same when they are swapped: the swap line,
+# added later still, labelled true for the same reason
 @_h(
     A7,
     "smaug_floor",
     "|ref − logp| on the correct responses: abs for the hinge",
-    "property:floor-gradient",
+    ("property:floor-gradient", "relation:swapped"),
     4,
 )
 def _(ns):
@@ -1174,12 +1177,13 @@ def _(ns):
 
 
 # exp(old − logp) falls as logp rises: the gradient has the other sign: a property line (added after this mistake was written and graded; labelled
-# true because the code breaks that property, measured on its outcomes)
+# true because the code breaks that property, measured on its outcomes); the exchange line
+# (added later still) names exactly this: logp and logp_old the wrong way round
 @_h(
     A7,
     "clipped_surrogate",
     "the ratio inverted: exp(logp_old − logp)",
-    "property:surrogate-gradient-direction",
+    ("property:surrogate-gradient-direction", "shape:exchanged"),
     4,
 )
 def _(ns):

@@ -34,7 +34,6 @@ SLICE = [
     # the error shapes of a count, of which checks and of which entries
     ("nll_on_correct", "the sum over the correct tokens, not their mean"),
     ("smaug_floor", "the floor averaged over every response, not the correct ones"),
-    ("clipped_surrogate", "the clip bounds 1 ± eps_high"),
     ("thr_weights", "1 + p on every dominant token, whatever THR's sign"),
 ]
 
@@ -75,6 +74,17 @@ def test_a_held_out_mistake_is_never_told_an_untrue_cause(function, what):
     v = heldout.judge(_held(function, what))
     assert v.score < v.points, f"{what}: full marks"
     assert not v.wrong_ids, f"{what}: untrue diagnoses {v.wrong_ids}\n{v.feedback}"
+
+
+def test_the_argument_the_failing_checks_give_is_a_place_not_a_cause():
+    """Where only the checks that give an argument fail, the feedback says so as a place to
+    look (a localisation), never as the cause: a slip in how eta or a threshold is used can
+    hide behind a default value just as well. Caught: the line told a learner whose
+    nthr_weights selects by |score| to look at `beta`, which was right all along."""
+    v = heldout.judge(_held("clipped_surrogate", "the clip bounds 1 ± eps_high"))
+    assert v.score < v.points and v.localised_points > 0, v.feedback
+    assert "every failing check gives `eps_high`" in v.feedback, v.feedback
+    assert not v.formula_ids, (v.formula_ids, v.feedback)
 
 
 # the blind set (benchmarks/blind_mistakes.py): whole functions written from the notebooks'

@@ -284,3 +284,111 @@ def test_a_probe_is_served_the_callees_its_checks_are():
     inputs = evaluate.materialize(a, fspec, seeds.PUBLIC_DEFAULT_SECRET)
     probes = relations.probe_inputs(a, fspec, seeds.PUBLIC_DEFAULT_SECRET, None, inputs)
     assert len(calls) == len(fspec.cases) + len(probes)
+
+
+# -- the lines the probes feed beyond a broken relation -------------------------------------------
+
+
+def test_a_ratio_upside_down_is_told_the_two_inputs_are_the_wrong_way_round():
+    """Caught: a clipped surrogate whose ratio is π_old / π_new (logp_new and logp_old the
+    wrong way round) was told only "Not recognised" for most of its loss. Its result on the
+    exchanged inputs is the expected result of the original ones: the line says so."""
+    a, name = "07_beyond_nthr", "clipped_surrogate"
+    ns = reference_ns(a)
+    ref = ns[name]
+
+    def inverted(logp_new, logp_old, advantages, mask, *args, **kwargs):
+        return ref(logp_old, logp_new, advantages, mask, *args, **kwargs)
+
+    r = kernel.grade_function(a, name, inverted, namespace=ns, root=ROOT)
+    first = [d for d in r.diagnoses if d.kind != "validation"][0]
+    assert first.id == "shape:exchanged", evaluate.feedback_text(r)
+    assert "`logp_new` and `logp_old` the other way round" in first.text, first.text
+
+
+def test_an_exchange_is_not_named_where_one_failed_check_does_not_fit():
+    """Say less rather than something untrue: a k3 computed the other way round AND doubled
+    is not the expected result on the exchanged inputs, so no exchange line."""
+    a, name = "02_clipped_estimators", "k3"
+    ns = reference_ns(a)
+    ref = ns[name]
+
+    def other_way_doubled(logp, ref_logp):
+        return 2 * ref(ref_logp, logp)
+
+    r = kernel.grade_function(a, name, other_way_doubled, namespace=ns, root=ROOT)
+    assert r.score < r.points
+    assert "shape:exchanged" not in {d.id for d in r.diagnoses}, evaluate.feedback_text(r)
+
+
+def test_a_log_softmax_in_bfloat16_is_told_its_error_is_a_lower_precision_s():
+    """Caught: a sequence_logprobs whose log-softmax runs in bfloat16 (off by about 3e-3
+    relative, 250 times the tolerance) got a near miss on one check and "Not recognised" on
+    the rest. Every failed value is within 2 % of the expected one: the precision line."""
+    import torch
+
+    a, name = "05_grpo_lld", "sequence_logprobs"
+    ns = reference_ns(a)
+    ref = ns[name]
+
+    def in_bf16(logits, tokens, mask):
+        low = logits.to(torch.bfloat16).log_softmax(-1).to(logits.dtype)
+        shifted = low - torch.logsumexp(low, -1, keepdim=True)  # log-softmax again: rounding only
+        return ref(shifted, tokens, mask)
+
+    r = kernel.grade_function(a, name, in_bf16, namespace=ns, root=ROOT)
+    assert r.score < r.points
+    ids = [d.id for d in r.diagnoses]
+    assert "near-miss:precision" in ids, evaluate.feedback_text(r)
+    assert "bfloat16" in next(d.text for d in r.diagnoses if d.id == "near-miss:precision")
+
+
+def test_a_bessel_factor_is_named_by_its_shape_not_as_a_precision():
+    """A factor of n / (n − 1) moves every value by some percent too, but it is a count: the
+    mean-over-samples relation names it, and the precision line is not given."""
+    a, name = "02_clipped_estimators", "monte_carlo_kl"
+    ns = reference_ns(a)
+    ref = ns[name]
+
+    def bessel(samples, policy, reference, estimator):
+        n = len(list(samples))
+        value = ref(samples, policy, reference, estimator)
+        return value * n / (n - 1) if n > 1 else value
+
+    r = kernel.grade_function(a, name, bessel, namespace=ns, root=ROOT)
+    ids = [d.id for d in r.diagnoses]
+    assert r.score < r.points and "relation:samples-twice" in ids, evaluate.feedback_text(r)
+    assert "near-miss:precision" not in ids, evaluate.feedback_text(r)
+
+
+def test_scores_mixing_the_tokens_of_a_are_told_each_token_is_scored_on_its_own():
+    """Caught: a token_scores that combines the two similarity matrices by a matrix product
+    (so every score reads every token of a) got "Not recognised"; doubling one token's hidden
+    state now shows its score is not its own."""
+    import torch
+
+    a, name = "06_nthr", "token_scores"
+    ns = reference_ns(a)
+
+    def mixed(h_a, err_a, h_b, err_b):
+        return ((err_a @ err_b.T) @ (h_b @ h_a.T)).sum(dim=1)
+
+    r = kernel.grade_function(a, name, mixed, namespace=ns, root=ROOT)
+    assert r.score < r.points
+    assert "relation:first-h-a-doubled" in {d.id for d in r.diagnoses}, evaluate.feedback_text(r)
+    assert torch  # the inputs are tensors
+
+
+def test_a_kl_term_taken_twice_is_told_the_return_reads_only_the_shaped_rewards():
+    """Caught: an episode return that subtracts beta · mean_log_ratio again from each shaped
+    reward got "Not recognised"; moving each mean log ratio with the shaped reward kept moves
+    its return."""
+    a, name = "04_rlef_turn_rewards", "episode_return"
+    ns = reference_ns(a)
+
+    def twice(rewards):
+        return float(sum(r.shaped_reward - r.beta * r.mean_log_ratio for r in rewards))
+
+    r = kernel.grade_function(a, name, twice, namespace=ns, root=ROOT)
+    assert r.score < r.points
+    assert "relation:components-moved" in {d.id for d in r.diagnoses}, evaluate.feedback_text(r)

@@ -53,6 +53,10 @@ class Probe:
     # the kinds of case a probe changes (never an invalid one: that raises; never a gradient
     # one: its outcome is a gradient)
     kinds: tuple[str, ...] = ("value", "edge")
+    # the change exchanges two inputs (doing it twice gives the inputs back): a learner whose
+    # result on the exchanged inputs is the expected result of the original ones has the two
+    # the wrong way round (relations.exchanged)
+    exchange: bool = False
 
     def __post_init__(self) -> None:
         if self.relation.split(":")[0] not in RELATIONS:
@@ -422,6 +426,27 @@ def _rows_scaled_where_not(values: int, mask: int, k: float) -> Callable:
     return apply
 
 
+def _first_row_scaled(i: int, k: float) -> Callable:
+    """The first row of argument ``i`` (2-D, two rows or more) times ``k``; a result whose
+    entry r depends on row r of that argument linearly (and on no other row of it) is ``k``
+    times itself at entry 0 and the same elsewhere (relation "scaled:entries")."""
+
+    def apply(args, kwargs):
+        if len(args) <= i or not _float_input(args[i]):
+            return None
+        a = _as_array(args[i])
+        if a is None or a.ndim != 2 or a.shape[0] < 2 or not np.any(a[0]):
+            return None
+        b = a.copy()
+        b[0] *= k
+        out = list(args)
+        out[i] = _like(args[i], b)
+        factors = [k] + [1.0] * (a.shape[0] - 1)
+        return tuple(out), dict(kwargs), {"factors": factors}
+
+    return apply
+
+
 def _row_shifts(i: int) -> Callable:
     """Argument ``i`` (2-D) with a different constant added to each row (0, 1, 2, …)."""
 
@@ -540,6 +565,17 @@ def _turn_rewards_changed(how: str) -> Callable:
             if len(rewards) < 2:
                 return None
             new = rewards[::-1]
+        elif how == "components":  # each turn's mean log ratio moved, its shaped reward kept
+            new = [
+                Obj.of(
+                    "TurnReward",
+                    **{
+                        **r.fields,
+                        "mean_log_ratio": float(r.fields.get("mean_log_ratio", 0.0)) + 0.5,
+                    },
+                )
+                for r in rewards
+            ]
         else:  # one more turn whose shaped reward is 0
             beta = rewards[-1].fields.get("beta", 0.05)
             new = rewards + [
@@ -570,6 +606,7 @@ def _kl_probes() -> tuple[Probe, ...]:
             _KL_ASYMMETRIC,
             "differs",
             _swap(0, 1),
+            exchange=True,
         ),
         Probe(
             "reordered",
@@ -640,6 +677,7 @@ PROBES: dict[tuple[str, str], tuple[Probe, ...]] = {
             "log(q_i / p_i) = −log(p_i / q_i): swapping the two negates every log ratio",
             "negated",
             _swap(0, 1),
+            exchange=True,
         ),
     ),
     (A1, "forward_kl"): _kl_probes(),
@@ -652,6 +690,7 @@ PROBES: dict[tuple[str, str], tuple[Probe, ...]] = {
             "k1 = logp − ref_logp changes sign when the two are swapped",
             "negated",
             _swap(0, 1),
+            exchange=True,
         ),
     ),
     (A2, "k2"): (
@@ -662,10 +701,32 @@ PROBES: dict[tuple[str, str], tuple[Probe, ...]] = {
             "k2 = ½ (logp − ref_logp)² is the same with the two swapped",
             "same",
             _swap(0, 1),
+            exchange=True,
         ),
     ),
-    (A2, "k3"): (_shifted_logps(),),
-    (A2, "clipped_k1"): (_shifted_logps(),),
+    (A2, "k3"): (
+        _shifted_logps(),
+        Probe(
+            "swapped",
+            "`logp` and `ref_logp` are swapped",
+            "k3 is not symmetric: exp(d) − 1 − d changes when d = ref_logp − logp changes sign",
+            "differs",
+            _swap(0, 1),
+            exchange=True,
+        ),
+    ),
+    (A2, "clipped_k1"): (
+        _shifted_logps(),
+        Probe(
+            "swapped",
+            "`logp` and `ref_logp` are swapped",
+            "max(0, logp − ref_logp) keeps only one sign of the difference: swapping the two "
+            "changes it",
+            "differs",
+            _swap(0, 1),
+            exchange=True,
+        ),
+    ),
     (A2, "clipped_expectation"): _kl_probes()[1:],
     (A2, "estimator_moments"): _kl_probes()[1:],
     (A2, "monte_carlo_kl"): (
@@ -691,6 +752,7 @@ PROBES: dict[tuple[str, str], tuple[Probe, ...]] = {
             "swapping the lists negates the ratio",
             "negated",
             _swap(0, 1),
+            exchange=True,
         ),
         Probe(
             "repeated",
@@ -826,6 +888,14 @@ PROBES: dict[tuple[str, str], tuple[Probe, ...]] = {
             "same",
             _turn_rewards_changed("zero"),
         ),
+        Probe(
+            "components-moved",
+            "each turn's `mean_log_ratio` is raised by 0.5, its `shaped_reward` kept",
+            "the return is the sum of the shaped rewards as the turns recorded them: a turn's "
+            "other fields (its mean log ratio) do not enter it again",
+            "same",
+            _turn_rewards_changed("components"),
+        ),
     ),
     (A5, "group_advantages"): (
         Probe(
@@ -939,6 +1009,14 @@ PROBES: dict[tuple[str, str], tuple[Probe, ...]] = {
     ),
     (A6, "token_scores"): (
         Probe(
+            "first-h-a-doubled",
+            "the hidden state of the first token of a (the first row of `h_a`) is doubled",
+            "each token of a is scored on its own: Σ over b of ⟨err_a, err_b⟩ · ⟨h_a, h_b⟩ "
+            "uses that token's own h_a once, so its score doubles and the others stay",
+            "scaled:entries",
+            _unless_a_is_b(_first_row_scaled(0, 2.0)),
+        ),
+        Probe(
             "err-a-negated",
             "`err_a` is negated",
             "each score is a sum of ⟨err_a, err_b⟩ · ⟨h_a, h_b⟩, linear in err_a: negating it "
@@ -1026,6 +1104,14 @@ PROBES: dict[tuple[str, str], tuple[Probe, ...]] = {
         ),
     ),
     (A7, "clipped_surrogate"): (
+        Probe(
+            "swapped",
+            "`logp_new` and `logp_old` are swapped",
+            "the ratio is π_new / π_old = exp(logp_new − logp_old): swapping the two inverts it",
+            "differs",
+            _swap(0, 1),
+            exchange=True,
+        ),
         Probe(
             "padded-position",
             "one more padded position is added at the end of every response",
@@ -1163,6 +1249,15 @@ PROBES: dict[tuple[str, str], tuple[Probe, ...]] = {
         ),
     ),
     (A7, "smaug_floor"): (
+        Probe(
+            "swapped",
+            "`seq_logp` and `ref_seq_logp` are swapped",
+            "the floor max(0, ref − logp) counts only the responses below the reference: "
+            "swapping the two changes it",
+            "differs",
+            _swap(0, 1),
+            exchange=True,
+        ),
         _doubled(
             (0, 1),
             "both-doubled",

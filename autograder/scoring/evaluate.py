@@ -612,6 +612,52 @@ def near_miss(fspec: FunctionSpec, failed: list[int], expected, got) -> NearMiss
     return NearMiss(near, worst[1], worst[2], worst[3], worst[4].rtol, worst[4].atol)
 
 
+# A miss of the size a lower precision makes: every value of every failed check within this
+# of the expected one, relative (bfloat16 keeps 8 significant bits, about 4e-3 relative per
+# rounding, float16 11 bits; a few roundings add up), and some beyond NEAR_MISS_FACTOR times the
+# tolerance. Read only where no catalogued mistake and no shape of the values says more: a sum
+# over the wrong count (n / m) or a constant factor is named by its shape first.
+LOW_PRECISION_RTOL = 2e-2
+
+
+def low_precision(fspec: FunctionSpec, failed: list[int], expected, got) -> float | None:
+    """The largest relative error over the failed cases ``failed`` when every one of their
+    values is within LOW_PRECISION_RTOL of the expected one (relative, with 100 times the
+    case's absolute tolerance for values near 0), finite where the expected one is and of its
+    shape; None otherwise."""
+    from autograder.cases.compare import numeric
+
+    worst = 0.0
+    for i in failed:
+        case = fspec.cases[i]
+        if "value" not in expected[i] or "value" not in got[i]:
+            return None
+        ne, ng = numeric(expected[i]["value"]), numeric(got[i]["value"])
+        if ne is None or ng is None or ne[0] != ng[0]:
+            return None
+        for e, g in zip(ne[1], ng[1]):
+            if not (math.isfinite(e) and math.isfinite(g)):
+                if e == g or (math.isnan(e) and math.isnan(g)):
+                    continue
+                return None
+            err = abs(g - e)
+            if err > LOW_PRECISION_RTOL * abs(e) + 100 * case.atol:
+                return None
+            if abs(e) > 0:
+                worst = max(worst, err / abs(e))
+    return worst if failed else None
+
+
+def low_precision_text(worst: float, failed: int) -> str:
+    return (
+        f"every value of the {failed} failed check{'s' if failed > 1 else ''} is within "
+        f"{worst:.2g} of the expected one, relative: the size of the rounding of a lower "
+        "precision (bfloat16 keeps about 3 significant digits, float16 about 4), far beyond "
+        "float32's; look for a computation in bfloat16 or float16 (a .to(...), .half(), "
+        "autocast) or a constant of that size (an epsilon, a clamp) that the formula does not have"
+    )
+
+
 def near_miss_text(nm: NearMiss, failed: int, others: list[str] = ()) -> str:
     """The near miss in words: how far, against what, and where to look; nothing of a
     generated case but the size of the error. ``others``: the ids of the failed checks that
@@ -852,6 +898,8 @@ def explain(
     }
     if not failed:
         return []
+    if callable(probes):
+        probes = _once(probes)  # several lines may read them: the learner runs on them once
     concept_cases = [i for i, c in enumerate(fspec.cases) if c.kind != "invalid"]
     invalid_cases = fspec.of_kind("invalid")
     concept = [(o, m) for o, m in enumerate(fspec.mistakes) if not m.validation]
@@ -925,6 +973,17 @@ def explain(
             text += SOMETHING_ELSE
         first.append(line(m.id, text, "concept", idx))
     if concept_failed and not first:
+        # two inputs the wrong way round: the learner's results on the exchanged inputs are
+        # the expected ones (an exact identification, before any shape read from the values)
+        swap = _exchanged(assignment, fspec, concept_failed, expected, got, probes)
+        if swap is not None:
+            from autograder.scoring import relations as rel
+
+            meta, hit = swap
+            values = {i for i in concept_failed if fspec.cases[i].kind in ("value", "edge")}
+            text = rel.exchanged_text(meta, hit, len(values))
+            first = [line("shape:exchanged", text, "shape", hit)]
+    if concept_failed and not first:
 
         def shape_of(idx: list[int], kinds: tuple[str, ...]):
             # the passing checks of the same kinds: a relation they contradict is not named
@@ -961,6 +1020,14 @@ def explain(
                 )
                 text, detail = text + also, (detail + also if detail else "")
             first = [line("shape:" + found.id, text, "shape", set(value_failed) | scaled, detail)]
+    if concept_failed and not first and not matched:
+        # every failed check off by the rounding of a lower precision, some beyond a near miss
+        # (the values' checks; a gradient check that fails with them is the gradient line's)
+        off = sorted(i for i in concept_failed if fspec.cases[i].kind in ("value", "edge"))
+        worst = low_precision(fspec, off, expected, got) if off else None
+        if worst is not None:
+            text = low_precision_text(worst, len(off))
+            first = [line("near-miss:precision", text, "shape", off)]
     if concept_failed and not first and close is not None:
         # some failures are near misses and nothing names the others: the near ones at least,
         # and which checks are further off (a case id is public)
@@ -979,7 +1046,10 @@ def explain(
         found_cases = _separating_argument(fspec, among, failed, inputs, arg_names)
         if found_cases is not None:
             text, idx = found_cases
-            first = [line("shape:which-cases", text, "shape", idx)]
+            # which checks fail is a localisation, not a cause: the argument that tells them
+            # apart need not be the one the slip is about (a default can hide a slip that has
+            # nothing to do with it)
+            first = [line("where:which-cases", text, "where", idx)]
     if concept_failed and not first:
         # nor which checks: which entries of each value differ, by a sign rule of the inputs
         value_failed = sorted(failed & set(fspec.of_kind("value")))
@@ -1211,6 +1281,42 @@ def _relations(fspec: FunctionSpec, failed: set[int], expected, got, probes) -> 
     return rel.broken(fspec, set(failed), expected, got, list(found or []))
 
 
+def _once(probes):
+    """``probes`` (a function that runs the learner on the probe inputs) called at most once:
+    its result, or its exception, is kept for every later call."""
+    kept: list = []
+
+    def run():
+        if not kept:
+            try:
+                kept.append((True, probes()))
+            except Exception as e:  # noqa: BLE001 (raised again to each caller, as the first time)
+                kept.append((False, e))
+        ok, value = kept[0]
+        if not ok:
+            raise value
+        return value
+
+    return run
+
+
+def _exchanged(assignment: str, fspec: FunctionSpec, failed: set[int], expected, got, probes):
+    """relations.exchanged on the learner's probes, run only where the function has a probe
+    that exchanges two inputs (none: the probes are not asked for here)."""
+    if probes is None or not failed:
+        return None
+    from autograder.assignments import probes as catalogue
+    from autograder.scoring import relations as rel
+
+    if not any(p.exchange for p in catalogue.probes_of(assignment, fspec.name)):
+        return None
+    try:
+        found = probes() if callable(probes) else probes
+    except Exception:  # noqa: BLE001 (a probe that cannot run says nothing; no check depends on it)
+        return None
+    return rel.exchanged(fspec, set(failed), expected, got, list(found or []))
+
+
 def _rows(fspec: FunctionSpec, idx, inputs, expected, got) -> list[shapes.FailingCase]:
     """The cases ``idx`` as the error shapes read them: (inputs, expected, yours, rtol, atol)."""
     return [(inputs[i], expected[i], got[i], fspec.cases[i].rtol, fspec.cases[i].atol) for i in idx]
@@ -1272,7 +1378,8 @@ def _separating_argument(
             name = f"`{key[1]}`"
             text = (
                 f"{where}every failing check gives {name}, and every check that leaves it to "
-                f"its default passes: look at what your code does with {name}"
+                "its default passes: start from a failing check, and compare what your code "
+                f"computes there with the text (the slip need not be about {name} itself)"
             )
             return text, bad
     return None

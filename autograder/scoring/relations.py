@@ -98,6 +98,7 @@ def probe_inputs(
                 "change": probe.change,
                 "says": probe.says,
                 "relation": probe.relation,
+                **({"exchange": True} if probe.exchange else {}),
                 **extra,
             }
             out.append(encoded)
@@ -301,6 +302,60 @@ def broken(
         else:
             entry[2].append((i, f"{case.id}: {_pair(g_b, g_p)}"))
     return sorted(by_id.values(), key=lambda e: -len(e[1]))
+
+
+def exchanged(
+    fspec: FunctionSpec,
+    failed: set[int],
+    expected: list[dict],
+    got: list[dict],
+    probes: list[dict],
+) -> tuple[dict, set[int]] | None:
+    """An exchange of two inputs that turns the learner's results into the expected ones: on
+    every failed check where the probe ran and says something (the reference's result changes
+    when the two are exchanged), the learner's result on the exchanged inputs is the expected
+    result of the original inputs. Then the learner computes the text's formula with the two
+    the wrong way round. Returns the probe's description and the failed checks it explains;
+    None when no exchange does this on every such check (say less rather than something
+    untrue: one failed check it does not fit, and no line)."""
+    seen: dict[str, tuple[dict, set[int], bool]] = {}
+    for p in probes:
+        meta = p.get("probe") or {}
+        i = meta.get("base")
+        if not meta.get("exchange") or not isinstance(i, int) or i not in failed:
+            continue
+        if i >= len(fspec.cases) or fspec.cases[i].kind not in ("value", "edge"):
+            continue
+        theirs, ref_changed = p.get("got", {}), p.get("expected", {})
+        e, e2, g2 = _values(expected[i]), _values(ref_changed), _values(theirs)
+        if e is None or e2 is None or e.shape != e2.shape:
+            continue
+        if _close(e2, e, RTOL, ATOL):
+            continue  # the exchange leaves the expected result as it is here: it says nothing
+        key = str(meta.get("id"))
+        entry = seen.setdefault(key, (meta, set(), True))
+        fits = g2 is not None and g2.shape == e.shape and _close(g2, e, RTOL, ATOL)
+        if fits:
+            entry[1].add(i)
+        else:
+            seen[key] = (entry[0], entry[1], False)
+    found = [(meta, hit) for meta, hit, every in seen.values() if every and hit]
+    if not found:
+        return None
+    return max(found, key=lambda e: len(e[1]))
+
+
+def exchanged_text(meta: dict, hit: set[int], failed: int) -> str:
+    """The feedback line of an exchange that turns the learner's results into the expected;
+    ``failed``: how many value checks failed."""
+    n = len(hit)
+    where = "on every failed check" if n == failed else f"on {n} of the {failed} failed checks"
+    change = str(meta.get("change", "")).replace(" are swapped", "")
+    return (
+        f"two inputs the wrong way round: given {change} the other way round, your function "
+        f"returns the expected result of the original inputs, {where} of its values; check "
+        "which of the two goes where in your formula"
+    )
 
 
 def _labels(outcome: dict) -> list[str] | None:
