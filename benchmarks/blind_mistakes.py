@@ -38,12 +38,19 @@ BLIND = REPO / "benchmarks" / "blind"
 
 
 def _header(path: Path) -> dict[str, str]:
+    """``notebook:``, ``function:`` and ``slip:`` from the file's docstring; where the
+    docstring is the slip in prose (the seventh set's), the notebook and the function come
+    from the file name (``NN_notebook__function__slip-name.py``)."""
     text = path.read_text(encoding="utf-8")
     doc = text.split('"""')[1]
     out = {}
     for line in doc.strip().splitlines():
         key, _, value = line.partition(":")
         out[key.strip()] = value.strip()
+    if "notebook" not in out or "function" not in out:
+        notebook, function, _ = path.stem.split("__", 2)
+        slip = " ".join(doc.split())
+        out = {"notebook": notebook, "function": function, "slip": slip.removeprefix("Slip: ")}
     return out
 
 
@@ -80,6 +87,7 @@ def main(argv: list[str] | None = None) -> int:
         "property lines and once after) or blind2 (written later, graded once after the "
         "property and localisation lines) or blind3 (written later still, graded once after "
         "the part, flag and sign lines) or blind4, blind5 (graded once after the probes) or "
+        "blind7 (graded once after the exchange and precision lines) or "
         "ported (functions as OpenRLHF and TRL compute them, graded once after the probes); "
         "each set's INDEX.md holds its once-graded figures",
     )

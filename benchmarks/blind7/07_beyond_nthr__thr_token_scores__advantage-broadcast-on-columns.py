@@ -1,0 +1,38 @@
+"""Slip: the (T, T) score matrix is multiplied by token_adv without [:, None], so the (T,) advantages
+broadcast along the columns and each pair is weighted by the advantage of the correct token u
+(THR_t = Σ_u A_u ...) instead of the row token's own advantage A_t."""
+
+import torch
+
+
+def _require(x, name, ndim, kind):
+    """Raise ValueError unless x is a torch tensor with `ndim` dimensions, of `kind`
+    "float" (floating point, no NaN or ±inf) or "bool"."""
+    if not isinstance(x, torch.Tensor):
+        raise ValueError(f"{name} must be a torch tensor, got {type(x).__name__}")
+    if x.dim() != ndim:
+        raise ValueError(f"{name} must be {ndim}-D, got shape {tuple(x.shape)}")
+    if kind == "float":
+        if not x.is_floating_point():
+            raise ValueError(f"{name} must be floating")
+        if not torch.isfinite(x).all():
+            raise ValueError(f"{name} holds NaN or infinite values")
+    elif kind == "bool":
+        if x.dtype != torch.bool:
+            raise ValueError(f"{name} must be a bool tensor")
+
+
+def thr_token_scores(h, err, token_adv, correct):
+    """Token hidden reward: THR_t = A_t · Σ over correct tokens u of ⟨err_t, err_u⟩⟨h_t, h_u⟩."""
+    _require(h, "h", 2, "float")
+    _require(err, "err", 2, "float")
+    _require(token_adv, "token_adv", 1, "float")
+    _require(correct, "correct", 1, "bool")
+    T = h.shape[0]
+    if err.shape[0] != T or token_adv.shape[0] != T or correct.shape[0] != T:
+        raise ValueError("h, err, token_adv and correct must have the same length T")
+    if not correct.any():
+        raise ValueError("no correct token: THR is undefined")
+    h, err, adv = h.detach(), err.detach(), token_adv.detach()
+    scores = (err @ err.T) * (h @ h.T) * correct.to(h.dtype)[None, :]
+    return (scores * adv).sum(dim=1)
