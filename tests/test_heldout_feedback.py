@@ -119,3 +119,27 @@ def test_a_blind_slip_gets_a_true_first_line_or_none(name):
         assert formula and formula[0] in judged[name], (formula, r["feedback"])
     else:
         assert not formula, (formula, r["feedback"])
+
+
+# lines once given on slips written blind that a reader judged untrue, each with what made it
+# so; the slip must still lose points, and the line must not come back
+NOT_AGAIN = [
+    # every failing check gives `beta` only by the accident of the checks: |score| selects
+    # wrongly with the default beta too (the probe with beta left out shows it)
+    ("blind6", "06_nthr__nthr_weights__abs-score-selected.py", "where:which-cases"),
+    ("blind7", "06_nthr__nthr_weights__absolute-score-selected.py", "where:which-cases"),
+    # "times the number of 1s in the row: you summed" read from one check with one nonzero
+    # value a row, which the passing checks (rows of several nonzero values) contradict
+    ("blind7", "03_sum_vs_mean__masked_mean__count-nonzero-denominator.py", "shape:factor"),
+    # the one failed check has an int mask: one check always has some dtype of its own
+    ("blind7", "03_sum_vs_mean__masked_mean__count-nonzero-denominator.py", "where:dtype"),
+]
+
+
+@pytest.mark.parametrize("folder,name,line", NOT_AGAIN, ids=[f"{n}:{i}" for _, n, i in NOT_AGAIN])
+def test_a_line_judged_untrue_on_a_blind_slip_is_not_given_again(folder, name, line):
+    import blind_mistakes as blind
+
+    r = blind.grade(blind.REPO / "benchmarks" / folder / name)
+    assert r["score"] < r["points"], r["feedback"]
+    assert line not in {d["id"] for d in r["diagnoses"]}, r["feedback"]

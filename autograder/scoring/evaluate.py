@@ -1043,7 +1043,9 @@ def explain(
     if concept_failed and not first:
         # no shape of the values: which checks fail, when an argument tells them apart
         among = sorted(set(fspec.of_kind("value") + fspec.of_kind("edge")))
-        found_cases = _separating_argument(fspec, among, failed, inputs, arg_names)
+        found_cases = _separating_argument(
+            fspec, among, failed, inputs, arg_names, _default_check(fspec, probes)
+        )
         if found_cases is not None:
             text, idx = found_cases
             # which checks fail is a localisation, not a cause: the argument that tells them
@@ -1128,11 +1130,25 @@ def explain(
         found_where = where.parts(fspec, among, failed, rest, expected, got, after=bool(first))
         if found_where is None and grad_failed:
             found_where = where.localise(
-                fspec, with_grad, failed, rest | set(grad_failed), inputs, arg_names, bool(first)
+                fspec,
+                with_grad,
+                failed,
+                rest | set(grad_failed),
+                inputs,
+                arg_names,
+                bool(first),
+                _default_check(fspec, probes),
             )
         if found_where is None:
             found_where = where.localise(
-                fspec, among, failed, rest, inputs, arg_names, after=bool(first)
+                fspec,
+                among,
+                failed,
+                rest,
+                inputs,
+                arg_names,
+                after=bool(first),
+                default_check=_default_check(fspec, probes),
             )
         if found_where is not None:
             first.append(line(found_where.id, found_where.text, "where", found_where.cases))
@@ -1340,8 +1356,33 @@ def _argument_features(fspec: FunctionSpec, inp: dict, arg_names) -> dict[tuple,
     return feats
 
 
+def _default_check(fspec: FunctionSpec, probes):
+    """A function (name, failed checks) -> whether the learner's results with that argument
+    left to its default are the expected ones on those checks (relations.default_agrees), so
+    that "every failing check gives `beta`" is said only where `beta` is what they share
+    because of the slip, not by the accident of which checks give it."""
+
+    def check(name: str, bad: set[int]) -> bool:
+        if probes is None:
+            return False
+        from autograder.scoring import relations as rel
+
+        try:
+            found = probes() if callable(probes) else probes
+        except Exception:  # noqa: BLE001 (a probe that cannot run says nothing)
+            return False
+        return rel.default_agrees(fspec, name, set(bad), list(found or []))
+
+    return check
+
+
 def _separating_argument(
-    fspec: FunctionSpec, among: list[int], failed: set[int], inputs: list[dict], arg_names
+    fspec: FunctionSpec,
+    among: list[int],
+    failed: set[int],
+    inputs: list[dict],
+    arg_names,
+    default_check=None,
 ) -> tuple[str, set[int]] | None:
     """Which checks fail, in words of the arguments, two or more on each side: exactly those
     with one value of a string argument (a mode); or only checks that give some argument, every
@@ -1375,6 +1416,8 @@ def _separating_argument(
         without = {i for i in among if not feats[i].get(key)}
         shown = bad & fixed and len(without & fixed) >= 2
         if len(without) >= 2 and not bad & without and shown:
+            if default_check is None or not default_check(key[1], bad):
+                continue  # right without it is not shown: the checks may only happen to give it
             name = f"`{key[1]}`"
             text = (
                 f"{where}every failing check gives {name}, and every check that leaves it to "

@@ -62,9 +62,7 @@ def probe_inputs(
     from autograder.scoring import served
 
     found = catalogue.probes_of(assignment, fspec.name)
-    if not found:
-        return []
-    out = []
+    out = default_probes(assignment, fspec, inputs)
     for i, case in enumerate(fspec.cases):
         usable = [p for p in found if case.kind in p.kinds]
         if not usable:
@@ -104,9 +102,92 @@ def probe_inputs(
             out.append(encoded)
     # the callees the reference calls (provided helpers, graded functions) answer from their
     # tables, as on the cases: a probe measures this function, not the learner's callees
-    if any(inp.get("serve") for inp in inputs):
+    if out and any(inp.get("serve") for inp in inputs):
         served.attach(assignment, fspec.name, out)
     return out
+
+
+# the relation of a default probe: none to judge; the probe says whether the learner's result
+# with an argument left to its default is the expected one (see default_agrees)
+DEFAULT = "default"
+
+
+def _given_names(inp: dict, arg_names) -> set[str]:
+    from autograder.scoring.where import _plain_kwargs
+
+    names = {n for n, v in _plain_kwargs(inp).items() if v is not None}
+    for k, v in enumerate(inp.get("args") or []):
+        if v is not None and k < len(arg_names):
+            names.add(arg_names[k])
+    return names
+
+
+def _dropped(inp: dict, name: str, arg_names) -> dict | None:
+    """``inp`` with the argument ``name`` left out (a keyword removed, or the last positional
+    argument dropped); None where it is passed by position with others after it."""
+    kwargs = inp.get("kwargs") or {}
+    plain = kwargs.get("$dict", kwargs) if isinstance(kwargs, dict) else {}
+    args = list(inp.get("args") or [])
+    if name in plain:
+        rest = {k: v for k, v in plain.items() if k != name}
+        kw = {"$dict": rest} if isinstance(kwargs, dict) and "$dict" in kwargs else rest
+        return {"args": args, "kwargs": kw}
+    if name in arg_names:
+        k = list(arg_names).index(name)
+        if len(args) == k + 1:
+            return {"args": args[:k], "kwargs": kwargs}
+    return None
+
+
+def default_probes(assignment: str, fspec: FunctionSpec, inputs: list[dict]) -> list[dict]:
+    """For each check of the formula or an edge rule that gives an argument some other check
+    leaves to its default: the same inputs with that argument left out. They tell whether a
+    learner's failures on the checks that give it are about it (the result with it left out is
+    the expected one) or only happen to fall there (it is wrong without it as well)."""
+    from autograder.scoring.evaluate import _arg_names
+
+    arg_names = _arg_names(assignment, fspec.name)
+    idx = [i for i, c in enumerate(fspec.cases) if c.kind in ("value", "edge") and i < len(inputs)]
+    if not idx or not arg_names:
+        return []
+    sets = {i: _given_names(inputs[i], arg_names) for i in idx}
+    optional = set().union(*sets.values()) - set.intersection(*sets.values())
+    out = []
+    for i in idx:
+        for name in sorted(optional & sets[i]):
+            changed = _dropped(inputs[i], name, arg_names)
+            if changed is None:
+                continue
+            changed["id"] = f"{inputs[i].get('id', fspec.cases[i].id)}~default:{name}"
+            changed["probe"] = {
+                "base": i,
+                "id": f"default:{name}",
+                "change": f"`{name}` is left to its default",
+                "says": "",
+                "relation": DEFAULT,
+                "default_of": name,
+            }
+            out.append(changed)
+    return out
+
+
+def default_agrees(fspec: FunctionSpec, name: str, bad: set[int], probes: list[dict]) -> bool:
+    """Do the learner's results with ``name`` left to its default agree with the expected ones
+    on the failed checks ``bad`` that give it (one such check at least, and every one of them
+    where the probe ran)? Then the failures are about ``name``: without it the code is right."""
+    from autograder.cases.compare import same_outcome
+
+    seen = False
+    for p in probes:
+        meta = p.get("probe") or {}
+        i = meta.get("base")
+        if meta.get("default_of") != name or i not in bad or "got" not in p:
+            continue
+        case = fspec.cases[i]
+        if not same_outcome(p.get("expected", {}), p["got"], case.rtol, case.atol):
+            return False
+        seen = True
+    return seen
 
 
 def _values(outcome: dict) -> np.ndarray | None:

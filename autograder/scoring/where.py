@@ -179,12 +179,15 @@ def localise(
     inputs: list[dict],
     arg_names,
     after: bool = False,
+    default_check=None,
 ) -> Where | None:
     """The feature that best says where the failed checks ``todo`` fall, among the checks
     ``among`` (``failed``: every failed check, whatever explains it): a value of the feature
     on which every check passes (two or more, one shown) and the values that hold ``todo``.
     None when no feature does (every value has a failure, or ``todo`` is not all in checks
-    that have the feature). ``after``: other lines explain the other failed checks."""
+    that have the feature). ``after``: other lines explain the other failed checks.
+    ``default_check(name, checks)``: whether the learner's results with ``name`` left to its
+    default are the expected ones on those checks (none: an argument given is not named)."""
     todo = set(todo) & set(among)
     if not todo:
         return None
@@ -213,6 +216,13 @@ def localise(
             # zeros are common in data (a one-hot, a hidden state): one failed check that holds
             # one says nothing of them
             continue
+        if key[0] in ("type", "dtype") and (
+            len(wrong) != 1 or not set(groups[wrong[0]]) <= failed or len(groups[wrong[0]]) < 2
+        ):
+            # how an input is passed varies from check to check with nothing to do with the
+            # slip: named only where it splits the checks cleanly, two failed at least (one
+            # failed check always has some container or dtype of its own)
+            continue
         right_cases = [i for v in right for i in groups[v]]
         if len(right_cases) < 2 or all(fspec.cases[i].hidden for i in right_cases):
             continue
@@ -224,6 +234,13 @@ def localise(
             continue
         if key[0] == "given" and (len(wrong) != 1 or (not wrong[0]) not in right):
             continue
+        if key[0] == "given" and wrong[0]:
+            # "every failed check gives it" only where the code is right with it left to its
+            # default on those checks (``default_check``, from the probes): otherwise the checks
+            # may only happen to give it, and the slip lies elsewhere
+            on_wrong = {i for i in todo if feats[i].get(key)}
+            if default_check is None or not default_check(key[1], on_wrong):
+                continue
         spread = sum(len(groups[v]) for v in wrong)  # how many checks the wrong side holds
         rank = (spread, _ORDER[key[0]])
         if best is None or rank < best[0]:
