@@ -298,6 +298,17 @@ EXTRACT_CODE = FunctionSpec(
             note="a bare ``` block before the Python block is skipped",
         ),
         Case(
+            "indented-first-line",
+            (_py("    x = 1\ny = 2"),),
+            note="the code is the lines as they are: a first line indented by four spaces does "
+            "not parse (IndentationError): None",
+        ),
+        Case(
+            "blank-lines-kept",
+            ("```python\n\nx = 1\n\n```",),
+            note="the lines strictly between the fences, blank ones included: '\\nx = 1\\n'",
+        ),
+        Case(
             "unclosed",
             ("```python\nx = 1\ny = 2",),
             note="a block that is never closed: None",
