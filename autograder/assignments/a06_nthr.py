@@ -228,6 +228,15 @@ def _cosine_scores(h_a, err_a, h_b, err_b):
     return ((err_a @ err_b.T) * (unit(h_a, dim=1) @ unit(h_b, dim=1).T)).sum(dim=1)
 
 
+def _self_pairs_dropped(h_a, err_a, h_b, err_b):
+    """Eq. 7 with each token's pair with itself left out when set a and set b are the same
+    tokens (an "other tokens only" reading); the same as Eq. 7 for two different sets."""
+    pairs = (err_a @ err_b.T) * (h_a @ h_b.T)
+    if h_a.shape == h_b.shape and torch.equal(h_a, h_b) and torch.equal(err_a, err_b):
+        pairs = pairs - torch.diag_embed(torch.diagonal(pairs))
+    return pairs.sum(dim=1)
+
+
 _H = _t([[1.0, 0.0], [0.0, 2.0]])
 _E = _t([[0.5, -0.5], [-0.5, 0.5]])
 _HA = _t([[1.0, 2.0], [-1.0, 0.5]])
@@ -352,6 +361,14 @@ TOKEN_SCORES = FunctionSpec(
             "you averaged over set b's tokens; Eq. 7 sums over them",
             formula=_ts(lambda al, s: (al * s).mean(dim=1)),
             source="arXiv 2505.18830 (Deng et al.) §5: the score sums over all tokens of all correct responses",
+        ),
+        Mistake(
+            "self-pairs-dropped",
+            "scoring a set against itself, you left each token's pair with itself out of the sum; "
+            "Eq. 7 sums over every token of b, the token itself included (its own term "
+            "|err|² · |h|² is the largest)",
+            formula=_self_pairs_dropped,
+            source=NO_SOURCE,
         ),
         Mistake(
             "cosine-hidden",
