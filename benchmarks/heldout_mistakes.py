@@ -322,7 +322,16 @@ def _(ns):
     return lambda rewards: sum(r.shaped_reward for r in rewards) / len(rewards)
 
 
-@_h(A4, "episode_return", "the task rewards plus the KL term (sign)", ())
+# rebuilt from the components (with the sign flipped) instead of summing shaped_reward: the
+# return moves when a turn's mean log ratio moves with its shaped reward kept (a relation
+# line added after this mistake was written; labelled true because the code reads the
+# components where the text sums the recorded shaped rewards)
+@_h(
+    A4,
+    "episode_return",
+    "the task rewards plus the KL term (sign)",
+    ("relation:components-moved",),
+)
 def _(ns):
     return lambda rewards: sum(r.task_reward + r.beta * r.mean_log_ratio for r in rewards)
 

@@ -447,6 +447,55 @@ def _first_row_scaled(i: int, k: float) -> Callable:
     return apply
 
 
+def _last_valid_masked(mask: int) -> Callable:
+    """The mask (argument ``mask``, 2-D, bool or 0/1) with the last valid position of every
+    row that has two or more masked out, in the mask's own container and dtype; everything
+    else as it was. A result that reads the mask changes; one that ignores it does not."""
+
+    def apply(args, kwargs):
+        if len(args) <= mask:
+            return None
+        m = _bool_mask(args[mask])
+        if m is None or m.ndim != 2:
+            return None
+        new = m.copy()
+        for row in new:
+            on = np.flatnonzero(row)
+            if on.size >= 2:
+                row[on[-1]] = False
+        if np.array_equal(new, m):
+            return None
+        out = list(args)
+        out[mask] = _mask_like(args[mask], new)
+        return tuple(out), dict(kwargs)
+
+    return apply
+
+
+def _mask_like(orig: Any, new: np.ndarray) -> Any:
+    """A bool mask ``new`` in the container and dtype of the mask ``orig`` (bool, 0/1 ints or
+    floats; a list keeps its entries' type)."""
+    if _is_torch(orig):
+        import torch
+
+        return torch.tensor(new.tolist(), dtype=orig.dtype)
+    if isinstance(orig, np.ndarray):
+        return new.astype(orig.dtype)
+    first = np.asarray(orig).ravel()[:1]
+    kind = type(first[0].item()) if first.size else bool
+    return [[kind(bool(x)) for x in row] for row in new]
+
+
+def _mask_read(mask: int, says: str) -> Probe:
+    return Probe(
+        "last-valid-masked",
+        "the last valid position of every response is masked out (its values kept)",
+        says,
+        "differs",
+        _last_valid_masked(mask),
+    )
+
+
 def _row_shifts(i: int) -> Callable:
     """Argument ``i`` (2-D) with a different constant added to each row (0, 1, 2, …)."""
 
@@ -781,6 +830,11 @@ PROBES: dict[tuple[str, str], tuple[Probe, ...]] = {
         ),
     ),
     (A3, "masked_mean"): (
+        _mask_read(
+            1,
+            "each row's mean is over the positions its mask marks: one fe"
+            "wer marked position changes it",
+        ),
         _rows_reversed(
             (0, 1),
             "the rows (of `values` and `mask` together)",
@@ -808,6 +862,11 @@ PROBES: dict[tuple[str, str], tuple[Probe, ...]] = {
         ),
     ),
     (A3, "aggregate_loss"): (
+        _mask_read(
+            1,
+            "every mode sums or averages the positions the mask marks: on"
+            "e fewer marked position changes the loss",
+        ),
         Probe(
             "max-len-moved",
             "`max_len` is changed (the mode does not read it)",
@@ -908,6 +967,11 @@ PROBES: dict[tuple[str, str], tuple[Probe, ...]] = {
         ),
     ),
     (A5, "sequence_logprobs"): (
+        _mask_read(
+            2,
+            "each response's log likelihood sums the positions its mask m"
+            "arks: one fewer marked position changes it",
+        ),
         Probe(
             "padded-position",
             "one more padded position is added at the end of every response",
@@ -1104,6 +1168,11 @@ PROBES: dict[tuple[str, str], tuple[Probe, ...]] = {
         ),
     ),
     (A7, "clipped_surrogate"): (
+        _mask_read(
+            3,
+            "the loss sums or averages the positions the mask marks: one "
+            "fewer marked position changes it",
+        ),
         Probe(
             "swapped",
             "`logp_new` and `logp_old` are swapped",
@@ -1212,6 +1281,11 @@ PROBES: dict[tuple[str, str], tuple[Probe, ...]] = {
         ),
     ),
     (A7, "nll_on_correct"): (
+        _mask_read(
+            1,
+            "the loss is a mean of −logp over the positions the mask marks (of the correct "
+            "responses): one fewer marked position changes it",
+        ),
         Probe(
             "padded-position",
             "one more padded position is added at the end of every response",

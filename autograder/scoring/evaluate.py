@@ -625,14 +625,12 @@ def low_precision(fspec: FunctionSpec, failed: list[int], expected, got) -> floa
     values is within LOW_PRECISION_RTOL of the expected one (relative, with 100 times the
     case's absolute tolerance for values near 0), finite where the expected one is and of its
     shape; None otherwise."""
-    from autograder.cases.compare import numeric
-
     worst = 0.0
     for i in failed:
         case = fspec.cases[i]
         if "value" not in expected[i] or "value" not in got[i]:
             return None
-        ne, ng = numeric(expected[i]["value"]), numeric(got[i]["value"])
+        ne, ng = _numbers(expected[i]["value"]), _numbers(got[i]["value"])
         if ne is None or ng is None or ne[0] != ng[0]:
             return None
         for e, g in zip(ne[1], ng[1]):
@@ -648,10 +646,34 @@ def low_precision(fspec: FunctionSpec, failed: list[int], expected, got) -> floa
     return worst if failed else None
 
 
+def _numbers(value):
+    """(shape, flat values) of a value, or of a gradient check's value (one array per input,
+    by name, in name order); None for anything else."""
+    from autograder.cases.compare import numeric
+
+    found = numeric(value)
+    if found is not None or not isinstance(value, dict):
+        return found
+    inner = value.get("$dict", value)
+    if not isinstance(inner, dict) or not inner:
+        return None
+    shape, flat = [], []
+    for name in sorted(inner):
+        part = numeric(inner[name])
+        if part is None:
+            return None
+        shape.append((name, part[0]))
+        flat.extend(part[1])
+    return tuple(shape), flat
+
+
 def low_precision_text(worst: float, failed: int) -> str:
+    """The line of a miss the size of a lower precision; ``worst``: the largest relative
+    error (said only where it is within LOW_PRECISION_RTOL: near 0 the bound is absolute)."""
+    bound = worst if worst <= LOW_PRECISION_RTOL else LOW_PRECISION_RTOL
     return (
         f"every value of the {failed} failed check{'s' if failed > 1 else ''} is within "
-        f"{worst:.2g} of the expected one, relative: the size of the rounding of a lower "
+        f"{bound:.2g} of the expected one, relative: the size of the rounding of a lower "
         "precision (bfloat16 keeps about 3 significant digits, float16 about 4), far beyond "
         "float32's; look for a computation in bfloat16 or float16 (a .to(...), .half(), "
         "autocast) or a constant of that size (an epsilon, a clamp) that the formula does not have"
@@ -1026,8 +1048,18 @@ def explain(
         off = sorted(i for i in concept_failed if fspec.cases[i].kind in ("value", "edge"))
         worst = low_precision(fspec, off, expected, got) if off else None
         if worst is not None:
-            text = low_precision_text(worst, len(off))
-            first = [line("near-miss:precision", text, "shape", off)]
+            # the failed gradient checks off by as little are the same cause's (measured, not
+            # assumed: a gradient further off keeps its own line)
+            grads = sorted(i for i in concept_failed if fspec.cases[i].kind == "gradient")
+            grad_worst = low_precision(fspec, grads, expected, got) if grads else None
+            own = off + (grads if grad_worst is not None else [])
+            text = low_precision_text(max(worst, grad_worst or 0.0), len(off))
+            if grad_worst is not None:
+                text += (
+                    f"; the gradient is off by as little on {len(grads)} gradient "
+                    f"check{'s' if len(grads) > 1 else ''}: the same cause"
+                )
+            first = [line("near-miss:precision", text, "shape", own)]
     if concept_failed and not first and close is not None:
         # some failures are near misses and nothing names the others: the near ones at least,
         # and which checks are further off (a case id is public)
