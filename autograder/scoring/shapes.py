@@ -706,7 +706,7 @@ def _per_row_contradicted(k: int, inverse: bool, names) -> bool:
     is an accident of their inputs (one nonzero entry a row), not a sum for a mean."""
     import numpy as np
 
-    for inp, exp, got, rtol, atol in getattr(names, "passing_cases", ()):
+    for inp, exp, _got, rtol, atol in getattr(names, "passing_cases", ()):
         xs = _inputs(inp)
         e = _array(exp.get("value")) if isinstance(exp, dict) else None
         xk = xs[k] if k < len(xs) else None
