@@ -133,6 +133,9 @@ NOT_AGAIN = [
     ("blind7", "03_sum_vs_mean__masked_mean__count-nonzero-denominator.py", "shape:factor"),
     # the one failed check has an int mask: one check always has some dtype of its own
     ("blind7", "03_sum_vs_mean__masked_mean__count-nonzero-denominator.py", "where:dtype"),
+    # "the failed checks all have no entry of logp exactly 0": most checks hold no zero, and
+    # those with one pass only because a ratio of 1 is never clipped
+    ("blind8", "07_beyond_nthr__clipped_surrogate__min-of-ratios.py", "where:zero"),
 ]
 
 

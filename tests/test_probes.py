@@ -116,10 +116,44 @@ def _padding_counted_mean(values, mask):
     return (np.where(m > 0, v, 0.0).sum(axis=1)) / (m.sum(axis=1) + (m == 0).sum(axis=1) / 2)
 
 
+def _median_change(before, after, correct):
+    """The median change of the correct responses (torch's lower middle value), not their mean."""
+    return float((after - before)[correct.bool()].median())
+
+
+def _min_of_ratios(logp, logp_old, advantages, mask, eps_low=0.2, eps_high=None, mode="token-mean"):
+    """min(r, clip(r)) · A, not min(r · A, clip(r) · A): optimistic where A < 0."""
+    import torch
+
+    ns = reference_ns("07_beyond_nthr")
+    ns["clipped_surrogate"](logp, logp_old, advantages, mask, eps_low, eps_high, mode)  # checks
+    high = eps_low if eps_high is None else eps_high
+    ratio = torch.exp(torch.where(mask, logp - logp_old.detach(), 0.0))
+    o = torch.minimum(ratio, ratio.clamp(1 - eps_low, 1 + high)) * advantages.detach()
+    per = torch.where(mask, -o, 0.0)
+    if mode == "token-mean":
+        return per.sum() / mask.sum()
+    if mode == "seq-mean-token-mean":
+        return (per.sum(dim=1) / mask.sum(dim=1)).mean()
+    return per.sum(dim=1).mean()
+
+
+def _mask_from_token_ids(logits, tokens, mask):
+    """The mask rebuilt from the token ids (id 0 read as padding), the given mask ignored."""
+    ns = reference_ns("05_grpo_lld")
+    return ns["sequence_logprobs"](logits, tokens, tokens != 0)
+
+
 # (assignment, function, the learner's function, the relation the feedback must name)
 BROKEN = [
     ("01_exact_kl", "forward_kl", _jensen_shannon, "relation:swapped"),
     ("04_rlef_turn_rewards", "episode_return", _position_weighted_return, "relation:reordered"),
+    # a median does not move when the largest change rises
+    ("05_grpo_lld", "likelihood_change", _median_change, "relation:largest-raised"),
+    # an optimistic clip: the loss rises when the clip is switched off
+    ("07_beyond_nthr", "clipped_surrogate", _min_of_ratios, "relation:clip-off"),
+    # a mask that is never read: one fewer marked position changes nothing
+    ("05_grpo_lld", "sequence_logprobs", _mask_from_token_ids, "relation:last-valid-masked"),
 ]
 
 

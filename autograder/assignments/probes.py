@@ -40,7 +40,17 @@ import numpy as np
 from autograder.cases.spec import Obj
 from autograder.notebooks.notebook import ASSIGNMENTS
 
-RELATIONS = ("same", "negated", "differs", "scaled", "shift", "mirror", "affine", "reversed")
+RELATIONS = (
+    "same",
+    "negated",
+    "differs",
+    "scaled",
+    "shift",
+    "mirror",
+    "affine",
+    "reversed",
+    "not-above",  # the changed result is at most the base one
+)
 
 
 @dataclass(frozen=True)
@@ -484,6 +494,42 @@ def _mask_like(orig: Any, new: np.ndarray) -> Any:
     first = np.asarray(orig).ravel()[:1]
     kind = type(first[0].item()) if first.size else bool
     return [[kind(bool(x)) for x in row] for row in new]
+
+
+def _largest_correct_change_raised(by: float) -> Callable:
+    """likelihood_change(logp_before, logp_after, correct) with the largest change among the
+    correct responses raised by ``by`` (two correct responses at least): a mean over them
+    moves, a median or a minimum does not."""
+
+    def apply(args, kwargs):
+        if len(args) < 3:
+            return None
+        before, after, correct = _as_array(args[0]), _as_array(args[1]), _bool_mask(args[2])
+        if before is None or after is None or correct is None:
+            return None
+        if before.ndim != 1 or before.shape != after.shape or after.shape != correct.shape:
+            return None
+        if correct.sum() < 2 or not np.all(np.isfinite(after)):
+            return None
+        change = np.where(correct, after - before, -np.inf)
+        new = after.copy()
+        new[int(np.argmax(change))] += by
+        out = list(args)
+        out[1] = _like(args[1], new)
+        return tuple(out), dict(kwargs)
+
+    return apply
+
+
+def _clip_off() -> Callable:
+    """clipped_surrogate with the clip switched off: eps_low just below 1 and eps_high 1e9
+    (both allowed), so that no ratio the cases hold is clipped."""
+
+    def apply(args, kwargs):
+        args2, kwargs2 = _with_arg(args, kwargs, 4, "eps_low", 0.999999)
+        return _with_arg(args2, kwargs2, 5, "eps_high", 1e9)
+
+    return apply
 
 
 def _mask_read(mask: int, says: str) -> Probe:
@@ -1001,6 +1047,14 @@ PROBES: dict[tuple[str, str], tuple[Probe, ...]] = {
         ),
     ),
     (A5, "likelihood_change"): (
+        Probe(
+            "largest-raised",
+            "the correct response whose likelihood rose most has its `logp_after` raised by 3",
+            "the result is the mean change over the correct responses: raising one of them moves "
+            "the mean",
+            "differs",
+            _largest_correct_change_raised(3.0),
+        ),
         _doubled(
             (0, 1),
             "both-doubled",
@@ -1168,6 +1222,14 @@ PROBES: dict[tuple[str, str], tuple[Probe, ...]] = {
         ),
     ),
     (A7, "clipped_surrogate"): (
+        Probe(
+            "clip-off",
+            "the clip is switched off (eps_low = 0.999999, eps_high = 1e9)",
+            "o_t = min(r·A, clip(r)·A) is never above r·A: the clipped loss is at least the "
+            "loss with the clip switched off",
+            "not-above",
+            _clip_off(),
+        ),
         _mask_read(
             3,
             "the loss sums or averages the positions the mask marks: one "

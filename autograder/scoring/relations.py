@@ -280,6 +280,11 @@ def obeys(
     ``relation`` within ``rtol``/``atol``? ("differs": they differ beyond it.)"""
     if relation == "differs":
         return not _close(changed, base, rtol, atol)
+    if relation == "not-above":
+        if changed.shape != base.shape:
+            return False
+        with np.errstate(all="ignore"):
+            return bool(np.all(changed <= base + atol + rtol * np.abs(base)))
     target = _target(relation, base, factors)
     if target is None or target.shape != changed.shape:
         return False
@@ -358,8 +363,8 @@ def broken(
                 or (relation == "reversed" and _shape(mine) != _shape(expected[i]))
             ):
                 continue  # entry factors, a scale, an order: read on a result of the expected shape
-            if relation != "differs" and not np.all(np.isfinite(g_b)):
-                continue
+            if not np.all(np.isfinite(g_b)):
+                continue  # a NaN or inf result "stays the same" or not: it says nothing here
         if outcomes_obey(relation, mine, theirs, *own_tol, factors) is not False:
             continue
         entry = by_id.setdefault(str(meta.get("id")), (meta, set(), []))
@@ -500,6 +505,7 @@ def line_text(meta: dict, hit: set[int], failed: int, shown: list[str]) -> str:
     verb = {
         "same": "your result changes",
         "differs": "your result stays the same",
+        "not-above": "your result rises",
     }.get(str(meta.get("relation")), "your result does not follow")
     where = f" ({'; '.join(shown[:2])})" if shown else ""
     return (

@@ -212,6 +212,10 @@ def localise(
             # fails, the others right (a data input's sign that only happens to line up with
             # the failures, some of each sign failing, would read as the cause)
             continue
+        if key[0] == "zero" and not wrong[0]:
+            # that the checks with no zero fail says nothing of zeros (most checks hold none):
+            # only "every check holding a zero fails" names one
+            continue
         if key[0] == "zero" and len(groups[wrong[0]]) < 2:
             # zeros are common in data (a one-hot, a hidden state): one failed check that holds
             # one says nothing of them

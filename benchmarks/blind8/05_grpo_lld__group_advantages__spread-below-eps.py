@@ -1,0 +1,45 @@
+"""Slip: detects an all-equal group as max − min < eps instead of testing the rewards for equality,
+so with eps = 0 an equal group is not detected (0/0 gives NaN), and with a larger eps a group
+with a small but real spread is zeroed.
+"""
+
+import math
+
+import torch
+
+
+def _require_tensor(x, name, ndim):
+    """Raise ValueError unless x is a torch tensor with `ndim` dimensions."""
+    if not isinstance(x, torch.Tensor):
+        raise ValueError(f"{name} must be a torch tensor, got {type(x).__name__}")
+    if x.dim() != ndim:
+        raise ValueError(f"{name} must be {ndim}-D, got shape {tuple(x.shape)}")
+
+
+def _require_finite(x, name):
+    """Raise ValueError if the floating tensor x holds NaN or ±inf."""
+    if x.is_floating_point() and not torch.isfinite(x).all():
+        raise ValueError(f"{name} holds NaN or infinite values")
+
+
+def group_advantages(rewards, eps=1e-6):
+    """GRPO advantages: each reward standardized within its group."""
+    _require_tensor(rewards, "rewards", 2)
+    if rewards.shape[1] < 2:
+        raise ValueError(f"need G >= 2 responses per group, got {rewards.shape[1]}")
+    if (
+        isinstance(eps, bool)
+        or not isinstance(eps, (int, float))
+        or not math.isfinite(eps)
+        or eps < 0
+    ):
+        raise ValueError(f"eps must be a finite number >= 0, got {eps!r}")
+    r = rewards.detach()
+    if not r.is_floating_point():
+        r = r.to(torch.float32)
+    _require_finite(r, "rewards")
+    mean = r.mean(dim=1, keepdim=True)
+    std = r.std(dim=1, keepdim=True)
+    adv = (r - mean) / (std + eps)
+    spread = r.max(dim=1, keepdim=True).values - r.min(dim=1, keepdim=True).values
+    return torch.where(spread < eps, torch.zeros_like(adv), adv)
