@@ -54,8 +54,8 @@ def test_the_reference_obeys_every_probe_relation(assignment, function, secret):
     by_probe: dict[str, list[bool]] = {}
     for p in probes:
         meta, i = p["probe"], p["probe"]["base"]
-        if meta["relation"] == relations.DEFAULT:
-            continue  # an argument left to its default: no relation (test_default_probes_*)
+        if meta["relation"] in (relations.DEFAULT, "identify"):
+            continue  # an argument left to its default, a slip's change: no relation to hold
         case, factors = fspec.cases[i], meta.get("factors")
         rel, base, changed = meta["relation"], expected[i], p["expected"]
         ok = relations.outcomes_obey(rel, base, changed, case.rtol, case.atol, factors)
@@ -69,6 +69,8 @@ def test_the_reference_obeys_every_probe_relation(assignment, function, secret):
             )
             assert loose, (p["id"], rel, base, changed)
     for probe in catalogue.probes_of(assignment, function):
+        if probe.relation == "identify":
+            continue
         seen = by_probe.get(probe.id, [])
         assert seen, f"{function}: probe {probe.id} changes none of the cases"
         assert any(seen), f"{function}: probe {probe.id}'s relation never holds on the reference"
@@ -428,3 +430,38 @@ def test_a_kl_term_taken_twice_is_told_the_return_reads_only_the_shaped_rewards(
     r = kernel.grade_function(a, name, twice, namespace=ns, root=ROOT)
     assert r.score < r.points
     assert "relation:components-moved" in {d.id for d in r.diagnoses}, evaluate.feedback_text(r)
+
+
+def test_a_change_a_slip_makes_to_an_input_is_named_where_it_gives_the_learners_values():
+    """Caught: an nthr_weights that selects by |score| got "Not recognised" (or a line about
+    `beta`, which was right); its values are exactly the formula's on |neg_scores|."""
+    a, name = "06_nthr", "nthr_weights"
+    ns = reference_ns(a)
+    ref = ns[name]
+
+    def by_abs(neg_scores, pos_mean_scores, beta=1.0, eta=0.0):
+        return ref(neg_scores.abs(), pos_mean_scores, beta, eta)
+
+    r = kernel.grade_function(a, name, by_abs, namespace=ns, root=ROOT)
+    assert r.score < r.points
+    first = [d for d in r.diagnoses if d.kind != "validation"][0]
+    assert first.id == "shape:identified", evaluate.feedback_text(r)
+    assert "absolute value" in first.text, first.text
+
+
+def test_an_inverted_mask_is_named_where_the_formula_on_it_gives_the_learners_values():
+    """A masked_mean that reads the mask as a padding mask (True = pad) averages the padded
+    positions: its values are the formula's with the mask inverted, where every row keeps one."""
+    a, name = "03_sum_vs_mean", "masked_mean"
+    ns = reference_ns(a)
+    ref = ns[name]
+
+    def inverted(values, mask):
+        m = np.asarray(mask).astype(bool)
+        if m.ndim == 2 and (~m).any(axis=1).all():
+            return ref(values, ~m)
+        return ref(values, mask) + 1.0  # something else wrong where no row can be inverted
+
+    r = kernel.grade_function(a, name, inverted, namespace=ns, root=ROOT)
+    assert r.score < r.points
+    assert "shape:identified" in {d.id for d in r.diagnoses}, evaluate.feedback_text(r)

@@ -50,6 +50,7 @@ RELATIONS = (
     "affine",
     "reversed",
     "not-above",  # the changed result is at most the base one
+    "identify",  # no relation: the learner's result is compared with the formula's on the change
 )
 
 
@@ -532,6 +533,45 @@ def _clip_off() -> Callable:
     return apply
 
 
+def _abs_of(i: int) -> Callable:
+    """Argument ``i`` (floats, some entry negative) with each entry replaced by its absolute
+    value."""
+
+    def apply(args, kwargs):
+        if len(args) <= i or not _float_input(args[i]):
+            return None
+        a = _as_array(args[i])
+        if a is None or not np.any(a < 0):
+            return None
+        out = list(args)
+        out[i] = _like(args[i], np.abs(a))
+        return tuple(out), dict(kwargs)
+
+    return apply
+
+
+def _mask_inverted(mask: int) -> Callable:
+    """The mask (argument ``mask``, 2-D) inverted, where every row keeps a valid position."""
+
+    def apply(args, kwargs):
+        if len(args) <= mask:
+            return None
+        m = _bool_mask(args[mask])
+        if m is None or m.ndim != 2 or not np.all((~m).any(axis=1)):
+            return None
+        out = list(args)
+        out[mask] = _mask_like(args[mask], ~m)
+        return tuple(out), dict(kwargs)
+
+    return apply
+
+
+def _identify(pid: str, change: str, apply: Callable) -> Probe:
+    """A change that a common slip makes to an input: where the learner's result is the
+    formula's on the changed inputs (relations.exchanged), the feedback says so."""
+    return Probe(pid, change, "", "identify", apply)
+
+
 def _mask_read(mask: int, says: str) -> Probe:
     return Probe(
         "last-valid-masked",
@@ -876,6 +916,9 @@ PROBES: dict[tuple[str, str], tuple[Probe, ...]] = {
         ),
     ),
     (A3, "masked_mean"): (
+        _identify(
+            "mask-inverted", "the mask is inverted (valid and padded swapped)", _mask_inverted(1)
+        ),
         _mask_read(
             1,
             "each row's mean is over the positions its mask marks: one fe"
@@ -908,6 +951,9 @@ PROBES: dict[tuple[str, str], tuple[Probe, ...]] = {
         ),
     ),
     (A3, "aggregate_loss"): (
+        _identify(
+            "mask-inverted", "the mask is inverted (valid and padded swapped)", _mask_inverted(1)
+        ),
         _mask_read(
             1,
             "every mode sums or averages the positions the mask marks: on"
@@ -1181,6 +1227,11 @@ PROBES: dict[tuple[str, str], tuple[Probe, ...]] = {
         ),
     ),
     (A6, "nthr_weights"): (
+        _identify(
+            "abs-scores",
+            "each entry of `neg_scores` is replaced by its absolute value",
+            _abs_of(0),
+        ),
         _rows_reversed(
             (0,),
             "the negative tokens' scores",

@@ -1004,7 +1004,8 @@ def explain(
             meta, hit = swap
             values = {i for i in concept_failed if fspec.cases[i].kind in ("value", "edge")}
             text = rel.exchanged_text(meta, hit, len(values))
-            first = [line("shape:exchanged", text, "shape", hit)]
+            kind = "identified" if meta.get("relation") == "identify" else "exchanged"
+            first = [line(f"shape:{kind}", text, "shape", hit)]
     if concept_failed and not first:
 
         def shape_of(idx: list[int], kinds: tuple[str, ...]):
@@ -1356,7 +1357,8 @@ def _exchanged(assignment: str, fspec: FunctionSpec, failed: set[int], expected,
     from autograder.assignments import probes as catalogue
     from autograder.scoring import relations as rel
 
-    if not any(p.exchange for p in catalogue.probes_of(assignment, fspec.name)):
+    found = catalogue.probes_of(assignment, fspec.name)
+    if not any(p.exchange or p.relation == "identify" for p in found):
         return None
     try:
         found = probes() if callable(probes) else probes

@@ -343,6 +343,8 @@ def broken(
             continue
         case = fspec.cases[i]
         relation, factors = str(meta.get("relation", "")), meta.get("factors")
+        if relation == "identify":
+            continue  # no relation to break: read by exchanged()
         mine, theirs = got[i], p.get("got", {})
         tol, margin = (case.rtol, case.atol), (RTOL, ATOL)
         ref_tol, own_tol = (margin, tol) if relation == "differs" else (tol, margin)
@@ -408,7 +410,8 @@ def exchanged(
     for p in probes:
         meta = p.get("probe") or {}
         i = meta.get("base")
-        if not meta.get("exchange") or not isinstance(i, int) or i not in failed:
+        identify = meta.get("relation") == "identify"
+        if not (meta.get("exchange") or identify) or not isinstance(i, int) or i not in failed:
             continue
         if i >= len(fspec.cases) or fspec.cases[i].kind not in ("value", "edge"):
             continue
@@ -420,7 +423,11 @@ def exchanged(
             continue  # the exchange leaves the expected result as it is here: it says nothing
         key = str(meta.get("id"))
         entry = seen.setdefault(key, (meta, set(), True))
-        fits = g2 is not None and g2.shape == e.shape and _close(g2, e, RTOL, ATOL)
+        if identify:  # the learner's own result is the formula's on the changed inputs
+            g = _values(got[i])
+            fits = g is not None and g.shape == e2.shape and _close(g, e2, RTOL, ATOL)
+        else:  # an exchange: on the exchanged inputs the learner gives the original's result
+            fits = g2 is not None and g2.shape == e.shape and _close(g2, e, RTOL, ATOL)
         if fits:
             entry[1].add(i)
         else:
@@ -432,10 +439,16 @@ def exchanged(
 
 
 def exchanged_text(meta: dict, hit: set[int], failed: int) -> str:
-    """The feedback line of an exchange that turns the learner's results into the expected;
-    ``failed``: how many value checks failed."""
+    """The feedback line of an exchange that turns the learner's results into the expected
+    (or of a change whose formula's results are the learner's); ``failed``: how many value
+    checks failed."""
     n = len(hit)
     where = "on every failed check" if n == failed else f"on {n} of the {failed} failed checks"
+    if meta.get("relation") == "identify":
+        return (
+            f"your values are the formula's when {meta.get('change')}, {where} of its values: "
+            "your code makes that change somewhere"
+        )
     change = str(meta.get("change", "")).replace(" are swapped", "")
     return (
         f"two inputs the wrong way round: given {change} the other way round, your function "
