@@ -396,8 +396,10 @@ def _(ns):
     "sequence_logprobs",
     "log of softmax over the batch axis",
     # and the padding-refilled probe (added later, judged true: a padded position's logits
-    # move the other rows' softmax at that position, so the result moves with them)
-    ("property:log-softmax-gradient", "relation:padding-refilled"),
+    # move the other rows' softmax at that position, so the result moves with them); and the
+    # others-evened probe (added later still, true: normalised over the batch, a position's
+    # result depends on more than the sampled token's probability under the vocabulary)
+    ("property:log-softmax-gradient", "relation:padding-refilled", "relation:others-evened"),
 )
 def _(ns):
     def f(logits, tokens, mask):
@@ -648,7 +650,9 @@ def _(ns):
     A2,
     "monte_carlo_kl",
     "the estimator averaged over every outcome, not the samples",
-    ("property:mean-of-samples", "shape:raised"),
+    # and the rarest-twice probe (added later, true: the code never reads how often an
+    # outcome was sampled, so more samples of one outcome leave it where it was)
+    ("property:mean-of-samples", "shape:raised", "relation:rarest-twice"),
     2,
 )
 def _(ns):

@@ -572,6 +572,101 @@ def _identify(pid: str, change: str, apply: Callable) -> Probe:
     return Probe(pid, change, "", "identify", apply)
 
 
+def _others_evened() -> Callable:
+    """sequence_logprobs(logits, tokens, mask) with each position's logits replaced by the
+    log probabilities of a distribution that keeps the sampled token's probability and spreads
+    the rest evenly over the other tokens: log_softmax at the sampled token is unchanged."""
+
+    def apply(args, kwargs):
+        if len(args) < 2 or not _float_input(args[0]):
+            return None
+        logits, tokens = _as_array(args[0]), _as_array(args[1])
+        if logits is None or tokens is None or logits.ndim != 3 or logits.shape[:2] != tokens.shape:
+            return None
+        v = logits.shape[2]
+        if v < 3 or not np.all(np.isfinite(logits)):
+            return None
+        tok = tokens.astype(int)
+        if np.any(tok < 0) or np.any(tok >= v):
+            return None
+        shifted = logits - logits.max(axis=2, keepdims=True)
+        lp = shifted - np.log(np.exp(shifted).sum(axis=2, keepdims=True))
+        own = np.take_along_axis(lp, tok[..., None], axis=2)
+        rest = 1.0 - np.exp(own)
+        if np.any(rest <= 1e-9):
+            return None
+        new = np.broadcast_to(np.log(rest / (v - 1)), logits.shape).copy()
+        np.put_along_axis(new, tok[..., None], own, axis=2)
+        if np.allclose(new, lp):
+            return None
+        out = list(args)
+        out[0] = _like(args[0], new)
+        return tuple(out), dict(kwargs)
+
+    return apply
+
+
+def _rarest_samples_twice() -> Callable:
+    """monte_carlo_kl's samples (argument 0, outcome indices) with every sample of the least
+    sampled outcome given once more (two outcomes sampled at least): the mean of the estimates
+    moves towards that outcome's, a median of a clear majority does not."""
+
+    def apply(args, kwargs):
+        if not args:
+            return None
+        a = _as_array(args[0])
+        if a is None or a.ndim != 1 or a.size < 2 or not np.all(a == np.round(a)):
+            return None
+        values, counts = np.unique(a.astype(int), return_counts=True)
+        if values.size < 2:
+            return None
+        rare = values[int(np.argmin(counts))]
+        extra = [int(rare)] * int(counts.min())
+        orig = args[0]
+        if _is_torch(orig):
+            import torch
+
+            new = torch.cat([orig, torch.tensor(extra, dtype=orig.dtype)])
+        elif isinstance(orig, np.ndarray):
+            new = np.concatenate([orig, np.asarray(extra, dtype=orig.dtype)])
+        elif isinstance(orig, (list, tuple)):
+            new = type(orig)(list(orig) + extra)
+        else:
+            return None
+        return (new, *args[1:]), dict(kwargs)
+
+    return apply
+
+
+def _row_largest_raised(values: int, mask: int, by: float) -> Callable:
+    """The largest valid value of every row of argument ``values`` (2-D floats, mask argument
+    ``mask``) raised by ``by``, in rows of two valid values or more: a sum or a mean over the
+    valid values moves, a median or a minimum does not."""
+
+    def apply(args, kwargs):
+        if len(args) <= max(values, mask) or not _float_input(args[values]):
+            return None
+        a, m = _as_array(args[values]), _bool_mask(args[mask])
+        if a is None or m is None or a.ndim != 2 or a.shape != m.shape:
+            return None
+        if not np.all(np.isfinite(np.where(m, a, 0.0))):
+            return None
+        b = a.copy()
+        done = False
+        for r in range(a.shape[0]):
+            on = np.flatnonzero(m[r])
+            if on.size >= 2:
+                b[r, on[int(np.argmax(a[r, on]))]] += by
+                done = True
+        if not done:
+            return None
+        out = list(args)
+        out[values] = _like(args[values], b)
+        return tuple(out), dict(kwargs)
+
+    return apply
+
+
 def _mask_read(mask: int, says: str) -> Probe:
     return Probe(
         "last-valid-masked",
@@ -866,6 +961,14 @@ PROBES: dict[tuple[str, str], tuple[Probe, ...]] = {
     (A2, "estimator_moments"): _kl_probes()[1:],
     (A2, "monte_carlo_kl"): (
         Probe(
+            "rarest-twice",
+            "every sample of the least sampled outcome is given once more",
+            "the estimate is the mean over the samples: more samples of one outcome move it "
+            "towards that outcome's estimate",
+            "differs",
+            _rarest_samples_twice(),
+        ),
+        Probe(
             "samples-twice",
             "every sample is given twice",
             "the estimate is a mean over the samples: the same samples twice over give the "
@@ -916,6 +1019,13 @@ PROBES: dict[tuple[str, str], tuple[Probe, ...]] = {
         ),
     ),
     (A3, "masked_mean"): (
+        Probe(
+            "largest-raised",
+            "the largest valid value of every row is raised by 3",
+            "each row's mean is over its valid values: raising the largest of them moves it",
+            "differs",
+            _row_largest_raised(0, 1, 3.0),
+        ),
         _identify(
             "mask-inverted", "the mask is inverted (valid and padded swapped)", _mask_inverted(1)
         ),
@@ -951,6 +1061,13 @@ PROBES: dict[tuple[str, str], tuple[Probe, ...]] = {
         ),
     ),
     (A3, "aggregate_loss"): (
+        Probe(
+            "largest-raised",
+            "the largest valid value of every row is raised by 3",
+            "every mode sums or averages the valid values: raising the largest of a row moves the loss",
+            "differs",
+            _row_largest_raised(0, 1, 3.0),
+        ),
         _identify(
             "mask-inverted", "the mask is inverted (valid and padded swapped)", _mask_inverted(1)
         ),
@@ -1059,6 +1176,15 @@ PROBES: dict[tuple[str, str], tuple[Probe, ...]] = {
         ),
     ),
     (A5, "sequence_logprobs"): (
+        Probe(
+            "others-evened",
+            "at every position, the probability the sampled token leaves is spread evenly over "
+            "the other tokens (the sampled token's probability kept)",
+            "each position contributes log softmax(logits)[token], the sampled token's log "
+            "probability alone: how the rest is spread over the other tokens changes nothing",
+            "same",
+            _others_evened(),
+        ),
         _mask_read(
             2,
             "each response's log likelihood sums the positions its mask m"

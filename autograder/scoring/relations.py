@@ -144,9 +144,12 @@ def default_probes(assignment: str, fspec: FunctionSpec, inputs: list[dict]) -> 
     leaves to its default: the same inputs with that argument left out. They tell whether a
     learner's failures on the checks that give it are about it (the result with it left out is
     the expected one) or only happen to fall there (it is wrong without it as well)."""
-    from autograder.scoring.evaluate import _arg_names
+    from autograder.notebooks import notebook
 
-    arg_names = _arg_names(assignment, fspec.name)
+    try:
+        arg_names = notebook.parameters(assignment, fspec.name)
+    except Exception:  # noqa: BLE001 (no parameter names: no argument to leave out)
+        return []
     idx = [i for i, c in enumerate(fspec.cases) if c.kind in ("value", "edge") and i < len(inputs)]
     if not idx or not arg_names:
         return []

@@ -1,0 +1,66 @@
+"""Slip: takes the minimum of the two ratios and then multiplies by A, A * min(r, clip(r)), instead
+of the minimum of the two products min(r * A, clip(r) * A); for a negative advantage that picks
+the wrong side of the clip."""
+
+import math
+
+import torch
+
+AGGREGATION_MODES = ("token-mean", "seq-mean-token-mean", "seq-mean-token-sum")
+
+
+def _require_2d_float(x, name):
+    """Raise ValueError unless x is a 2-D floating torch tensor without NaN or inf."""
+    if not isinstance(x, torch.Tensor):
+        raise ValueError(f"{name} must be a torch tensor")
+    if x.dim() != 2:
+        raise ValueError(f"{name} must be 2-D")
+    if not x.is_floating_point():
+        raise ValueError(f"{name} must be a floating tensor")
+    if not torch.isfinite(x).all():
+        raise ValueError(f"{name} holds NaN or inf")
+
+
+def clipped_surrogate(
+    logp, logp_old, advantages, mask, eps_low=0.2, eps_high=None, mode="token-mean"
+):
+    """The PPO/GRPO clipped surrogate loss with separate lower and upper clip bounds."""
+    _require_2d_float(logp, "logp")
+    _require_2d_float(logp_old, "logp_old")
+    _require_2d_float(advantages, "advantages")
+    if not isinstance(mask, torch.Tensor) or mask.dtype != torch.bool:
+        raise ValueError("mask must be a bool torch tensor")
+    if not (logp.shape == logp_old.shape == advantages.shape == mask.shape):
+        raise ValueError("all four tensors must have the same (B, T) shape")
+    if not mask.any(dim=1).all():
+        raise ValueError("a row of mask has no valid token")
+    if (
+        isinstance(eps_low, bool)
+        or not isinstance(eps_low, (int, float))
+        or not (0.0 <= eps_low < 1.0)
+    ):
+        raise ValueError("eps_low must be a number in [0, 1)")
+    if mode not in AGGREGATION_MODES:
+        raise ValueError(f"unknown mode {mode!r}")
+    if eps_high is None:
+        eps_high = eps_low
+    if (
+        isinstance(eps_high, bool)
+        or not isinstance(eps_high, (int, float))
+        or math.isnan(eps_high)
+        or eps_high < 0
+    ):
+        raise ValueError("eps_high must be a number >= 0")
+    old = logp_old.detach()
+    adv = advantages.detach()
+    log_ratio = torch.where(mask, logp - old, torch.zeros_like(logp))
+    ratio = torch.exp(log_ratio)
+    clipped = torch.clamp(ratio, 1.0 - eps_low, 1.0 + eps_high)
+    obj = adv * torch.min(ratio, clipped)
+    neg = torch.where(mask, -obj, torch.zeros_like(obj))
+    counts = mask.sum(dim=1).to(neg.dtype)
+    if mode == "token-mean":
+        return neg.sum() / counts.sum()
+    if mode == "seq-mean-token-mean":
+        return (neg.sum(dim=1) / counts).mean()
+    return neg.sum(dim=1).mean()
