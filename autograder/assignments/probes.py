@@ -667,6 +667,23 @@ def _row_largest_raised(values: int, mask: int, by: float) -> Callable:
     return apply
 
 
+def _where_eps_small(apply: Callable) -> Callable:
+    """``apply`` only where every group of rewards (argument 0, 2-D) is either all equal or
+    spread far more than eps (argument 1 or keyword, default 1e-6): there eps moves nothing."""
+
+    def only(args, kwargs):
+        r = _as_array(args[0]) if args else None
+        eps = _arg(args, kwargs, 1, "eps", 1e-6)
+        if r is None or r.ndim != 2 or not _a_number(eps):
+            return None
+        std = r.std(axis=1)
+        if np.any((std > 0) & (std < 1e4 * max(float(eps), 1e-12))):
+            return None
+        return apply(args, kwargs)
+
+    return only
+
+
 def _mask_read(mask: int, says: str) -> Probe:
     return Probe(
         "last-valid-masked",
@@ -1166,6 +1183,14 @@ PROBES: dict[tuple[str, str], tuple[Probe, ...]] = {
         ),
     ),
     (A5, "group_advantages"): (
+        Probe(
+            "rewards-doubled",
+            "every reward is doubled",
+            "a group's advantages are its rewards standardized, minus their mean over their std: "
+            "doubling every reward changes nothing (eps aside)",
+            "same",
+            _where_eps_small(_scale((0,), 2.0)),
+        ),
         Probe(
             "rewards-shifted",
             "0.25 is added to every reward",
