@@ -136,6 +136,10 @@ NOT_AGAIN = [
     # "the failed checks all have no entry of logp exactly 0": most checks hold no zero, and
     # those with one pass only because a ratio of 1 is never clipped
     ("blind8", "07_beyond_nthr__clipped_surrogate__min-of-ratios.py", "where:zero"),
+    # float16 rounding matched loosely to "you added an epsilon": said as a miss of that size
+    ("blind10", "01_exact_kl__log_ratios__float16-cast.py", "epsilon-smoothed"),
+    # right values beside wrong ones are a rule about entries, not a count on the whole check
+    ("blind10", "07_beyond_nthr__thr_weights__sign-clamped-positive.py", "shape:factor"),
 ]
 
 

@@ -146,8 +146,18 @@ def _mask_from_token_ids(logits, tokens, mask):
     return ns["sequence_logprobs"](logits, tokens, tokens != 0)
 
 
+def _log_mean_ratio_reward(base_reward, policy_logprobs, ref_logprobs, beta=0.05):
+    """The penalty from log(mean exp(p_t − q_t)), not the mean of p_t − q_t."""
+    ns = reference_ns("03_sum_vs_mean")
+    ns["shaped_reward"](base_reward, policy_logprobs, ref_logprobs, beta)  # the input checks
+    d = np.asarray(policy_logprobs, float) - np.asarray(ref_logprobs, float)
+    return float(base_reward - beta * np.log(np.mean(np.exp(d))))
+
+
 # (assignment, function, the learner's function, the relation the feedback must name)
 BROKEN = [
+    # a penalty that does not double with the log probabilities
+    ("03_sum_vs_mean", "shaped_reward", _log_mean_ratio_reward, "relation:both-doubled"),
     ("01_exact_kl", "forward_kl", _jensen_shannon, "relation:swapped"),
     ("04_rlef_turn_rewards", "episode_return", _position_weighted_return, "relation:reordered"),
     # a median does not move when the largest change rises

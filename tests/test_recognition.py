@@ -68,6 +68,12 @@ NEAREST_IS_ANOTHER = {
     # eps = 1e-6 fixed and eps = 1e-4 fixed differ by about 10 % only where the std is small
     ("05_grpo_lld", "group_advantages", "eps-ignored"),
 }
+# Mistakes whose values lie within a lower precision's rounding of the expected ones: moved by
+# 0.5 % more, the code could as well compute in float16 as add an epsilon, so the feedback says
+# a miss of that size and names an epsilon among its causes (never one cause loosely)
+SAID_AS_ROUNDING = {
+    ("01_exact_kl", "log_ratios", "epsilon-smoothed"),
+}
 
 
 @pytest.mark.parametrize("assignment,function,mistake", CONCEPT_MISTAKES)
@@ -81,6 +87,10 @@ def test_mistake_with_one_other_small_difference_names_the_nearest(assignment, f
         pytest.skip("no float in this mistake's outputs to move")
     if (assignment, function, mistake) in NEAREST_IS_ANOTHER:
         pytest.skip("another mistake is nearer once the values move")
+    if (assignment, function, mistake) in SAID_AS_ROUNDING:
+        assert r.score < r.points and "near-miss:precision" in {d.id for d in r.diagnoses}
+        assert "an epsilon" in r.diagnosis, r.diagnosis
+        return
     assert r.score < r.points
     assert r.mistake == mistake, (r.mistake, r.diagnosis)
     if r.score < plain.score or [c.passed for c in r.cases] != [c.passed for c in plain.cases]:

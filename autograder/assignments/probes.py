@@ -50,6 +50,7 @@ RELATIONS = (
     "affine",
     "reversed",
     "not-above",  # the changed result is at most the base one
+    "affine-offset",  # K times the base result plus an offset the probe computes
     "identify",  # no relation: the learner's result is compared with the formula's on the change
 )
 
@@ -684,6 +685,22 @@ def _where_eps_small(apply: Callable) -> Callable:
     return only
 
 
+def _penalty_doubled() -> Callable:
+    """shaped_reward(base_reward, policy_logprobs, ref_logprobs, ...) with both lists doubled:
+    the mean log ratio doubles, so the result is 2 · result − base_reward (the offset travels
+    with the probe)."""
+
+    def apply(args, kwargs):
+        if len(args) < 3 or not _a_number(args[0]):
+            return None
+        changed = _scale((1, 2), 2.0)(args, kwargs)
+        if changed is None:
+            return None
+        return (*changed, {"factors": [-float(args[0])]})
+
+    return apply
+
+
 def _mask_read(mask: int, says: str) -> Probe:
     return Probe(
         "last-valid-masked",
@@ -1033,6 +1050,14 @@ PROBES: dict[tuple[str, str], tuple[Probe, ...]] = {
             "shaped reward",
             "same",
             _repeated(idx=(1, 2)),
+        ),
+        Probe(
+            "both-doubled",
+            "both lists of log probabilities are doubled",
+            "the penalty is beta times the mean of p_t − q_t, which doubles when every log "
+            "probability does: the shaped reward becomes 2 · shaped − base_reward",
+            "affine-offset:2",
+            _penalty_doubled(),
         ),
     ),
     (A3, "masked_mean"): (

@@ -268,6 +268,10 @@ def _target(relation: str, base: np.ndarray, factors=None) -> np.ndarray | None:
         if name == "affine":
             a, _, b = arg.partition(":")
             return float(a) * base + float(b)
+        if name == "affine-offset":  # ``factors``: [the offset], computed by the probe
+            if not factors or factors[0] is None:
+                return None
+            return float(arg) * base + float(factors[0])
     return None
 
 

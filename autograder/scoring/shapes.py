@@ -780,7 +780,12 @@ def _count_ratio(points, names) -> Shape | None:
         mine = set()
         for x, y in zip(np.ravel(e), np.ravel(g)):
             if abs(y - x) <= atol + rtol * abs(x):
-                continue  # this value is right
+                if abs(x) > atol:
+                    # a right value that is not 0 is the expected one times 1: a count wrong
+                    # on the whole check moves it too (a value right beside wrong ones is a
+                    # rule about entries, not a count)
+                    mine.add(Fraction(1))
+                continue
             if abs(x) <= atol:
                 return None  # wrong where the expected value is 0: no ratio says it
             c = y / x

@@ -1,0 +1,29 @@
+"""Slip: computes the log ratios on the probabilities cast to float16 (a mixed-precision habit) instead of in full precision, so every log ratio is off by about 1e-4 to 1e-3."""
+
+import math
+
+import numpy as np
+
+
+def _check_distributions(policy, reference, allow_zeros):
+    """Raise ValueError unless policy and reference are valid distributions of equal length."""
+    if len(policy) == 0 or len(reference) == 0:
+        raise ValueError("a distribution is empty")
+    if len(policy) != len(reference):
+        raise ValueError("policy and reference have different lengths")
+    for name, dist in (("policy", policy), ("reference", reference)):
+        for x in dist:
+            if not math.isfinite(x) or x < 0 or x > 1:
+                raise ValueError(f"{name} has an entry outside [0, 1] or not finite: {x}")
+            if not allow_zeros and x == 0:
+                raise ValueError(f"{name} has a zero entry: the log ratio is undefined")
+        if abs(math.fsum(dist) - 1.0) > 1e-9 * len(dist):
+            raise ValueError(f"{name} does not sum to 1")
+
+
+def log_ratios(policy, reference):
+    """Per-outcome log ratios log(p_i / q_i) (natural log)."""
+    _check_distributions(policy, reference, allow_zeros=False)
+    p = np.asarray(policy, dtype=np.float16)
+    q = np.asarray(reference, dtype=np.float16)
+    return [float(x) for x in np.log(p / q)]

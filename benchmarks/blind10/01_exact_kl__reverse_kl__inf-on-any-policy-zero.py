@@ -1,0 +1,32 @@
+"""Slip: returns math.inf as soon as some p_i = 0, without first skipping the terms whose q_i is also 0, so an outcome that neither distribution can produce makes the reverse KL infinite instead of contributing 0."""
+
+import math
+
+
+def _check_distributions(policy, reference, allow_zeros):
+    """Raise ValueError unless policy and reference are valid distributions of equal length."""
+    if len(policy) == 0 or len(reference) == 0:
+        raise ValueError("a distribution is empty")
+    if len(policy) != len(reference):
+        raise ValueError("policy and reference have different lengths")
+    for name, dist in (("policy", policy), ("reference", reference)):
+        for x in dist:
+            if not math.isfinite(x) or x < 0 or x > 1:
+                raise ValueError(f"{name} has an entry outside [0, 1] or not finite: {x}")
+            if not allow_zeros and x == 0:
+                raise ValueError(f"{name} has a zero entry: the log ratio is undefined")
+        if abs(math.fsum(dist) - 1.0) > 1e-9 * len(dist):
+            raise ValueError(f"{name} does not sum to 1")
+
+
+def reverse_kl(policy, reference):
+    """KL(reference ‖ policy) = sum over q_i > 0 of q_i · log(q_i / p_i)."""
+    _check_distributions(policy, reference, allow_zeros=True)
+    terms = []
+    for p, q in zip(policy, reference):
+        if p == 0:
+            return math.inf
+        if q == 0:
+            continue
+        terms.append(q * math.log(q / p))
+    return math.fsum(terms)

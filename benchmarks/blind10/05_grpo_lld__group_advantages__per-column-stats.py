@@ -1,0 +1,42 @@
+"""Slip: takes the mean and the Bessel std over dim=0 (each response position across the batch's prompts) instead of over dim=1 (within each group), so the statistics mix prompts and a single group gives NaN."""
+
+import math
+
+import torch
+
+
+def _require_tensor(x, name, ndim):
+    """Raise ValueError unless x is a torch tensor with `ndim` dimensions."""
+    if not isinstance(x, torch.Tensor):
+        raise ValueError(f"{name} must be a torch tensor")
+    if x.dim() != ndim:
+        raise ValueError(f"{name} must be {ndim}-D, got {x.dim()}-D")
+
+
+def _require_finite(x, name):
+    """Raise ValueError if the floating tensor x holds NaN or ±inf."""
+    if not torch.isfinite(x).all():
+        raise ValueError(f"{name} holds NaN or inf")
+
+
+def group_advantages(rewards, eps=1e-6):
+    """GRPO advantages: each reward standardized within its group."""
+    _require_tensor(rewards, "rewards", 2)
+    if rewards.shape[1] < 2:
+        raise ValueError("need G >= 2 responses per group")
+    if (
+        not isinstance(eps, (int, float))
+        or isinstance(eps, bool)
+        or not math.isfinite(eps)
+        or eps < 0
+    ):
+        raise ValueError("eps must be a finite float >= 0")
+    r = rewards.detach()
+    if not r.is_floating_point():
+        r = r.to(torch.float32)
+    _require_finite(r, "rewards")
+    mean = r.mean(dim=0, keepdim=True)
+    std = r.std(dim=0, keepdim=True)
+    adv = (r - mean) / (std + eps)
+    equal = (r == r[:, :1]).all(dim=1, keepdim=True)
+    return torch.where(equal, torch.zeros_like(adv), adv)
