@@ -86,8 +86,9 @@ def main(argv: list[str] | None = None) -> int:
         help="the set's folder under benchmarks/: blind (the first, graded once before the "
         "property lines and once after) or blind2 (written later, graded once after the "
         "property and localisation lines) or blind3 (written later still, graded once after "
-        "the part, flag and sign lines) or blind4, blind5 (graded once after the probes) or "
-        "blind7 (graded once after the exchange and precision lines) or "
+        "the part, flag and sign lines) or blind4, blind5, blind6 (graded once after the probes) or "
+        "blind7 (graded once after the exchange and precision lines) or blind8, blind9, "
+        "blind10, blind11 (each graded once after the fixes the one before it showed) or "
         "ported (functions as OpenRLHF and TRL compute them, graded once after the probes); "
         "each set's INDEX.md holds its once-graded figures",
     )
