@@ -140,6 +140,16 @@ NOT_AGAIN = [
     ("blind10", "01_exact_kl__log_ratios__float16-cast.py", "epsilon-smoothed"),
     # right values beside wrong ones are a rule about entries, not a count on the whole check
     ("blind10", "07_beyond_nthr__thr_weights__sign-clamped-positive.py", "shape:factor"),
+    # a near miss on 1 of 13 checks (where a truncated series agrees near 0) read as rounding
+    ("blind11", "02_clipped_estimators__k3__second-order-taylor.py", "near-miss"),
+    # a known mistake named though the code fails checks the mistake passes, far off there
+    (
+        "blind11",
+        "04_rlef_turn_rewards__turn_rewards__final-index-off-by-one.py",
+        "final-at-max-turns",
+    ),
+    # bfloat16 rounding of one_hot − softmax read as a broken row shift
+    ("blind11", "06_nthr__prediction_errors__bf16-softmax.py", "relation:rows-shifted"),
 ]
 
 

@@ -156,7 +156,8 @@ def _log_mean_ratio_reward(base_reward, policy_logprobs, ref_logprobs, beta=0.05
 
 # (assignment, function, the learner's function, the relation the feedback must name)
 BROKEN = [
-    # a penalty that does not double with the log probabilities
+    # a penalty that does not double with the log probabilities (on generated checks only:
+    # counted, not shown)
     ("03_sum_vs_mean", "shaped_reward", _log_mean_ratio_reward, "relation:both-doubled"),
     ("01_exact_kl", "forward_kl", _jensen_shannon, "relation:swapped"),
     ("04_rlef_turn_rewards", "episode_return", _position_weighted_return, "relation:reordered"),
@@ -179,7 +180,9 @@ def test_a_broken_relation_is_named_with_the_checks_it_breaks(assignment, functi
     assert r.score < r.points
     d = next((d for d in r.diagnoses if d.id == rid), None)
     assert d is not None, evaluate.feedback_text(r)
-    assert "before," in d.text and "after" in d.text and d.points > 0, d.text
+    # a shown check among those it breaks gives the learner's two results
+    assert d.points > 0, d.text
+    assert function == "shaped_reward" or ("before," in d.text and "after" in d.text), d.text
 
 
 def test_the_same_code_scores_the_same_with_and_without_probes():

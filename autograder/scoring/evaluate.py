@@ -633,16 +633,20 @@ def low_precision(fspec: FunctionSpec, failed: list[int], expected, got) -> floa
         ne, ng = _numbers(expected[i]["value"]), _numbers(got[i]["value"])
         if ne is None or ng is None or ne[0] != ng[0]:
             return None
+        # relative to the value, or to the largest value of the check: a lower precision
+        # rounds the large entries of a result (a probability near 1) and an entry near 0
+        # computed from them (1 − p) carries that rounding whole
+        scale = max((abs(e) for e in ne[1] if math.isfinite(e)), default=0.0)
         for e, g in zip(ne[1], ng[1]):
             if not (math.isfinite(e) and math.isfinite(g)):
                 if e == g or (math.isnan(e) and math.isnan(g)):
                     continue
                 return None
             err = abs(g - e)
-            if err > LOW_PRECISION_RTOL * abs(e) + 100 * case.atol:
+            if err > LOW_PRECISION_RTOL * max(abs(e), scale) + 100 * case.atol:
                 return None
             if abs(e) > 0:
-                worst = max(worst, err / abs(e))
+                worst = max(worst, err / max(abs(e), scale))
     return worst if failed else None
 
 
@@ -685,7 +689,8 @@ def low_precision_text(worst: float, failed: int) -> str:
     bound = worst if worst <= LOW_PRECISION_RTOL else LOW_PRECISION_RTOL
     return (
         f"every value of the {failed} failed check{'s' if failed > 1 else ''} is within "
-        f"{bound:.2g} of the expected one, relative: the size of the rounding of a lower "
+        f"{bound:.2g} of the expected one, relative to the check's largest value: the size of "
+        "the rounding of a lower "
         "precision (bfloat16 keeps about 3 significant digits, float16 about 4), far beyond "
         "float32's; look for a computation in bfloat16 or float16 (a .to(...), .half(), "
         "autocast) or a constant of that size (an epsilon, a clamp) that the formula does not have"
@@ -823,11 +828,28 @@ def gradient_text(
                 for i in crashed
             }
         )
-        parts.append(
-            f"on {len(crashed)} of the {n} failed gradient checks your function raised "
-            f"{' or '.join(kinds)} when its inputs require gradient: find the line that raises "
-            "it (call your function on inputs that require gradient to read its message)"
-        )
+        # the same exception on the checks of the values (a broadcast that fails whatever the
+        # gradient): not one about the gradient, and said so
+        on_values = {
+            got[j]["raised"]
+            for j in range(len(fspec.cases))
+            if fspec.cases[j].kind in ("value", "edge")
+            and "raised" in got[j]
+            and "raised" not in expected[j]
+        }
+        if {got[i]["raised"] for i in crashed} <= on_values:
+            parts.append(
+                f"on {len(crashed)} of the {n} failed gradient checks your function raised "
+                f"{' or '.join(kinds)}, as it did on valid inputs of the values' checks: the same "
+                "error, whatever the gradient; the line that raises it is the one to fix"
+            )
+        else:
+            parts.append(
+                f"on {len(crashed)} of the {n} failed gradient checks your function raised "
+                f"{' or '.join(kinds)} when its inputs require gradient: find the line that "
+                "raises it (call your function on inputs that require gradient, then "
+                ".backward() on its result, to read its message)"
+            )
     for name in fspec.detached:
         k = sum(1 for i in idx if of(got[i]).get(name) == GRADIENT)
         if k:
@@ -984,6 +1006,29 @@ def explain(
         matched = _match(
             fspec, concept_cases, failed, expected, got, mutants, concept, 1, loose=True
         )
+    # a known mistake is not named where the learner fails a check that the mistake itself
+    # passes: there the code does something the mistake does not, so the mistake's words
+    # ("you treated only turn max_turns as final") would be untrue of it
+    # (a check another matched mistake owns is that one's: two slips, each right where only
+    # the other shows)
+    matched = [
+        (m, idx)
+        for m, idx in matched
+        if _bound_text(m, fspec, idx, expected, got) != m.diagnosis  # the learner's own bound
+        or not any(
+            i not in idx
+            and not any(i in other for o, other in matched if o is not m)
+            and fspec.cases[i].kind in ("value", "edge")
+            and same_outcome(
+                expected[i], mutants[m.id][i], fspec.cases[i].rtol, fspec.cases[i].atol
+            )
+            # far off there: a small second difference is "something else differs as well"
+            and low_precision(fspec, [i], expected, got) is None
+            for i in concept_failed
+        )
+    ]
+    if not matched and close is None:  # every known mistake set aside: the near misses
+        close = near_miss(fspec, sorted(concept_failed), expected, got)
     unexplained = concept_failed - set().union(*(idx for _, idx in matched)) if matched else set()
     first: Explained = []
     # one cause, one line: a recognised mistake about where gradient flows (an input not
@@ -1076,18 +1121,41 @@ def explain(
                     f"check{'s' if len(grads) > 1 else ''}: the same cause"
                 )
             first = [line("near-miss:precision", text, "shape", own)]
+        elif len(off) >= 3:
+            # most of them (two thirds, two at least) off by that rounding, the rest further:
+            # said of those, and the others named (a lower precision also flips a comparison
+            # or loses a large logit's last digits; a formula that only agrees near 0, a
+            # truncated series, is close on a few checks, not on most)
+            within = [i for i in off if low_precision(fspec, [i], expected, got) is not None]
+            nearer = close is not None and 2 * len(close.cases) >= len(off)
+            if len(within) >= 2 and 3 * len(within) >= 2 * len(off) and not nearer:
+                worst = low_precision(fspec, within, expected, got) or 0.0
+                rest = [fspec.cases[i].id for i in off if i not in within]
+                text = low_precision_text(worst, len(within)).replace(
+                    f"of the {len(within)} failed checks",
+                    f"of {len(within)} of the {len(off)} failed checks",
+                ) + (
+                    f". The other failed check{'s are' if len(rest) > 1 else ' is'} further "
+                    f"off: {', '.join(rest[:3])}"
+                    + (f" and {len(rest) - 3} more" if len(rest) > 3 else "")
+                )
+                first = [line("near-miss:precision", text, "shape", within)]
     if concept_failed and not first and close is not None:
         # some failures are near misses and nothing names the others: the near ones at least,
         # and which checks are further off (a case id is public)
         others = [fspec.cases[i].id for i in sorted(concept_failed - set(close.cases))]
-        first = [
-            line(
-                "near-miss",
-                near_miss_text(close, len(concept_failed), others),
-                "shape",
-                close.cases,
-            )
-        ]
+        # only where the near misses are at least as many as the checks further off: a few
+        # checks near 0 where a different formula happens to agree (a truncated series) read as
+        # a rounding slip, and sent a learner to look for an epsilon or a dtype
+        if len(close.cases) >= len(others):
+            first = [
+                line(
+                    "near-miss",
+                    near_miss_text(close, len(concept_failed), others),
+                    "shape",
+                    close.cases,
+                )
+            ]
     if concept_failed and not first:
         # no shape of the values: which checks fail, when an argument tells them apart
         among = sorted(set(fspec.of_kind("value") + fspec.of_kind("edge")))
