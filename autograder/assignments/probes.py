@@ -701,6 +701,25 @@ def _penalty_doubled() -> Callable:
     return apply
 
 
+def _valid_values_probes(what: str, result: str) -> tuple[Probe, ...]:
+    """The probes of a function of (values, mask, ...) that sums or averages each row's valid
+    values (``what`` says so; ``result``: what moves): the largest valid value of each row
+    raised, the mask inverted (a slip's change), one more position masked out."""
+    return (
+        Probe(
+            "largest-raised",
+            "the largest valid value of every row is raised by 3",
+            f"{what}: raising the largest of a row moves {result}",
+            "differs",
+            _row_largest_raised(0, 1, 3.0),
+        ),
+        _identify(
+            "mask-inverted", "the mask is inverted (valid and padded swapped)", _mask_inverted(1)
+        ),
+        _mask_read(1, f"{what}: one fewer marked position changes {result}"),
+    )
+
+
 def _mask_read(mask: int, says: str) -> Probe:
     return Probe(
         "last-valid-masked",
@@ -1061,21 +1080,7 @@ PROBES: dict[tuple[str, str], tuple[Probe, ...]] = {
         ),
     ),
     (A3, "masked_mean"): (
-        Probe(
-            "largest-raised",
-            "the largest valid value of every row is raised by 3",
-            "each row's mean is over its valid values: raising the largest of them moves it",
-            "differs",
-            _row_largest_raised(0, 1, 3.0),
-        ),
-        _identify(
-            "mask-inverted", "the mask is inverted (valid and padded swapped)", _mask_inverted(1)
-        ),
-        _mask_read(
-            1,
-            "each row's mean is over the positions its mask marks: one fe"
-            "wer marked position changes it",
-        ),
+        *_valid_values_probes("each row's mean is over its valid values", "it"),
         _rows_reversed(
             (0, 1),
             "the rows (of `values` and `mask` together)",
@@ -1103,21 +1108,7 @@ PROBES: dict[tuple[str, str], tuple[Probe, ...]] = {
         ),
     ),
     (A3, "aggregate_loss"): (
-        Probe(
-            "largest-raised",
-            "the largest valid value of every row is raised by 3",
-            "every mode sums or averages the valid values: raising the largest of a row moves the loss",
-            "differs",
-            _row_largest_raised(0, 1, 3.0),
-        ),
-        _identify(
-            "mask-inverted", "the mask is inverted (valid and padded swapped)", _mask_inverted(1)
-        ),
-        _mask_read(
-            1,
-            "every mode sums or averages the positions the mask marks: on"
-            "e fewer marked position changes the loss",
-        ),
+        *_valid_values_probes("every mode sums or averages the valid values", "the loss"),
         Probe(
             "max-len-moved",
             "`max_len` is changed (the mode does not read it)",
@@ -1237,8 +1228,8 @@ PROBES: dict[tuple[str, str], tuple[Probe, ...]] = {
         ),
         _mask_read(
             2,
-            "each response's log likelihood sums the positions its mask m"
-            "arks: one fewer marked position changes it",
+            "each response's log likelihood sums the positions its mask marks: "
+            "one fewer marked position changes it",
         ),
         Probe(
             "padded-position",
@@ -1459,8 +1450,8 @@ PROBES: dict[tuple[str, str], tuple[Probe, ...]] = {
         ),
         _mask_read(
             3,
-            "the loss sums or averages the positions the mask marks: one "
-            "fewer marked position changes it",
+            "the loss sums or averages the positions the mask marks: "
+            "one fewer marked position changes it",
         ),
         Probe(
             "swapped",
