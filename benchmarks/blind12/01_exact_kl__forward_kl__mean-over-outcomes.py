@@ -1,4 +1,5 @@
 """Slip: divides the weighted sum by the number of outcomes n (a mean over outcomes), instead of returning the plain sum over i of p_i log(p_i / q_i)."""
+
 import math
 
 

@@ -1,4 +1,5 @@
 """Slip: the range check rejects an entry equal to 1 (x >= 1 instead of x > 1), so a valid one-hot distribution such as [1.0, 0.0] raises ValueError instead of giving its KL."""
+
 import math
 
 

@@ -1,4 +1,5 @@
 """Slip: computes each ratio p_i / q_i in float16 (a habit of fp16/bf16 training code) before the log, instead of in full float64 precision."""
+
 import math
 
 import numpy as np

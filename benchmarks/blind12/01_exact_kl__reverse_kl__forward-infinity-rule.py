@@ -1,4 +1,5 @@
 """Slip: keeps forward_kl's zero rules (skip p_i = 0, infinity when q_i = 0 < p_i) instead of swapping them: a q_i = 0 < p_i gives inf where the term should count 0, and p_i = 0 < q_i crashes instead of giving inf."""
+
 import math
 
 

@@ -1,4 +1,5 @@
 """Slip: tests q_i = 0 before skipping p_i = 0, so an outcome with p_i = q_i = 0 returns math.inf instead of contributing 0."""
+
 import math
 
 

@@ -1,4 +1,5 @@
 """Slip: returns the raw second moment sum p_x f(x)^2 as the variance, dropping the subtraction of the mean, instead of sum p_x (f(x) - mean)^2."""
+
 import math
 
 import numpy as np

@@ -1,4 +1,5 @@
 """Slip: computes 0.5 * (r - 1)^2 with r = exp(ref_logp - logp), the ratio itself instead of its log, where the text asks for 0.5 * (logp - ref_logp)^2."""
+
 import numpy as np
 
 

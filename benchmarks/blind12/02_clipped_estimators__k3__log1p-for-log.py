@@ -1,4 +1,5 @@
 """Slip: uses np.log1p(r) (log of 1 + r, reached for as a 'stable' log) in place of log r, so k3 becomes (r - 1) - log(1 + r) instead of (r - 1) - log r."""
+
 import numpy as np
 
 

@@ -1,4 +1,5 @@
 """Slip: divides the sum of the per-sample estimates by m - 1 (a Bessel correction carried over from variances) instead of by the number of samples m."""
+
 import math
 
 import numpy as np
@@ -53,7 +54,11 @@ def monte_carlo_kl(samples, policy, reference, estimator):
     n = len(policy)
     values = []
     for x in samples:
-        if isinstance(x, (bool, np.bool_)) or not isinstance(x, (int, np.integer)) or not 0 <= x < n:
+        if (
+            isinstance(x, (bool, np.bool_))
+            or not isinstance(x, (int, np.integer))
+            or not 0 <= x < n
+        ):
             raise ValueError(f"sample index {x!r} is not an integer in [0, {n})")
         p, q = policy[x], reference[x]
         if p == 0 or q == 0:

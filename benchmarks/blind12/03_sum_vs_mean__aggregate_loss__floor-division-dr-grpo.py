@@ -1,7 +1,13 @@
 """Slip: in "seq-mean-token-sum-norm" divides with floor division (//) by B * max_len, so Dr. GRPO's loss is rounded down to a whole number instead of being the true quotient."""
+
 import numpy as np
 
-AGGREGATION_MODES = ("seq-mean-token-mean", "token-mean", "seq-mean-token-sum", "seq-mean-token-sum-norm")
+AGGREGATION_MODES = (
+    "seq-mean-token-mean",
+    "token-mean",
+    "seq-mean-token-sum",
+    "seq-mean-token-sum-norm",
+)
 
 
 def _check_batch(values, mask):

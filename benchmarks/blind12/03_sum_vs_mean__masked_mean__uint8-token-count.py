@@ -1,4 +1,5 @@
 """Slip: counts each row's valid tokens in uint8 (mask.sum(axis=1, dtype=np.uint8)), so a row with 256 or more valid tokens wraps around and is divided by the wrong count."""
+
 import numpy as np
 
 

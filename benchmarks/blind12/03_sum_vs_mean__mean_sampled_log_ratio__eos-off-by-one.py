@@ -1,4 +1,5 @@
 """Slip: divides the summed token log ratios by n + 1 (counting an end-of-sequence token that is not in the lists) instead of by the number of tokens n."""
+
 import math
 
 

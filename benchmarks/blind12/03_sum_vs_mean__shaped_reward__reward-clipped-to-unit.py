@@ -1,4 +1,5 @@
 """Slip: clips the shaped reward to [-1, 1] (a reward_clip_range habit from RLHF trainers) instead of returning base_reward - beta * mean unclipped."""
+
 import math
 
 

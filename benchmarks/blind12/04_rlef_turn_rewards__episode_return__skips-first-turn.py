@@ -1,4 +1,5 @@
 """Slip: the sum starts at the second record (rewards[1:]), so the first turn's shaped reward is left out of the return, instead of summing every turn."""
+
 import math
 from dataclasses import dataclass
 

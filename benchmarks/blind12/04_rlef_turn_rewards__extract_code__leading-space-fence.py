@@ -1,4 +1,5 @@
 """Slip: compares fence lines after .strip() instead of .rstrip(), so an indented '   ```python' line (e.g. inside a list item or a quoted example) opens a block, where only trailing whitespace may be ignored."""
+
 import ast
 
 
@@ -11,7 +12,7 @@ def extract_code(response: str) -> str | None:
         if line.strip() == "```python":
             for j in range(i + 1, len(lines)):
                 if lines[j].strip() == "```":
-                    code = "\n".join(lines[i + 1:j])
+                    code = "\n".join(lines[i + 1 : j])
                     if not code.strip():
                         return None
                     try:

@@ -1,4 +1,5 @@
 """Slip: on the final turn gives +1 when the code is valid and passes the private tests, ignoring the public flag, instead of requiring public_passed and private_passed both."""
+
 import ast
 from dataclasses import dataclass
 
@@ -33,7 +34,7 @@ def extract_code(response: str) -> str | None:
         if line.rstrip() == "```python":
             for j in range(i + 1, len(lines)):
                 if lines[j].rstrip() == "```":
-                    code = "\n".join(lines[i + 1:j])
+                    code = "\n".join(lines[i + 1 : j])
                     if not code.strip():
                         return None
                     try:

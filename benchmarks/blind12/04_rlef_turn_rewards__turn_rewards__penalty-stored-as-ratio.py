@@ -1,4 +1,5 @@
 """Slip: stores the penalty beta * mean in the record's mean_log_ratio field instead of the mean log ratio itself (the shaped reward is still right)."""
+
 import ast
 import math
 from dataclasses import dataclass
@@ -46,7 +47,7 @@ def extract_code(response: str) -> str | None:
         if line.rstrip() == "```python":
             for j in range(i + 1, len(lines)):
                 if lines[j].rstrip() == "```":
-                    code = "\n".join(lines[i + 1:j])
+                    code = "\n".join(lines[i + 1 : j])
                     if not code.strip():
                         return None
                     try:
@@ -83,5 +84,7 @@ def turn_rewards(turns: list[Turn], beta: float = 0.05, max_turns: int = 3) -> l
         r = task_reward(turn, t == len(turns) - 1)
         mean = mean_sampled_log_ratio(turn.policy_logps, turn.reference_logps)
         penalty = beta * mean
-        out.append(TurnReward(task_reward=r, mean_log_ratio=penalty, beta=beta, shaped_reward=r - penalty))
+        out.append(
+            TurnReward(task_reward=r, mean_log_ratio=penalty, beta=beta, shaped_reward=r - penalty)
+        )
     return out

@@ -1,4 +1,5 @@
 """Slip: takes each group's mean over its responses (dim=1) but the standard deviation over dim=0, across prompts per response column, instead of within each group's row."""
+
 import math
 
 import torch

@@ -1,4 +1,5 @@
 """Slip: takes torch.median of the correct responses' changes (the lower middle value for an even count) instead of their mean."""
+
 import torch
 
 

@@ -1,4 +1,5 @@
 """Slip: compares each change with -eps (change <= -eps, reading eps as a tolerance for a decrease) instead of with eps; the default eps = 0 hides it."""
+
 import math
 
 import torch

@@ -1,4 +1,5 @@
 """Slip: sums the masked token log probabilities over dim=0 (the batch) instead of over the positions (dim=-1), returning a (T,) tensor instead of one value per response."""
+
 import torch
 
 

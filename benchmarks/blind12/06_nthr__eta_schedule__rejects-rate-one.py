@@ -1,4 +1,5 @@
 """Slip: the range check rejects a success rate of exactly 1 (p >= 1 instead of p > 1), so an all-correct group raises ValueError instead of getting eta = 1."""
+
 import torch
 
 

@@ -1,4 +1,5 @@
 """Slip: multiplies the negative scores by beta and compares them with min(pos_mean_scores), instead of comparing the scores with tau = beta * min(pos_mean_scores)."""
+
 import math
 
 import torch
@@ -20,4 +21,6 @@ def nthr_weights(neg_scores, pos_mean_scores, beta=1.0, eta=0.0):
     if not isinstance(eta, (int, float)) or not 0 <= eta <= 1:
         raise ValueError("eta must be in [0, 1]")
     selected = beta * neg_scores > pos_mean_scores.min()
-    return torch.where(selected, torch.full_like(neg_scores, float(eta)), torch.ones_like(neg_scores))
+    return torch.where(
+        selected, torch.full_like(neg_scores, float(eta)), torch.ones_like(neg_scores)
+    )

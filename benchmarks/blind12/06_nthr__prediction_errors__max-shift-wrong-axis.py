@@ -1,4 +1,5 @@
 """Slip: writes the softmax by hand and subtracts the max over dim=0 (each vocabulary column's max across positions) instead of each row's max, so a row far below another row's max loses its probabilities to underflow (all-zero rows give 0/0 = NaN)."""
+
 import torch
 
 

@@ -1,4 +1,5 @@
 """Slip: combines the two (Na, Nb) similarity matrices with a matrix product (alpha @ hsim.T) and sums its rows, instead of multiplying them elementwise and summing over the b tokens."""
+
 import torch
 
 

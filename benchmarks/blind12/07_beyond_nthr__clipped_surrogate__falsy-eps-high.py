@@ -1,4 +1,5 @@
 """Slip: resolves the default with `eps_high = eps_high or eps_low`, so an explicit eps_high = 0 (allowed) silently becomes eps_low instead of an upper bound of exactly 1."""
+
 import math
 
 import torch
@@ -18,7 +19,9 @@ def _require_2d_float(x, name):
         raise ValueError(f"{name} holds NaN or infinite values")
 
 
-def clipped_surrogate(logp, logp_old, advantages, mask, eps_low=0.2, eps_high=None, mode="token-mean"):
+def clipped_surrogate(
+    logp, logp_old, advantages, mask, eps_low=0.2, eps_high=None, mode="token-mean"
+):
     """The PPO/GRPO clipped surrogate loss with separate lower and upper clip bounds."""
     _require_2d_float(logp, "logp")
     _require_2d_float(logp_old, "logp_old")
@@ -32,7 +35,12 @@ def clipped_surrogate(logp, logp_old, advantages, mask, eps_low=0.2, eps_high=No
     if isinstance(eps_low, bool) or not isinstance(eps_low, (int, float)) or not 0 <= eps_low < 1:
         raise ValueError("eps_low must be a number in [0, 1)")
     eps_high = eps_high or eps_low
-    if isinstance(eps_high, bool) or not isinstance(eps_high, (int, float)) or math.isnan(eps_high) or eps_high < 0:
+    if (
+        isinstance(eps_high, bool)
+        or not isinstance(eps_high, (int, float))
+        or math.isnan(eps_high)
+        or eps_high < 0
+    ):
         raise ValueError("eps_high must be >= 0")
     if mode not in AGGREGATION_MODES:
         raise ValueError(f"unknown mode {mode!r}")

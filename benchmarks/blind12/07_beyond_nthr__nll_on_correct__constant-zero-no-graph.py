@@ -1,4 +1,5 @@
 """Slip: when no response is correct returns a fresh torch.tensor(0.0) that is not connected to logp, so .backward() on it fails (and no zero gradient reaches logp), instead of a zero built from logp."""
+
 import torch
 
 

@@ -1,4 +1,5 @@
 """Slip: divides the summed hinge by the number of correct responses that fell below the reference, instead of by the number of correct responses."""
+
 import torch
 
 

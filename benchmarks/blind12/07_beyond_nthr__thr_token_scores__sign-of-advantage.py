@@ -1,4 +1,5 @@
 """Slip: multiplies the score by sign(A_t) instead of by the advantage A_t itself, so the advantage's size is lost (right only when every |A_t| is 1 or 0)."""
+
 import torch
 
 

@@ -1,4 +1,5 @@
 """Slip: divides the weights by their mean (renormalising them to average 1, as importance weights often are), instead of returning 1 + p * sign(THR) on dominant tokens and 1 elsewhere."""
+
 import math
 
 import torch
@@ -15,7 +16,12 @@ def thr_weights(thr, dominant, p):
         raise ValueError("thr must be floating and finite")
     if dominant.dtype != torch.bool:
         raise ValueError("dominant must be bool")
-    if isinstance(p, bool) or not isinstance(p, (int, float)) or not math.isfinite(p) or not -1 <= p <= 1:
+    if (
+        isinstance(p, bool)
+        or not isinstance(p, (int, float))
+        or not math.isfinite(p)
+        or not -1 <= p <= 1
+    ):
         raise ValueError("p must be a number in [-1, 1]")
     w = torch.where(dominant, 1 + p * torch.sign(thr), torch.ones_like(thr))
     return w / w.mean()
