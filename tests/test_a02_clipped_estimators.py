@@ -134,15 +134,16 @@ def test_inverted_k3_is_biased_for_the_story(ns):
 
 
 @pytest.mark.parametrize("function", ["k1", "k2", "k3"])
-def test_log_ratio_clamps_are_caught_by_the_large_gaps_case_alone(ns, function):
+def test_log_ratio_clamps_are_caught_by_the_large_log_ratio_cases_alone(ns, function):
     """A clamp of the log ratio (±40 for k1 and k2, ±20 for k3) changes nothing on ordinary log
-    probabilities: is `large-gaps` the one case that catches it, and is the clamp named?"""
+    probabilities: are `large-gaps` and `ratio-underflows` (a log ratio of −800) the cases that
+    catch it, and is the clamp named?"""
     from autograder.assignments import a02_clipped_estimators as spec
 
     fspec = spec.SPEC.function(function)
     m = next(x for x in fspec.mistakes if x.id == "log-ratio-clamped")
     r = kernel.grade_function(A, function, m.build(ns), namespace=ns, root=ROOT)
-    assert [c.id for c in r.cases if not c.passed] == ["large-gaps"]
+    assert [c.id for c in r.cases if not c.passed] == ["large-gaps", "ratio-underflows"]
     assert r.mistake == "log-ratio-clamped"
 
 

@@ -169,6 +169,12 @@ def _per_sample_cases() -> tuple[Case, ...]:
             "underflows to 0, their difference (−1 and 0.5) does not",
         ),
         Case(
+            "ratio-underflows",
+            (np.array([0.0, -1.0]), np.array([-800.0, -1.5])),
+            note="a reference 800 nats below the policy: the ratio exp(ref_logp − logp) "
+            "underflows to 0, but the log ratio itself (−800) is an ordinary number, used as it is",
+        ),
+        Case(
             "nan-logp",
             (np.array([-1.0, NAN]), np.array([-1.0, -1.0])),
             raises=ValueError,
