@@ -534,23 +534,6 @@ def _clip_off() -> Callable:
     return apply
 
 
-def _abs_of(i: int) -> Callable:
-    """Argument ``i`` (floats, some entry negative) with each entry replaced by its absolute
-    value."""
-
-    def apply(args, kwargs):
-        if len(args) <= i or not _float_input(args[i]):
-            return None
-        a = _as_array(args[i])
-        if a is None or not np.any(a < 0):
-            return None
-        out = list(args)
-        out[i] = _like(args[i], np.abs(a))
-        return tuple(out), dict(kwargs)
-
-    return apply
-
-
 def _mask_inverted(mask: int) -> Callable:
     """The mask (argument ``mask``, 2-D) inverted, where every row keeps a valid position."""
 
@@ -1397,7 +1380,7 @@ PROBES: dict[tuple[str, str], tuple[Probe, ...]] = {
         _identify(
             "abs-scores",
             "each entry of `neg_scores` is replaced by its absolute value",
-            _abs_of(0),
+            _mapped(0, np.abs),
         ),
         _rows_reversed(
             (0,),

@@ -671,24 +671,14 @@ def _numbers(value):
     return tuple(shape), flat
 
 
-def _off_by_rounding(fspec: FunctionSpec, failed: set[int], expected, got) -> bool:
-    """Are the failed checks of the formula and the edge rules (one at least) all off by no
-    more than a lower precision's rounding (low_precision), and the failed gradient checks
-    too (a gradient far off is a known mistake's about where gradient flows, matched loosely
-    below even where the values moved a little)?"""
-    off = sorted(i for i in failed if fspec.cases[i].kind in ("value", "edge"))
-    grads = sorted(i for i in failed if fspec.cases[i].kind == "gradient")
-    if not off or low_precision(fspec, off, expected, got) is None:
-        return False
-    return not grads or low_precision(fspec, grads, expected, got) is not None
-
-
-def low_precision_text(worst: float, failed: int) -> str:
-    """The line of a miss the size of a lower precision; ``worst``: the largest relative
+def low_precision_text(worst: float, failed: int, of: int | None = None) -> str:
+    """The line of a miss the size of a lower precision on ``failed`` checks (``of``: out of
+    that many failed checks, where some are further off); ``worst``: the largest relative
     error (said only where it is within LOW_PRECISION_RTOL: near 0 the bound is absolute)."""
     bound = worst if worst <= LOW_PRECISION_RTOL else LOW_PRECISION_RTOL
+    which = f"{failed} of the {of}" if of is not None else f"the {failed}"
     return (
-        f"every value of the {failed} failed check{'s' if failed > 1 else ''} is within "
+        f"every value of {which} failed check{'s' if failed > 1 or of else ''} is within "
         f"{bound:.2g} of the expected one, relative to the check's largest value: the size of "
         "the rounding of a lower "
         "precision (bfloat16 keeps about 3 significant digits, float16 about 4), far beyond "
@@ -1000,7 +990,14 @@ def explain(
         )[:3]
     # every failed value off by a lower precision's rounding: said as that (below), not as a
     # known mistake matched loosely (an epsilon inside a log moves values by as little)
-    rounding = not matched and _off_by_rounding(fspec, concept_failed, expected, got)
+    # (measured once: the values' checks and the gradient checks apart)
+    off = sorted(i for i in concept_failed if fspec.cases[i].kind in ("value", "edge"))
+    grads = sorted(i for i in concept_failed if fspec.cases[i].kind == "gradient")
+    worst = low_precision(fspec, off, expected, got) if off else None
+    grad_worst = low_precision(fspec, grads, expected, got) if grads else None
+    # (a gradient far off is a known mistake's about where gradient flows, matched loosely
+    # below even where the values moved a little)
+    rounding = not matched and worst is not None and (not grads or grad_worst is not None)
     near = not matched and bool(concept_failed) and not rounding
     if near:
         matched = _match(
@@ -1106,13 +1103,9 @@ def explain(
     if concept_failed and not first and not matched:
         # every failed check off by the rounding of a lower precision, some beyond a near miss
         # (the values' checks; a gradient check that fails with them is the gradient line's)
-        off = sorted(i for i in concept_failed if fspec.cases[i].kind in ("value", "edge"))
-        worst = low_precision(fspec, off, expected, got) if off else None
         if worst is not None:
             # the failed gradient checks off by as little are the same cause's (measured, not
             # assumed: a gradient further off keeps its own line)
-            grads = sorted(i for i in concept_failed if fspec.cases[i].kind == "gradient")
-            grad_worst = low_precision(fspec, grads, expected, got) if grads else None
             own = off + (grads if grad_worst is not None else [])
             text = low_precision_text(max(worst, grad_worst or 0.0), len(off))
             if grad_worst is not None:
@@ -1129,12 +1122,9 @@ def explain(
             within = [i for i in off if low_precision(fspec, [i], expected, got) is not None]
             nearer = close is not None and 2 * len(close.cases) >= len(off)
             if len(within) >= 2 and 3 * len(within) >= 2 * len(off) and not nearer:
-                worst = low_precision(fspec, within, expected, got) or 0.0
+                most = low_precision(fspec, within, expected, got) or 0.0
                 rest = [fspec.cases[i].id for i in off if i not in within]
-                text = low_precision_text(worst, len(within)).replace(
-                    f"of the {len(within)} failed checks",
-                    f"of {len(within)} of the {len(off)} failed checks",
-                ) + (
+                text = low_precision_text(most, len(within), len(off)) + (
                     f". The other failed check{'s are' if len(rest) > 1 else ' is'} further "
                     f"off: {', '.join(rest[:3])}"
                     + (f" and {len(rest) - 3} more" if len(rest) > 3 else "")
@@ -1402,15 +1392,25 @@ def _relations(fspec: FunctionSpec, failed: set[int], expected, got, probes) -> 
     """The relations of :mod:`autograder.scoring.relations` the learner's results break on
     the failed checks ``failed``; ``probes`` is a list or a function that returns one (the
     probes run only here, when a line may need them); none when there are no probes."""
-    if probes is None or not failed:
+    found = _probe_list(probes) if failed else None
+    if found is None:
         return []
     from autograder.scoring import relations as rel
 
+    return rel.broken(fspec, set(failed), expected, got, found)
+
+
+def _probe_list(probes) -> list[dict] | None:
+    """The probes with the learner's outcomes: ``probes`` as given (a list), or run (a
+    function that returns one); None where there are none or they cannot run (a probe that
+    cannot run says nothing; no check depends on it)."""
+    if probes is None:
+        return None
     try:
         found = probes() if callable(probes) else probes
-    except Exception:  # noqa: BLE001 (a probe that cannot run says nothing; no check depends on it)
-        return []
-    return rel.broken(fspec, set(failed), expected, got, list(found or []))
+    except Exception:  # noqa: BLE001
+        return None
+    return list(found or [])
 
 
 def _once(probes):
@@ -1440,14 +1440,11 @@ def _exchanged(assignment: str, fspec: FunctionSpec, failed: set[int], expected,
     from autograder.assignments import probes as catalogue
     from autograder.scoring import relations as rel
 
-    found = catalogue.probes_of(assignment, fspec.name)
-    if not any(p.exchange or p.relation == "identify" for p in found):
+    listed = catalogue.probes_of(assignment, fspec.name)
+    if not any(p.exchange or p.relation == "identify" for p in listed):
         return None
-    try:
-        found = probes() if callable(probes) else probes
-    except Exception:  # noqa: BLE001 (a probe that cannot run says nothing; no check depends on it)
-        return None
-    return rel.exchanged(fspec, set(failed), expected, got, list(found or []))
+    found = _probe_list(probes)
+    return None if found is None else rel.exchanged(fspec, set(failed), expected, got, found)
 
 
 def _rows(fspec: FunctionSpec, idx, inputs, expected, got) -> list[shapes.FailingCase]:
@@ -1480,15 +1477,12 @@ def _default_check(fspec: FunctionSpec, probes):
     because of the slip, not by the accident of which checks give it."""
 
     def check(name: str, bad: set[int]) -> bool:
-        if probes is None:
+        found = _probe_list(probes)
+        if found is None:
             return False
         from autograder.scoring import relations as rel
 
-        try:
-            found = probes() if callable(probes) else probes
-        except Exception:  # noqa: BLE001 (a probe that cannot run says nothing)
-            return False
-        return rel.default_agrees(fspec, name, set(bad), list(found or []))
+        return rel.default_agrees(fspec, name, set(bad), found)
 
     return check
 

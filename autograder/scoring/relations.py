@@ -125,8 +125,9 @@ def _given_names(inp: dict, arg_names) -> set[str]:
 def _dropped(inp: dict, name: str, arg_names) -> dict | None:
     """``inp`` with the argument ``name`` left out (a keyword removed, or the last positional
     argument dropped); None where it is passed by position with others after it."""
-    kwargs = inp.get("kwargs") or {}
-    plain = kwargs.get("$dict", kwargs) if isinstance(kwargs, dict) else {}
+    from autograder.scoring.where import _plain_kwargs
+
+    kwargs, plain = inp.get("kwargs") or {}, _plain_kwargs(inp)
     args = list(inp.get("args") or [])
     if name in plain:
         rest = {k: v for k, v in plain.items() if k != name}
@@ -376,12 +377,8 @@ def broken(
                 continue  # a result of another shape: its shape is what is wrong, not a relation
             if relation == "differs" and not np.any(g_b) and not np.any(g_p):
                 continue  # 0 before and after: a result stuck at 0 "stays the same" under any change
-            if relation != "same" and (
-                g_b.shape != _values(expected[i]).shape
-                or g_b.shape != g_p.shape
-                or (relation == "reversed" and _shape(mine) != _shape(expected[i]))
-            ):
-                continue  # entry factors, a scale, an order: read on a result of the expected shape
+            if relation != "same" and g_b.shape != g_p.shape:
+                continue  # entry factors, a scale, an order: read on two results of one shape
             if not np.all(np.isfinite(g_b)):
                 continue  # a NaN or inf result "stays the same" or not: it says nothing here
             if relation != "differs":

@@ -207,25 +207,22 @@ def localise(
         wrong = sorted({feats[i][key] for i in todo}, key=str)
         if key[0] in ("mode", "fn") and not _named_values_shown(fspec, groups, right, wrong):
             continue  # a string only a generated case holds (a response, a path) is no mode
-        if key[0] in ("sign", "zero") and (len(wrong) != 1 or not set(groups[wrong[0]]) <= failed):
-            # a sign splits the checks cleanly or is not named: one sign on which every check
-            # fails, the others right (a data input's sign that only happens to line up with
-            # the failures, some of each sign failing, would read as the cause)
+        if key[0] in ("sign", "zero", "type", "dtype") and (
+            len(wrong) != 1 or not set(groups[wrong[0]]) <= failed
+        ):
+            # a sign (a zero, a container, a dtype) splits the checks cleanly or is not named:
+            # one value on which every check fails, the others right (a data input's sign that
+            # only happens to line up with the failures, some of each failing, would read as
+            # the cause)
             continue
         if key[0] == "zero" and not wrong[0]:
             # that the checks with no zero fail says nothing of zeros (most checks hold none):
             # only "every check holding a zero fails" names one
             continue
-        if key[0] == "zero" and len(groups[wrong[0]]) < 2:
-            # zeros are common in data (a one-hot, a hidden state): one failed check that holds
-            # one says nothing of them
-            continue
-        if key[0] in ("type", "dtype") and (
-            len(wrong) != 1 or not set(groups[wrong[0]]) <= failed or len(groups[wrong[0]]) < 2
-        ):
-            # how an input is passed varies from check to check with nothing to do with the
-            # slip: named only where it splits the checks cleanly, two failed at least (one
-            # failed check always has some container or dtype of its own)
+        if key[0] in ("zero", "type", "dtype") and len(groups[wrong[0]]) < 2:
+            # zeros are common in data (a one-hot, a hidden state), and how an input is passed
+            # varies from check to check with nothing to do with the slip: one failed check that
+            # holds a zero, or has some container or dtype of its own, says nothing of them
             continue
         right_cases = [i for v in right for i in groups[v]]
         if len(right_cases) < 2 or all(fspec.cases[i].hidden for i in right_cases):
